@@ -1,0 +1,145 @@
+"""The ``eee validate`` command: formats, exit codes, pins, and no tracebacks."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import EXAMPLES, FIXED_UUID, PROJECT
+from eee.cli import main as eee_main
+from eee.schemas import Registry, RegistryError
+from eee.validate import run
+
+GOOD = EXAMPLES / "aggregate" / "valid" / "v0.3.0_perplexity_unbounded.json"
+BAD = EXAMPLES / "aggregate" / "invalid" / "score_below_min.json"
+
+
+def _store(tmp: Path, source: Path) -> Path:
+    path = tmp / "data" / "bench" / "meta-llama" / "Llama-2-7b-hf" / f"{FIXED_UUID}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(source, path)
+    return path
+
+
+def test_exit_codes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    good = _store(tmp_path / "a", GOOD)
+    bad = _store(tmp_path / "b", BAD)
+    warn = tmp_path / "c" / "data" / "bench" / "meta" / "llama" / f"{FIXED_UUID}.json"
+    warn.parent.mkdir(parents=True)
+    shutil.copyfile(GOOD, warn)
+    assert eee_main(["validate", str(good)]) == 0
+    assert eee_main(["validate", str(warn)]) == 2
+    assert eee_main(["validate", str(bad)]) == 1
+    assert eee_main(["validate", str(good), str(warn), str(bad)]) == 1
+    out = capsys.readouterr().out
+    assert "1 file checked, 0 errors, 0 warnings" in out
+
+
+def test_json_format_is_machine_readable(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bad = _store(tmp_path, BAD)
+    report = tmp_path / "out" / "report.json"
+    assert eee_main(["validate", "--format", "json", "--output", str(report), str(bad)]) == 1
+    doc = json.loads(capsys.readouterr().out)
+    assert doc == json.loads(report.read_text())
+    assert doc["summary"]["errors"] == 1
+    assert doc["summary"]["records_by_schema_version"] == {"0.3.0": 1}
+    (finding,) = doc["findings"]
+    assert finding["pointer"] == "$.evaluation_results[0].score_details.score"
+    assert finding["check"] == "score"
+    assert finding["hint"]
+
+
+def test_github_format_annotates_file_and_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    folder = tmp_path / "data" / "qa" / "acme" / "widget-7b"
+    folder.mkdir(parents=True)
+    sidecar = folder / f"{FIXED_UUID}_samples.jsonl"
+    sidecar.write_text('{"schema_version": "0.3.0"}\n')
+    assert eee_main(["validate", "--format", "github", str(sidecar)]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    assert any(line.startswith("::error file=") and ",line=1," in line for line in lines)
+    assert all("\n" not in line for line in lines)
+
+
+def test_rich_format_prints_location_message_and_hint(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bad = _store(tmp_path, BAD)
+    eee_main(["validate", str(bad)])
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].endswith(
+        f"{FIXED_UUID}.json::$.evaluation_results[0].score_details.score: "
+        "score 0.5 is outside the declared range [1, Infinity]"
+    )
+    assert out[1].strip().startswith("hint: ")
+
+
+def test_pin_mismatch_refuses_to_validate(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    schemas = tmp_path / "schemas"
+    shutil.copytree(PROJECT / "schemas", schemas)
+    target = schemas / "0.3.0" / "eval.schema.json"
+    target.write_text(target.read_text().replace('"minItems": 1', '"minItems": 0', 1))
+    with pytest.raises(RegistryError, match=r"0\.3\.0/eval\.schema\.json: sha256 .* does not match its pin"):
+        Registry.load(schemas)
+    monkeypatch.setenv("EEE_SCHEMAS_DIR", str(schemas))
+    monkeypatch.setattr("eee.schemas._DEFAULT", None)
+    summary = run([str(_store(tmp_path, GOOD))])
+    assert summary.exit_code() == 1
+    assert summary.fatal and "release a new version instead" in summary.fatal
+
+
+def test_missing_released_file_is_reported(tmp_path: Path) -> None:
+    schemas = tmp_path / "schemas"
+    shutil.copytree(PROJECT / "schemas", schemas)
+    (schemas / "0.2.1" / "instance_level_eval.schema.json").unlink()
+    with pytest.raises(RegistryError, match="released file is missing"):
+        Registry.load(schemas)
+
+
+def test_registry_pins_every_released_version() -> None:
+    reg = Registry.load()
+    assert reg.current == "0.3.0"
+    assert reg.ordered == ["0.2.0", "0.2.1", "0.2.2", "0.2.3", "0.3.0"]
+    assert set(reg.pinned_files()) >= {
+        f"{v}/{k}.schema.json" for v in reg.ordered for k in ("eval", "instance_level_eval")
+    }
+
+
+def test_instance_versions_accept_both_spellings() -> None:
+    reg = Registry.load()
+    assert reg.resolve("instance_level_eval_0.2.2", "instance_level_eval") == "0.2.2"
+    assert reg.resolve("0.3.0", "instance_level_eval") == "0.3.0"
+    assert reg.resolve("instance_level_eval_0.2.2", "eval") is None
+    assert reg.resolve("0.1.0", "eval") is None
+
+
+@pytest.mark.parametrize(
+    "content",
+    [b"", b"\x00\x01\x02", b"[" * 5000, b'{"a": ' * 3000, b"\xff\xfe{}", b"{" + b'"k": 1,' * 10 + b'"k": 2}'],
+    ids=["empty", "binary", "deep_list", "deep_object", "utf16_bom", "many_dupes"],
+)
+def test_hostile_input_gives_a_message_not_a_traceback(tmp_path: Path, content: bytes) -> None:
+    path = tmp_path / "data" / "b" / "d" / "m" / f"{FIXED_UUID}.json"
+    path.parent.mkdir(parents=True)
+    path.write_bytes(content)
+    proc = subprocess.run(
+        [sys.executable, "-m", "eee", "validate", str(path)], capture_output=True, text=True, cwd=tmp_path
+    )
+    assert proc.returncode == 1
+    assert "Traceback" not in proc.stdout + proc.stderr
+    assert re.search(rf"{FIXED_UUID}\.json(:\d+)?::\$", proc.stdout), proc.stdout
+
+
+def test_thin_executable_runs_without_install(tmp_path: Path) -> None:
+    path = _store(tmp_path, GOOD)
+    proc = subprocess.run([str(PROJECT / "tools" / "validate"), str(path)], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "0 errors" in proc.stdout
+
+
+def test_unknown_command_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    assert eee_main(["frobnicate"]) == 2
+    assert "unknown command 'frobnicate'" in capsys.readouterr().err

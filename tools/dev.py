@@ -1,0 +1,89 @@
+#!/usr/bin/env python3
+"""Set up and run the project with nothing but Python 3.11+, git and pip.
+
+    python3 tools/dev.py run      # the main job: set up what is missing, run the datastore pipeline
+    python3 tools/dev.py test     # set up what is missing, run the test suite
+    python3 tools/dev.py setup    # only set up (virtual environment, packages, git hooks)
+    python3 tools/dev.py models   # regenerate the pydantic models from the current schema
+
+Set-up is idempotent: the virtual environment lives in .venv and is reinstalled only
+when pyproject.toml changes. Uses only the standard library, so it runs before anything
+is installed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import sys
+import venv
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+VENV = ROOT / ".venv"
+BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
+PY = BIN / "python"
+STAMP = VENV / ".eee-installed"
+
+
+def _say(msg: str) -> None:
+    print(f"[dev] {msg}", flush=True)
+
+
+def _run(cmd: list[str], **kw: object) -> int:
+    return subprocess.call([str(c) for c in cmd], cwd=ROOT, **kw)  # type: ignore[arg-type]
+
+
+def _check(cmd: list[str]) -> None:
+    code = _run(cmd)
+    if code:
+        _say(f"failed ({code}): {' '.join(map(str, cmd))}")
+        sys.exit(code)
+
+
+def setup() -> None:
+    if not PY.exists():
+        _say(f"creating the virtual environment in {VENV.relative_to(ROOT)}")
+        venv.EnvBuilder(with_pip=True).create(VENV)
+    want = hashlib.sha256((ROOT / "pyproject.toml").read_bytes()).hexdigest()
+    if not STAMP.exists() or STAMP.read_text().strip() != want:
+        _say("installing the project and its dependencies (pip install -e '.[dev]')")
+        _check([PY, "-m", "pip", "install", "--quiet", "--upgrade", "pip"])
+        _check([PY, "-m", "pip", "install", "--quiet", "-e", ".[dev]"])
+        STAMP.write_text(want + "\n")
+    _install_hooks()
+
+
+def _install_hooks() -> None:
+    """Install the git hooks from .pre-commit-config.yaml (a no-op outside a git work tree)."""
+    if not (ROOT / ".pre-commit-config.yaml").exists() or not (ROOT / ".git").exists():
+        return
+    hook = ROOT / ".git" / "hooks" / "pre-commit"
+    if hook.exists() and "pre-commit" in hook.read_text(errors="replace"):
+        return
+    _say("installing the git hooks (pre-commit install)")
+    _check([BIN / "pre-commit", "install", "--install-hooks"])
+
+
+def main(argv: list[str]) -> int:
+    command = argv[0] if argv else "help"
+    rest = argv[1:]
+    if command in ("help", "-h", "--help"):
+        print(__doc__)
+        return 0
+    if command not in ("setup", "test", "run", "models"):
+        print(f"[dev] unknown command {command!r}\n{__doc__}", file=sys.stderr)
+        return 2
+    setup()
+    if command == "setup":
+        return 0
+    if command == "test":
+        return _run([PY, "-m", "pytest", *rest])
+    if command == "models":
+        return _run([PY, "-m", "eee.models.generate"])
+    return _run([PY, "-m", "eee", "pipeline", *rest])
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

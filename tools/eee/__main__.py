@@ -1,0 +1,5 @@
+import sys
+
+from eee.cli import main
+
+sys.exit(main())

@@ -1,0 +1,1 @@
+"""The checks the validator runs, one module per concern."""

@@ -1,0 +1,242 @@
+"""Instance-level sidecars (``<uuid>_samples.jsonl``), validated line by line as a stream.
+
+Each row is validated under the instance-level version it declares (``0.3.0`` and
+``instance_level_eval_0.2.2`` both name released versions) and must belong to its
+aggregate: same ``evaluation_id`` and ``model_id``, and a known ``evaluation_result_id``.
+The file's row count and checksum are compared with what the aggregate declares.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from eee.checks.schema import schema_findings
+from eee.findings import FileResult, Finding
+from eee.schemas import INSTANCE, Registry
+from eee.strictjson import explain, find_duplicate, may_hide_colon
+
+CHUNK = 8 * 1024 * 1024
+DEFAULT_CAP = 20
+
+
+def iter_lines(path: Path, hasher: Any | None = None) -> Iterator[bytes]:
+    """The file's lines without their newline, read in large chunks."""
+    rest = b""
+    with open(path, "rb") as fh:
+        while True:
+            chunk = fh.read(CHUNK)
+            if not chunk:
+                break
+            if hasher is not None:
+                hasher.update(chunk)
+            data = rest + chunk
+            cut = data.rfind(b"\n")
+            if cut < 0:
+                rest = data
+                continue
+            rest = data[cut + 1 :]
+            yield from data[:cut].split(b"\n")
+    if rest:
+        yield rest
+
+
+def _algorithm(der: dict[str, Any]) -> str | None:
+    alg = der.get("hash_algorithm")
+    if alg in ("sha256", "md5"):
+        return alg
+    checksum = der.get("checksum")
+    if isinstance(checksum, str):
+        return {64: "sha256", 32: "md5"}.get(len(checksum))
+    return None
+
+
+class _Collector:
+    def __init__(self, result: FileResult, cap: int) -> None:
+        self.result = result
+        self.cap = cap
+
+    def add(self, finding: Finding) -> None:
+        if finding.severity == "error" and self.result.errors - self.result.suppressed >= self.cap:
+            self.result.suppressed += 1
+        else:
+            self.result.findings.append(finding)
+
+    @property
+    def full(self) -> bool:
+        return self.result.errors - self.result.suppressed >= self.cap
+
+
+def check_sidecar(
+    path: Path,
+    file: str,
+    registry: Registry,
+    aggregate: dict[str, Any] | None,
+    result: FileResult,
+    cap: int = DEFAULT_CAP,
+) -> None:
+    """Validate one sidecar into ``result`` (rows, findings)."""
+    out = _Collector(result, cap)
+    der = aggregate.get("detailed_evaluation_results") if aggregate else None
+    der = der if isinstance(der, dict) else {}
+    alg = _algorithm(der)
+    hasher = hashlib.new(alg) if alg else None
+    eval_id = aggregate.get("evaluation_id") if aggregate else None
+    info = aggregate.get("model_info") if aggregate else None
+    model_id = info.get("id") if isinstance(info, dict) else None
+    result_ids: set[str] = set()
+    if aggregate and isinstance(aggregate.get("evaluation_results"), list):
+        result_ids = {
+            r["evaluation_result_id"]
+            for r in aggregate["evaluation_results"]
+            if isinstance(r, dict) and isinstance(r.get("evaluation_result_id"), str)
+        }
+    validators: dict[Any, tuple[str, Any] | None] = {}
+    loads, dumps = orjson.loads, orjson.dumps
+    rows = 0
+    versions: set[str] = set()
+    lineno = 0
+    # the hot loop of the validator: one pass per row, no allocation beyond the parse
+    for lineno, line in enumerate(iter_lines(path, hasher), start=1):
+        try:
+            row = loads(line)
+        except orjson.JSONDecodeError as exc:
+            if not line.strip():
+                out.add(
+                    Finding(
+                        file,
+                        "$",
+                        "empty line",
+                        "remove blank lines: every line is one JSON object",
+                        line=lineno,
+                        check="json",
+                    )
+                )
+                continue
+            rows += 1
+            problem = explain(line, exc)
+            out.add(Finding(file, problem.pointer, problem.message, problem.hint, line=lineno, check="json"))
+            continue
+        rows += 1
+        compact = dumps(row)
+        if compact != line and (line.count(b":") != compact.count(b":") or may_hide_colon(line)):
+            problem = find_duplicate(line)
+            if problem is not None:
+                out.add(Finding(file, problem.pointer, problem.message, problem.hint, line=lineno, check="json"))
+                continue
+        if type(row) is not dict:
+            out.add(
+                Finding(
+                    file, "$", f"a row must be a JSON object, not {type(row).__name__}", None, line=lineno, check="json"
+                )
+            )
+            continue
+        declared = row.get("schema_version")
+        try:
+            entry = validators[declared]
+        except (KeyError, TypeError):
+            version = registry.resolve(declared, INSTANCE)
+            entry = (version, registry.validator(version, INSTANCE)) if version else None
+            if isinstance(declared, str) or declared is None:
+                validators[declared] = entry
+        if entry is None:
+            out.add(
+                Finding(
+                    file,
+                    "$.schema_version",
+                    f"unknown instance-level schema_version {declared!r}; supported: {registry.supported_text()}",
+                    "declare a released version, e.g. '0.3.0' (the spelling 'instance_level_eval_0.2.2' is accepted too)",
+                    line=lineno,
+                    check="version",
+                )
+            )
+            continue
+        version, validator = entry
+        versions.add(version)
+        if not validator.is_valid(row):
+            if out.full:
+                result.suppressed += 1
+            else:
+                for f in schema_findings(validator, row, file, version, line=lineno, limit=cap):
+                    out.add(f)
+        if aggregate is None:
+            continue
+        if row.get("evaluation_id") != eval_id:
+            out.add(
+                Finding(
+                    file,
+                    "$.evaluation_id",
+                    f"evaluation_id {row.get('evaluation_id')!r} differs from the aggregate's {eval_id!r}",
+                    "every row repeats its aggregate record's evaluation_id",
+                    line=lineno,
+                    check="sidecar",
+                )
+            )
+        if row.get("model_id") != model_id:
+            out.add(
+                Finding(
+                    file,
+                    "$.model_id",
+                    f"model_id {row.get('model_id')!r} differs from the aggregate's model_info.id {model_id!r}",
+                    "every row repeats its aggregate record's model_info.id",
+                    line=lineno,
+                    check="sidecar",
+                )
+            )
+        rid = row.get("evaluation_result_id")
+        if isinstance(rid, str) and result_ids and rid not in result_ids:
+            out.add(
+                Finding(
+                    file,
+                    "$.evaluation_result_id",
+                    f"evaluation_result_id {rid!r} names no result of the aggregate record",
+                    "use one of: " + ", ".join(sorted(result_ids)[:5]) + (" ..." if len(result_ids) > 5 else ""),
+                    line=lineno,
+                    check="sidecar",
+                )
+            )
+    result.rows = rows
+    if versions:
+        result.schema_version = ",".join(sorted(versions))
+    if not aggregate:
+        return
+    declared_rows = der.get("total_rows")
+    if isinstance(declared_rows, int) and not isinstance(declared_rows, bool) and declared_rows != rows:
+        out.add(
+            Finding(
+                file,
+                "$",
+                f"the file has {rows} rows but the aggregate declares total_rows {declared_rows}",
+                "set detailed_evaluation_results.total_rows to the number of rows (eee samples add does this check)",
+                check="sidecar",
+            )
+        )
+    checksum = der.get("checksum")
+    if hasher is not None and isinstance(checksum, str):
+        actual = hasher.hexdigest()
+        if actual != checksum.lower():
+            out.add(
+                Finding(
+                    file,
+                    "$",
+                    f"{alg} of the file is {actual} but the aggregate declares {checksum}",
+                    "the sidecar changed after the record was written, or the checksum is wrong; records are immutable, "
+                    "so add a corrected record and supersede this one",
+                    check="sidecar",
+                )
+            )
+    elif checksum is None:
+        out.add(
+            Finding(
+                file,
+                "$",
+                "the aggregate declares no checksum for this sidecar",
+                "set detailed_evaluation_results.checksum (sha256 of the file) and hash_algorithm 'sha256'",
+                severity="warning",
+                check="sidecar",
+            )
+        )

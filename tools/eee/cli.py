@@ -1,0 +1,41 @@
+"""The ``eee`` command line. Every subcommand is ``main(argv) -> int``.
+
+Imports stay inside the subcommands so that a hook pays only for what it uses.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+COMMANDS: dict[str, tuple[str, str]] = {
+    # name: (module, help)
+    "validate": ("eee.commands.validate", "validate records, sidecars and events"),
+    "pipeline": ("eee.commands.pipeline", "run the datastore pipeline (the main job)"),
+}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = argparse.ArgumentParser(
+        prog="eee",
+        description="Tools of the Every Eval Ever datastore.",
+        epilog="Run `eee COMMAND --help` for a command's options.",
+    )
+    parser.add_argument("command", choices=sorted(COMMANDS), metavar="COMMAND", help=", ".join(sorted(COMMANDS)))
+    if not argv or argv[0] in ("-h", "--help"):
+        parser.print_help()
+        return 0 if argv else 2
+    if argv[0] not in COMMANDS:
+        parser.print_usage(sys.stderr)
+        print(f"eee: unknown command {argv[0]!r}; commands: {', '.join(sorted(COMMANDS))}", file=sys.stderr)
+        return 2
+    import importlib
+
+    module = importlib.import_module(COMMANDS[argv[0]][0])
+    return int(module.main(argv[1:]))
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

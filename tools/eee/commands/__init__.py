@@ -1,0 +1,1 @@
+"""One module per ``eee`` subcommand, each with ``main(argv) -> int``."""

@@ -1,0 +1,52 @@
+"""``eee validate PATH...``: check records, sidecars and pointers; exit 0 clean, 1 errors, 2 warnings only."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from eee.report import FORMATS, render
+from eee.validate import Options, run
+
+PROGRESS_MIN_FILES = 200
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="eee validate",
+        description=(
+            "Validate EEE records (<uuid>.json), sidecars (<uuid>_samples.jsonl) and DVC pointers: strict JSON, "
+            "the schema of the version each declares, and the store's layout and pairing rules."
+        ),
+    )
+    p.add_argument("paths", nargs="+", metavar="PATH", help="files, directories (recursive) or glob patterns")
+    p.add_argument("--format", choices=FORMATS, default="rich", help="output format (default: rich)")
+    p.add_argument("--schema-only", action="store_true", help="skip the store's layout and pairing rules")
+    p.add_argument("--root", type=Path, help="store root (default: found from each path)")
+    p.add_argument("--max-errors", type=int, default=20, metavar="N", help="errors shown per file (default: 20)")
+    p.add_argument("--no-progress", action="store_true", help="never show a progress bar")
+    p.add_argument("--output", type=Path, help="also write the JSON report to this file")
+    return p
+
+
+def main(argv: list[str]) -> int:
+    args = build_parser().parse_args(argv)
+    options = Options(repo_checks=not args.schema_only, cap=max(1, args.max_errors), root=args.root)
+    show_progress = not args.no_progress and args.format != "json" and sys.stderr.isatty()
+    if show_progress:
+        from eee.progress import bar
+
+        with bar("validating") as update:
+            summary = run(args.paths, options, progress=update)
+    else:
+        summary = run(args.paths, options)
+    render(summary, args.format)
+    if args.output:
+        import json
+
+        from eee.report import to_json
+
+        args.output.parent.mkdir(parents=True, exist_ok=True)
+        args.output.write_text(json.dumps(to_json(summary), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    return summary.exit_code()

@@ -1,0 +1,222 @@
+"""Strict JSON: what ``orjson`` parses, minus duplicate keys, plus precise error messages.
+
+JSON allows duplicate object keys in theory; every parser then silently keeps one of the
+values. Here a duplicate key is an error, as are ``NaN``/``Infinity`` tokens, a byte order
+mark and bytes that are not UTF-8.
+
+Duplicate keys are found cheaply: a parsed-and-reserialised document has exactly as many
+``:`` separators as the original unless an object lost a key (each lost key takes at least
+one ``:`` with it). Only when the counts differ (or the original spells a colon as an escape)
+is the slow path taken, which finds the duplicate and its JSON path.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import orjson
+
+from eee.pointer import format_path
+
+
+class JSONProblem(Exception):
+    """A document that is not strict JSON."""
+
+    def __init__(
+        self,
+        message: str,
+        hint: str | None = None,
+        pointer: str = "$",
+        line: int | None = None,
+        column: int | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+        self.pointer = pointer
+        self.line = line
+        self.column = column
+
+
+class _Pairs(list):
+    """The key-value pairs of one object, in document order (slow path only)."""
+
+
+def _dupe_path(node: Any, path: tuple[Any, ...]) -> tuple[tuple[Any, ...], str] | None:
+    if isinstance(node, _Pairs):
+        seen: set[str] = set()
+        for key, _ in node:
+            if key in seen:
+                return path, key
+            seen.add(key)
+        for key, value in node:
+            found = _dupe_path(value, (*path, key))
+            if found:
+                return found
+    elif isinstance(node, list):
+        for i, value in enumerate(node):
+            found = _dupe_path(value, (*path, i))
+            if found:
+                return found
+    return None
+
+
+def _line_col(text: str, pos: int) -> tuple[int, int]:
+    line = text.count("\n", 0, pos) + 1
+    col = pos - (text.rfind("\n", 0, pos) + 1) + 1
+    return line, col
+
+
+class _Constant(Exception):
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+
+def _raise_constant(name: str) -> Any:
+    raise _Constant(name)
+
+
+def explain(data: bytes, err: Exception) -> JSONProblem:
+    """Turn an orjson failure into a precise message (slow path, errors only)."""
+    if not data.strip():
+        return JSONProblem("file is empty", "a record is one JSON object; write the whole record or remove the file")
+    if data.startswith(b"\xef\xbb\xbf"):
+        return JSONProblem(
+            "file starts with a UTF-8 byte order mark (BOM)", "save the file as UTF-8 without BOM", line=1, column=1
+        )
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        return JSONProblem(
+            f"invalid UTF-8 at byte {exc.start} (line {line})",
+            "re-encode the file as UTF-8",
+            line=line,
+        )
+    if "depth limit" in str(err):
+        return JSONProblem(
+            f"nested too deeply: {err}", "records nest a few levels; more than 1024 levels is not a record", line=1
+        )
+    try:
+        json.loads(text, parse_constant=_raise_constant)
+    except RecursionError:
+        return JSONProblem("nested too deeply", "records nest a few levels; this is not a record")
+    except _Constant as exc:
+        name = exc.name
+        hint = "write null, or a finite number"
+        if "Infinity" in name:
+            hint = f'write the string "{name}" where the schema allows it (min_score/max_score from 0.2.3), else a finite number'
+        pos = _find_token(text, name)
+        line, col = _line_col(text, pos) if pos >= 0 else (None, None)
+        return JSONProblem(f"{name} is not valid JSON", hint, line=line, column=col)
+    except json.JSONDecodeError as exc:
+        msg = exc.msg
+        hint = "fix the JSON syntax"
+        if exc.pos >= len(text.rstrip()):
+            msg, hint = (
+                "unexpected end of file: the JSON is truncated",
+                "the file is incomplete; write it again in full",
+            )
+        return JSONProblem(
+            f"not valid JSON: {msg} (line {exc.lineno}, column {exc.colno})", hint, line=exc.lineno, column=exc.colno
+        )
+    # orjson rejected what the standard library accepts: lone surrogates, huge integers, ...
+    text_msg = str(err)
+    line = None
+    if " line " in text_msg:
+        try:
+            line = int(text_msg.rsplit(" line ", 1)[1].split()[0])
+        except (ValueError, IndexError):
+            line = None
+    hint = "fix the value at that place"
+    if "infinity" in text_msg:
+        hint = (
+            'the number overflows a double; write a finite number (or the string "Infinity" where the schema allows it)'
+        )
+    elif "surrogate" in text_msg:
+        hint = "a \\uD800-\\uDFFF escape must come in a high/low pair; remove the lone surrogate"
+    return JSONProblem(f"not strict JSON: {text_msg}", hint, line=line)
+
+
+def _find_token(text: str, name: str) -> int:
+    """Offset of a bare NaN/Infinity token outside strings, or -1."""
+    in_string = escaped = False
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        if in_string:
+            if escaped:
+                escaped = False
+            elif c == "\\":
+                escaped = True
+            elif c == '"':
+                in_string = False
+        elif c == '"':
+            in_string = True
+        elif text.startswith(name, i):
+            return i
+        i += 1
+    return -1
+
+
+def find_duplicate(data: bytes) -> JSONProblem | None:
+    tree = json.loads(data.decode("utf-8"), object_pairs_hook=_Pairs)
+    found = _dupe_path(tree, ())
+    if found is None:
+        return None
+    path, key = found
+    return JSONProblem(
+        f"duplicate key {key!r}: the key appears more than once in the same object",
+        "keep one of the values and delete the other; JSON readers silently drop one of them",
+        pointer=format_path(path),
+    )
+
+
+def may_hide_colon(data: bytes) -> bool:
+    """Whether the text may spell a colon as an escape (then the fast duplicate test is unsound)."""
+    return b"\\u003" in data
+
+
+def canonical(doc: Any) -> bytes:
+    """The store's canonical bytes of a record: orjson, 2-space indent, trailing newline.
+
+    Writing records this way keeps them diff-friendly and lets :func:`loads` prove the
+    absence of duplicate keys with one comparison.
+    """
+    return orjson.dumps(doc, option=_INDENT) + b"\n"
+
+
+def canonical_row(row: Any) -> bytes:
+    """One sidecar row as the store writes it: compact orjson plus newline."""
+    return orjson.dumps(row) + b"\n"
+
+
+_INDENT = orjson.OPT_INDENT_2
+
+
+def no_duplicates(data: bytes, doc: Any) -> bool:
+    """Cheap proof that ``data`` has no duplicate keys (False means: look closer).
+
+    Fast path: ``data`` is byte-identical to a serialisation of ``doc`` (which has no
+    duplicates by construction). Otherwise compare ``:`` counts (see module docstring).
+    """
+    pretty = orjson.dumps(doc, option=_INDENT)
+    if len(data) - len(pretty) in (0, 1) and data.startswith(pretty):
+        return True
+    if data.count(b":") != orjson.dumps(doc).count(b":"):
+        return False
+    return not may_hide_colon(data)
+
+
+def loads(data: bytes) -> Any:
+    """Parse one strict JSON document, raising :class:`JSONProblem`."""
+    try:
+        doc = orjson.loads(data)
+    except orjson.JSONDecodeError as exc:
+        raise explain(data, exc) from None
+    if not no_duplicates(data, doc):
+        problem = find_duplicate(data)
+        if problem is not None:
+            raise problem
+    return doc
