@@ -37,3 +37,66 @@ def sha256(path: Path) -> str:
 
 def load_example(*parts: str) -> dict[str, Any]:
     return json.loads(EXAMPLES.joinpath(*parts).read_text(encoding="utf-8"))
+
+
+# --- temporary store repositories with the real hooks installed --------------------------
+
+import shutil  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+
+
+def git(
+    repo: Path, *args: str, check: bool = True, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    proc = subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True, env=env)
+    if check and proc.returncode != 0:
+        raise AssertionError(f"git {' '.join(args)} failed:\n{proc.stdout}\n{proc.stderr}")
+    return proc
+
+
+def hook_env() -> dict[str, str]:
+    """Environment for git commands in a temporary store: hooks run with this interpreter."""
+    env = dict(os.environ)
+    env["EEE_PYTHON"] = sys.executable
+    env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
+    env.setdefault("PRE_COMMIT_HOME", str(Path(os.environ.get("TMPDIR", "/tmp")) / "eee-pre-commit-cache"))
+    return env
+
+
+def make_store(tmp: Path, hooks: bool = True) -> Path:
+    """A fresh store repository: the project's hook config and hook runner, one commit."""
+    repo = tmp / "store"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "config", "user.name", "Test Contributor")
+    git(repo, "config", "user.email", "contributor@example.org")
+    git(repo, "config", "commit.gpgsign", "false")
+    shutil.copyfile(PROJECT / ".pre-commit-config.yaml", repo / ".pre-commit-config.yaml")
+    (repo / "tools").mkdir()
+    shutil.copy2(PROJECT / "tools" / "hook", repo / "tools" / "hook")
+    (repo / "README.md").write_text("a test store\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "empty store")
+    if hooks:
+        proc = subprocess.run(
+            [sys.executable, "-m", "pre_commit", "install"], cwd=repo, capture_output=True, text=True, env=hook_env()
+        )
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+    return repo
+
+
+def commit(repo: Path, message: str, *extra: str) -> subprocess.CompletedProcess[str]:
+    """``git commit`` through the installed hooks; returns the process (check returncode)."""
+    return git(repo, "commit", "-m", message, *extra, check=False, env=hook_env())
+
+
+def place_record(repo: Path, doc: dict[str, Any], benchmark: str = "bench", record_uuid: str = FIXED_UUID) -> Path:
+    """Write a record at its canonical path (the store's canonical bytes)."""
+    from eee.paths import canonical_record_path
+    from eee.strictjson import canonical
+
+    path = repo / canonical_record_path(benchmark, doc["model_info"]["id"], record_uuid)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(canonical(doc))
+    return path

@@ -13,6 +13,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     # name: (module, help)
     "validate": ("eee.commands.validate", "validate records, sidecars and events"),
     "pipeline": ("eee.commands.pipeline", "run the datastore pipeline (the main job)"),
+    "audit": ("eee.commands.audit", "check every commit of a range against the store's rules"),
 }
 
 

@@ -2,23 +2,44 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
+
+# Plain classes rather than dataclasses: hooks import this module, and importing
+# dataclasses (with inspect) costs more than a hook's checks.
 
 Severity = Literal["error", "warning"]
 ERROR: Severity = "error"
 WARNING: Severity = "warning"
 
 
-@dataclass(slots=True)
 class Finding:
-    file: str
-    pointer: str
-    message: str
-    hint: str | None = None
-    line: int | None = None
-    severity: Severity = ERROR
-    check: str = "schema"
+    """One problem: where (file, JSON path, line), what, how to fix it, how bad, which check."""
+
+    __slots__ = ("check", "file", "hint", "line", "message", "pointer", "severity")
+
+    def __init__(
+        self,
+        file: str,
+        pointer: str,
+        message: str,
+        hint: str | None = None,
+        line: int | None = None,
+        severity: Severity = ERROR,
+        check: str = "schema",
+    ) -> None:
+        self.file = file
+        self.pointer = pointer
+        self.message = message
+        self.hint = hint
+        self.line = line
+        self.severity = severity
+        self.check = check
+
+    def __repr__(self) -> str:
+        return f"Finding({self.one_line()!r}, severity={self.severity!r}, check={self.check!r})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Finding) and self.to_dict() == other.to_dict()
 
     def location(self) -> str:
         where = self.file if self.line is None else f"{self.file}:{self.line}"
@@ -28,19 +49,40 @@ class Finding:
         return f"{self.location()}: {self.message}"
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return {
+            "file": self.file,
+            "pointer": self.pointer,
+            "message": self.message,
+            "hint": self.hint,
+            "line": self.line,
+            "severity": self.severity,
+            "check": self.check,
+        }
 
 
-@dataclass
 class FileResult:
-    """Everything found in one file."""
+    """Everything found in one file (kind: record, sidecar, pointer, event, commit, ...)."""
 
-    file: str
-    kind: str  # record, sidecar, pointer, event, other
-    schema_version: str | None = None
-    rows: int | None = None
-    findings: list[Finding] = field(default_factory=list)
-    suppressed: int = 0  # findings beyond the per-file cap
+    __slots__ = ("file", "findings", "kind", "rows", "schema_version", "suppressed")
+
+    def __init__(
+        self,
+        file: str,
+        kind: str,
+        schema_version: str | None = None,
+        rows: int | None = None,
+        findings: list[Finding] | None = None,
+        suppressed: int = 0,
+    ) -> None:
+        self.file = file
+        self.kind = kind
+        self.schema_version = schema_version
+        self.rows = rows
+        self.findings: list[Finding] = findings if findings is not None else []
+        self.suppressed = suppressed  # errors beyond the per-file cap
+
+    def __repr__(self) -> str:
+        return f"FileResult({self.file!r}, {self.kind!r}, errors={self.errors}, warnings={self.warnings})"
 
     @property
     def errors(self) -> int:
@@ -51,10 +93,12 @@ class FileResult:
         return sum(1 for f in self.findings if f.severity == WARNING)
 
 
-@dataclass
 class Summary:
-    results: list[FileResult]
-    fatal: str | None = None  # a problem that stopped the run (e.g. a schema pin mismatch)
+    """The results of one run; ``fatal`` is a problem that stopped it (e.g. a pin mismatch)."""
+
+    def __init__(self, results: list[FileResult], fatal: str | None = None) -> None:
+        self.results = results
+        self.fatal = fatal
 
     @property
     def errors(self) -> int:

@@ -8,10 +8,7 @@ from __future__ import annotations
 
 import os
 import re
-import uuid as _uuid
-from dataclasses import dataclass
 from functools import lru_cache
-from pathlib import Path
 
 DATA_DIR = "data"
 RECORD_SUFFIX = ".json"
@@ -28,7 +25,9 @@ _UNPORTABLE_RE = re.compile(r'[<>:"\\|?*\x00-\x1f\x7f/]')
 
 def new_uuid() -> str:
     """A fresh lowercase canonical UUID v4."""
-    return str(_uuid.uuid4())
+    import uuid
+
+    return str(uuid.uuid4())
 
 
 def uuid_problem(text: str) -> str | None:
@@ -103,16 +102,30 @@ def record_path_for_sidecar(sidecar_path: str) -> str:
     return sidecar_path[: -len(SIDECAR_SUFFIX)] + RECORD_SUFFIX
 
 
-@dataclass(frozen=True, slots=True)
 class StorePath:
-    """A file's place in the store, parsed from its path relative to the store root."""
+    """A file's place in the store, parsed from its path relative to the store root.
 
-    rel: str  # posix, relative to the store root, e.g. data/b/d/m/<uuid>.json
-    kind: str  # "record", "sidecar", "pointer", "other"
-    benchmark: str | None = None
-    developer: str | None = None
-    model: str | None = None
-    uuid: str | None = None
+    ``rel`` is POSIX and relative to the store root (``data/b/d/m/<uuid>.json``); ``kind``
+    is record, sidecar, pointer or other.
+    """
+
+    __slots__ = ("benchmark", "developer", "kind", "model", "rel", "uuid")
+
+    def __init__(
+        self,
+        rel: str,
+        kind: str,
+        benchmark: str | None = None,
+        developer: str | None = None,
+        model: str | None = None,
+        uuid: str | None = None,
+    ) -> None:
+        self.rel = rel
+        self.kind = kind
+        self.benchmark = benchmark
+        self.developer = developer
+        self.model = model
+        self.uuid = uuid
 
 
 def classify(rel: str) -> StorePath:
@@ -175,7 +188,7 @@ def _is_git_root(directory: str) -> bool:
     return os.path.exists(os.path.join(directory, ".git"))
 
 
-def find_store_root(path: Path | str) -> str | None:
+def find_store_root(path: str | os.PathLike[str]) -> str | None:
     """The store root a data file belongs to: the folder holding its ``data/``.
 
     Prefers the nearest enclosing git work tree whose ``data/`` contains the file;

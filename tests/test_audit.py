@@ -1,0 +1,76 @@
+"""``eee audit``: the commit rules over a range, catching what ``--no-verify`` let through."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from conftest import EXAMPLES, FIXED_UUID, git, load_example, make_store, place_record
+from eee.commands.audit import main as audit_main
+
+RECORD = "v0.3.0_perplexity_unbounded.json"
+
+
+def _sneak(repo: Path, message: str) -> str:
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "--no-verify", "-m", message)
+    return git(repo, "rev-parse", "--short=10", "HEAD").stdout.strip()
+
+
+def _report(capsys: pytest.CaptureFixture[str]) -> dict:
+    return json.loads(capsys.readouterr().out)
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    return make_store(tmp_path, hooks=False)
+
+
+def test_clean_history_passes(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    place_record(repo, load_example("aggregate", "valid", RECORD))
+    _sneak(repo, "add a valid record")
+    assert audit_main(["--repo", str(repo), "--format", "json"]) == 0
+    report = _report(capsys)
+    assert report["summary"]["files"] == 2  # two commits
+    assert report["findings"] == []
+
+
+def test_invalid_record_sidecar_and_deletion_are_reported_with_their_commit(repo: Path, capsys) -> None:
+    doc = load_example("aggregate", "valid", RECORD)
+    doc["schema_version"] = "9.9.9"
+    path = place_record(repo, doc)
+    bad = _sneak(repo, "unknown version")
+    sidecar = path.with_name(f"{FIXED_UUID}_samples.jsonl")
+    sidecar.write_bytes((EXAMPLES / "instance" / "valid" / "v0.3.0_single_multi_agentic.jsonl").read_bytes())
+    with_sidecar = _sneak(repo, "sidecar in git")
+    path.unlink()
+    gone = _sneak(repo, "delete the record")
+    rel = path.relative_to(repo).as_posix()
+    assert audit_main(["--repo", str(repo), "--format", "json"]) == 1
+    findings = {(f["file"], f["check"]) for f in _report(capsys)["findings"]}
+    assert (f"{bad}:{rel}", "version") in findings
+    assert (f"{with_sidecar}:{rel[:-5]}_samples.jsonl", "samples") in findings
+    assert (f"{gone}:{rel}", "immutable") in findings
+
+
+def test_range_limits_what_is_checked(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    doc = load_example("aggregate", "valid", RECORD)
+    doc["evaluation_results"][0]["score_details"]["score"] = 0.1
+    place_record(repo, doc)
+    _sneak(repo, "out of range")
+    assert audit_main(["--repo", str(repo), "--to", "HEAD~1"]) == 0
+    assert audit_main(["--repo", str(repo), "--from", "HEAD~1", "--format", "github"]) == 1
+    out = capsys.readouterr().out
+    assert "::error file=" in out and "outside the declared range" in out
+
+
+def test_unknown_revision_is_an_error_not_a_traceback(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert audit_main(["--repo", str(repo), "--from", "no-such-rev"]) == 1
+    assert "cannot list commits" in capsys.readouterr().out
+
+
+def test_outside_a_repository(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert audit_main(["--repo", str(tmp_path)]) == 1
+    assert "not a git repository" in capsys.readouterr().out

@@ -1,0 +1,264 @@
+"""Each hook's ``main(argv)`` called in-process, in temporary git repositories."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+
+import pytest
+
+from conftest import FIXED_UUID, PROJECT, git, load_example, make_store, place_record
+from eee.hooks import duplicates, immutable, naming, samples
+from eee.hooks import validate as validate_hook
+
+OTHER_UUID = "1f0e9d8c-7b6a-4f5e-8d4c-3b2a1f0e9d8c"
+RECORD = "v0.3.0_perplexity_unbounded.json"
+
+
+@pytest.fixture
+def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    store = make_store(tmp_path, hooks=False)
+    monkeypatch.chdir(store)
+    return store
+
+
+def _rel(path: Path, repo: Path) -> str:
+    return path.relative_to(repo).as_posix()
+
+
+def _commit_all(repo: Path, message: str = "commit") -> None:
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "--no-verify", "-m", message)
+
+
+# --- validate -------------------------------------------------------------------------
+
+
+def test_validate_hook_blocks_errors_and_passes_warnings(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    good = place_record(repo, load_example("aggregate", "valid", RECORD))
+    assert validate_hook.main([_rel(good, repo)]) == 0
+    bad_doc = load_example("aggregate", "valid", RECORD)
+    del bad_doc["eval_library"]
+    bad = place_record(repo, bad_doc, record_uuid=OTHER_UUID)
+    assert validate_hook.main([_rel(bad, repo)]) == 1
+    assert '"eval_library" is a required property' in capsys.readouterr().out
+    # a warning (folders that do not come from the model id) is shown, not blocking
+    wrong = repo / "data" / "bench" / "meta" / "llama" / f"{FIXED_UUID}.json"
+    wrong.parent.mkdir(parents=True)
+    wrong.write_bytes(good.read_bytes())
+    assert validate_hook.main([_rel(wrong, repo)]) == 0
+    assert "warning: folders meta/llama do not match" in capsys.readouterr().out
+
+
+def test_validate_hook_ignores_files_outside_data(repo: Path) -> None:
+    (repo / "notes.json").write_text("not json at all")
+    assert validate_hook.main(["notes.json", "README.md"]) == 0
+
+
+# --- naming ---------------------------------------------------------------------------
+
+
+def test_naming_accepts_a_canonical_record(repo: Path) -> None:
+    path = place_record(repo, load_example("aggregate", "valid", RECORD))
+    git(repo, "add", "-A")
+    assert naming.main([_rel(path, repo)]) == 0
+
+
+def test_naming_requires_folders_from_model_id(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    doc = load_example("aggregate", "valid", RECORD)
+    path = repo / "data" / "bench" / "meta" / "llama-2-7b" / f"{FIXED_UUID}.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps(doc))
+    git(repo, "add", "-A")
+    assert naming.main([_rel(path, repo)]) == 1
+    assert "move the record to data/bench/meta-llama/Llama-2-7b-hf/" in capsys.readouterr().out
+
+
+def test_naming_refuses_case_only_collision_with_the_tree(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    doc = load_example("aggregate", "valid", RECORD)
+    place_record(repo, doc, benchmark="MMLU")
+    _commit_all(repo)
+    path = place_record(repo, doc, benchmark="mmlu", record_uuid=OTHER_UUID)
+    git(repo, "add", "-A")
+    assert naming.main([_rel(path, repo)]) == 1
+    assert "'data/mmlu' differs only in letter case from data/'MMLU' in the tree" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("name", "message"),
+    [
+        (f"{FIXED_UUID.upper()}.json", "has uppercase letters"),
+        ("result.json", "not a canonical UUID v4"),
+        (f"{FIXED_UUID}.json.bak", "unexpected file"),
+    ],
+)
+def test_naming_checks_file_names(repo: Path, capsys: pytest.CaptureFixture[str], name: str, message: str) -> None:
+    path = repo / "data" / "bench" / "meta-llama" / "Llama-2-7b-hf" / name
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps(load_example("aggregate", "valid", RECORD)))
+    git(repo, "add", "-A")
+    assert naming.main([_rel(path, repo)]) == 1
+    assert message in capsys.readouterr().out
+
+
+# --- immutable ------------------------------------------------------------------------
+
+
+def test_immutable_allows_additions_and_refuses_changes(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = place_record(repo, load_example("aggregate", "valid", RECORD))
+    git(repo, "add", "-A")
+    assert immutable.main([]) == 0  # adding is how records arrive
+    _commit_all(repo)
+    path.chmod(0o755)
+    git(repo, "add", "-A")
+    assert immutable.main([]) == 1
+    assert "changes the mode of an accepted record" in capsys.readouterr().out
+
+
+def test_immutable_protects_released_schemas_and_the_registry(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import shutil
+
+    shutil.copytree(PROJECT / "schemas", repo / "schemas")
+    _commit_all(repo, "schemas")
+    target = repo / "schemas" / "0.3.0" / "eval.schema.json"
+    target.write_text(target.read_text().replace('"minItems": 1', '"minItems": 2', 1))
+    git(repo, "add", "-A")
+    assert immutable.main([]) == 1
+    assert "schemas/0.3.0/eval.schema.json::$: modifies an accepted released schema file" in capsys.readouterr().out
+    git(repo, "checkout", "--", ".")
+    git(repo, "reset", "-q", "--hard")
+    # a new version may be added; the pins of released ones never change
+    registry = json.loads((repo / "schemas" / "registry.json").read_text())
+    new = copy.deepcopy(registry)
+    new["versions"]["0.4.0"] = dict(new["versions"]["0.3.0"])
+    (repo / "schemas" / "0.4.0").mkdir()
+    for name in ("eval.schema.json", "instance_level_eval.schema.json"):
+        shutil.copyfile(repo / "schemas" / "0.3.0" / name, repo / "schemas" / "0.4.0" / name)
+    (repo / "schemas" / "registry.json").write_text(json.dumps(new, indent=2))
+    git(repo, "add", "-A")
+    assert immutable.main([]) == 0
+    new["versions"]["0.2.0"]["eval.schema.json"] = "0" * 64
+    (repo / "schemas" / "registry.json").write_text(json.dumps(new, indent=2))
+    git(repo, "add", "-A")
+    assert immutable.main([]) == 1
+    assert "changes the pins of released version 0.2.0" in capsys.readouterr().out
+
+
+def test_immutable_protects_events(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    event = repo / "governance" / "events" / "20260101T000000Z-retract-abc.yaml"
+    event.parent.mkdir(parents=True)
+    event.write_text("action: retract\n")
+    git(repo, "add", "-A")
+    assert immutable.main([]) == 0
+    _commit_all(repo)
+    git(repo, "rm", "-q", _rel(event, repo))
+    assert immutable.main([]) == 1
+    assert "deletes an accepted governance event" in capsys.readouterr().out
+
+
+def test_immutable_allows_dvc_gitignore_updates(repo: Path) -> None:
+    ignore = repo / "data" / "bench" / "acme" / "widget" / ".gitignore"
+    ignore.parent.mkdir(parents=True)
+    ignore.write_text(f"/{FIXED_UUID}_samples.jsonl\n")
+    _commit_all(repo)
+    ignore.write_text(ignore.read_text() + f"/{OTHER_UUID}_samples.jsonl\n")
+    git(repo, "add", "-A")
+    assert immutable.main([]) == 0
+
+
+def test_immutable_before_the_first_commit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    repo = tmp_path / "empty"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    monkeypatch.chdir(repo)
+    assert immutable.main([]) == 0
+
+
+# --- samples --------------------------------------------------------------------------
+
+
+def test_samples_hook(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert samples.main([f"data/b/d/m/{FIXED_UUID}_samples.jsonl"]) == 1
+    assert f"git rm --cached data/b/d/m/{FIXED_UUID}_samples.jsonl" in capsys.readouterr().out
+    assert samples.main([f"data/b/d/m/{FIXED_UUID}_samples.jsonl.dvc", "tests/x_samples.jsonl"]) == 0
+
+
+# --- duplicates -----------------------------------------------------------------------
+
+
+def _mmlu(library: str, score: float) -> dict:
+    doc = load_example("aggregate", "valid", RECORD)
+    doc["model_info"]["id"] = "meta-llama/llama-65b"
+    doc["eval_library"] = {"name": library, "version": "unknown"}
+    result = doc["evaluation_results"][0]
+    result["source_data"] = {"dataset_name": "MMLU", "source_type": "other"}
+    result["metric_config"] = {
+        "metric_id": "accuracy",
+        "lower_is_better": False,
+        "score_type": "continuous",
+        "min_score": 0,
+        "max_score": 100,
+    }
+    result["score_details"] = {"score": score}
+    return doc
+
+
+def test_duplicates_warn_only_for_the_same_eval_library(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    helm = place_record(repo, _mmlu("helm", 63.7))
+    lm_eval = place_record(repo, _mmlu("lm_eval", 48.8), record_uuid=OTHER_UUID)
+    assert duplicates.main([_rel(lm_eval, repo)]) == 0
+    assert capsys.readouterr().out == ""  # two harnesses: two valid records, not duplicates
+    again = place_record(repo, _mmlu("helm", 63.7), record_uuid="2a3b4c5d-6e7f-4a8b-9c0d-1e2f3a4b5c6d")
+    assert duplicates.main([_rel(again, repo)]) == 0  # never blocks
+    out = capsys.readouterr().out
+    assert f"warning: looks like {_rel(helm, repo)}" in out
+    assert "eval library helm" in out
+
+
+# --- the runner -----------------------------------------------------------------------
+
+
+def _runner(args: list[str], cwd: Path, env_extra: dict[str, str] | None = None):
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ, **(env_extra or {}))
+    return subprocess.run([sys.executable, "-m", "eee.hooks", *args], cwd=cwd, capture_output=True, text=True, env=env)
+
+
+def test_runner_runs_several_hooks_in_one_process(repo: Path) -> None:
+    sidecar = f"data/b/d/m/{FIXED_UUID}_samples.jsonl"
+    proc = _runner(["samples", "naming", "--", sidecar], repo)
+    assert proc.returncode == 1
+    assert "must not be committed to git" in proc.stdout  # samples
+    assert "sidecar without" not in proc.stdout
+
+
+def test_runner_honours_pre_commit_skip(repo: Path) -> None:
+    sidecar = f"data/b/d/m/{FIXED_UUID}_samples.jsonl"
+    proc = _runner(["samples", "--", sidecar], repo, {"SKIP": "eee-samples"})
+    assert proc.returncode == 0
+    assert proc.stdout == ""
+
+
+def test_runner_usage_errors(repo: Path) -> None:
+    proc = _runner(["frobnicate", "--"], repo)
+    assert proc.returncode == 2
+    assert "usage: python -m eee.hooks" in proc.stderr
+
+
+def test_hook_script_explains_a_missing_environment(tmp_path: Path) -> None:
+    import os
+    import shutil
+    import subprocess
+
+    tools = tmp_path / "tools"
+    tools.mkdir()
+    shutil.copy2(PROJECT / "tools" / "hook", tools / "hook")
+    env = {k: v for k, v in os.environ.items() if k != "EEE_PYTHON"}
+    env["PATH"] = "/usr/bin:/bin"  # a python3 without the project
+    proc = subprocess.run([str(tools / "hook"), "samples", "--"], capture_output=True, text=True, env=env)
+    assert proc.returncode == 1
+    assert "python3 tools/dev.py setup" in proc.stderr

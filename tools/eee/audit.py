@@ -1,0 +1,132 @@
+"""The audit: the commit rules applied to every commit of a range, after the fact.
+
+``git commit --no-verify`` skips the hooks, and a push from elsewhere never ran them; the
+audit checks each commit's own changes (against its first parent) with the same rules:
+immutability, sidecars outside git, naming, validation of what the commit added or
+modified, duplicate warnings.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from eee.findings import FileResult, Finding, Summary
+from eee.gitutil import GitError, blob, commit_changes, git, rev_list, tree_children
+from eee.paths import DATA_DIR, POINTER_SUFFIX, RECORD_SUFFIX, sidecar_path_for
+from eee.rules import (
+    REGISTRY,
+    duplicate_findings,
+    immutability_findings,
+    naming_findings,
+    registry_findings,
+    released_versions,
+    sample_findings,
+)
+from eee.strictjson import JSONProblem, loads
+from eee.validate import Options, run
+
+
+def _parent(commit: str, cwd: Path) -> str | None:
+    parents = git("rev-list", "--parents", "-n", "1", commit, cwd=cwd).decode().split()
+    return parents[1] if len(parents) > 1 else None
+
+
+def _doc(data: bytes | None) -> dict[str, Any] | None:
+    if data is None:
+        return None
+    try:
+        doc = loads(data)
+    except JSONProblem:
+        return None
+    return doc if isinstance(doc, dict) else None
+
+
+def audit_commit(commit: str, cwd: Path) -> list[Finding]:
+    short = commit[:10]
+
+    def where(path: str) -> str:
+        return f"{short}:{path}"
+
+    parent = _parent(commit, cwd)
+    changes = commit_changes(commit, cwd)
+    findings: list[Finding] = []
+    if parent is not None:
+        released = set(released_versions(blob(f"{parent}:{REGISTRY}", cwd)))
+        findings += immutability_findings(changes, released, where)
+        if any(c.path == REGISTRY for c in changes):
+            findings += registry_findings(
+                blob(f"{parent}:{REGISTRY}", cwd), blob(f"{commit}:{REGISTRY}", cwd), where(REGISTRY)
+            )
+    present = [c for c in changes if c.status in ("A", "M", "T")]
+    findings += sample_findings([c.path for c in present], where)
+
+    data_changes = [c for c in present if c.path.startswith(DATA_DIR + "/")]
+    if not data_changes:
+        return findings
+    listing: dict[str, list[str]] = {}
+
+    def siblings(directory: str) -> list[str]:
+        if directory not in listing:
+            listing[directory] = tree_children(commit, directory, cwd)
+        return listing[directory]
+
+    docs: dict[str, dict[str, Any] | None] = {}
+    for c in data_changes:
+        docs[c.path] = _doc(blob(f"{commit}:{c.path}", cwd)) if c.path.endswith(RECORD_SUFFIX) else None
+        findings += naming_findings(c.path, docs[c.path], siblings, where)
+
+    # validation of what the commit added or modified, materialised in a scratch store
+    with tempfile.TemporaryDirectory(prefix="eee-audit-") as tmp:
+        for c in data_changes:
+            target = Path(tmp) / c.path
+            target.parent.mkdir(parents=True, exist_ok=True)
+            if c.new_mode == "120000":
+                os.symlink(blob(f"{commit}:{c.path}", cwd).decode(errors="replace"), target)
+                continue
+            target.write_bytes(blob(f"{commit}:{c.path}", cwd) or b"")
+            if c.path.endswith(RECORD_SUFFIX):
+                pointer = sidecar_path_for(c.path) + POINTER_SUFFIX
+                data = blob(f"{commit}:{pointer}", cwd)
+                if data is not None and not (Path(tmp) / pointer).exists():
+                    (Path(tmp) / pointer).write_bytes(data)
+        summary = run([str(Path(tmp) / c.path) for c in data_changes], Options(root=Path(tmp)))
+        prefix = str(Path(tmp).resolve()) + os.sep
+        for result in summary.results:
+            for f in result.findings:
+                rel = os.path.abspath(f.file)
+                if rel.startswith(prefix):
+                    f.file = where(rel[len(prefix) :])
+                elif f.file.startswith(tmp):
+                    f.file = where(f.file[len(tmp) + 1 :])
+                findings.append(f)
+
+    for path, doc in docs.items():
+        if doc is None:
+            continue
+        folder = path.rsplit("/", 1)[0]
+        others = {}
+        for name in siblings(folder):
+            other = f"{folder}/{name}"
+            if name.endswith(RECORD_SUFFIX) and other != path:
+                loaded = _doc(blob(f"{commit}:{other}", cwd))
+                if loaded is not None:
+                    others[other] = loaded
+        findings += duplicate_findings(path, doc, others, where)
+    return findings
+
+
+def audit(start: str | None, end: str, cwd: Path) -> Summary:
+    try:
+        commits = rev_list(start, end, cwd)
+    except GitError as exc:
+        return Summary([], fatal=f"cannot list commits: {exc}")
+    results = []
+    for commit in commits:
+        findings = audit_commit(commit, cwd)
+        subject = git("log", "-1", "--format=%s", commit, cwd=cwd).decode().strip()
+        result = FileResult(f"{commit[:10]} {subject}", "commit", findings=findings)
+        results.append(result)
+    return Summary(results)

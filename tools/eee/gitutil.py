@@ -1,0 +1,128 @@
+"""The few git queries the hooks and the audit need, through the git CLI.
+
+GitPython costs ~0.2 s to import, more than a hook's whole budget; these are plain
+subprocess calls with NUL-separated output, so any path survives.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+from typing import NamedTuple
+
+EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"  # git's empty tree (sha1 repositories)
+
+
+class GitError(Exception):
+    pass
+
+
+def git(*args: str, cwd: str | Path | None = None, check: bool = True, input: bytes | None = None) -> bytes:
+    proc = subprocess.run(["git", *args], cwd=cwd, capture_output=True, input=input)
+    if check and proc.returncode != 0:
+        raise GitError(f"git {' '.join(args)}: {proc.stderr.decode(errors='replace').strip()}")
+    return proc.stdout
+
+
+def toplevel(cwd: str | Path | None = None) -> Path:
+    return Path(git("rev-parse", "--show-toplevel", cwd=cwd).decode().strip())
+
+
+def has_commit(rev: str = "HEAD", cwd: str | Path | None = None) -> bool:
+    return (
+        subprocess.run(
+            ["git", "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}"], cwd=cwd, capture_output=True
+        ).returncode
+        == 0
+    )
+
+
+def empty_tree(cwd: str | Path | None = None) -> str:
+    return git("hash-object", "-t", "tree", os.devnull, cwd=cwd).decode().strip()
+
+
+class Change(NamedTuple):
+    """One entry of ``git diff --raw``: status A, M, D or T, with modes and blob ids."""
+
+    status: str
+    path: str
+    old_mode: str
+    new_mode: str
+    old_blob: str
+    new_blob: str
+
+    @property
+    def is_symlink_now(self) -> bool:
+        return self.new_mode == "120000"
+
+
+def _parse_raw(out: bytes) -> list[Change]:
+    changes: list[Change] = []
+    fields = out.split(b"\0")
+    i = 0
+    while i < len(fields) - 1:
+        meta = fields[i].decode()
+        if not meta.startswith(":"):
+            i += 1
+            continue
+        old_mode, new_mode, old_blob, new_blob, status = meta[1:].split(" ")
+        path = fields[i + 1].decode("utf-8", errors="surrogateescape")
+        changes.append(Change(status[0], path, old_mode, new_mode, old_blob, new_blob))
+        i += 2
+    return changes
+
+
+def staged_changes(cwd: str | Path | None = None) -> list[Change]:
+    """What the next commit changes, renames split into delete + add."""
+    base = "HEAD" if has_commit("HEAD", cwd) else empty_tree(cwd)
+    out = git("diff", "--cached", "--raw", "-z", "--no-renames", "--no-abbrev", "--full-index", base, cwd=cwd)
+    return _parse_raw(out)
+
+
+def commit_changes(commit: str, cwd: str | Path | None = None) -> list[Change]:
+    """What ``commit`` changed against its first parent (everything, for a root commit)."""
+    out = git(
+        "diff-tree", "-r", "--root", "--raw", "-z", "--no-renames", "--no-abbrev", "--no-commit-id", commit, cwd=cwd
+    )
+    return _parse_raw(out)
+
+
+def tree_children(rev: str, directory: str, cwd: str | Path | None = None) -> list[str]:
+    """Names of the entries of ``directory`` in ``rev`` (empty when it does not exist)."""
+    spec = f"{rev}:{directory}" if directory else f"{rev}^{{tree}}"
+    proc = subprocess.run(["git", "ls-tree", "-z", "--name-only", spec], cwd=cwd, capture_output=True)
+    if proc.returncode != 0:
+        return []
+    return [n.decode("utf-8", errors="surrogateescape") for n in proc.stdout.split(b"\0") if n]
+
+
+def index_children(directory: str, cwd: str | Path | None = None) -> list[str]:
+    """Names of the entries directly below ``directory`` in the index (staged state)."""
+    prefix = directory.rstrip("/") + "/" if directory else ""
+    out = git("ls-files", "-z", "--", prefix or ".", cwd=cwd)
+    names = set()
+    for raw in out.split(b"\0"):
+        if raw:
+            rest = raw.decode("utf-8", errors="surrogateescape")[len(prefix) :]
+            names.add(rest.split("/", 1)[0])
+    return sorted(names)
+
+
+def blob(rev_path: str, cwd: str | Path | None = None) -> bytes | None:
+    """The bytes of ``rev:path`` (``:path`` for the index), or None when absent."""
+    proc = subprocess.run(["git", "cat-file", "blob", rev_path], cwd=cwd, capture_output=True)
+    return proc.stdout if proc.returncode == 0 else None
+
+
+def rev_list(start: str | None, end: str, cwd: str | Path | None = None) -> list[str]:
+    """Commits in ``start..end`` (all ancestors of ``end`` when ``start`` is None), oldest first."""
+    spec = [end] if start is None else [f"{start}..{end}"]
+    out = git("rev-list", "--reverse", "--topo-order", *spec, cwd=cwd)
+    return out.decode().split()
+
+
+def config(key: str, cwd: str | Path | None = None) -> str | None:
+    proc = subprocess.run(["git", "config", "--get", key], cwd=cwd, capture_output=True)
+    value = proc.stdout.decode().strip()
+    return value or None

@@ -1,0 +1,23 @@
+"""Hook ``eee-immutable``: accepted records, pointers, released schemas and events never change.
+
+Deleted and renamed paths never reach a pre-commit hook as arguments, so this hook asks
+git for the staged changes itself (``--no-renames``, ``-z``) and takes no file names.
+"""
+
+from __future__ import annotations
+
+from eee.gitutil import blob, has_commit, staged_changes
+from eee.hooks import emit
+from eee.rules import REGISTRY, immutability_findings, registry_findings, released_versions
+
+
+def main(argv: list[str]) -> int:
+    if not has_commit("HEAD"):
+        return 0  # nothing is accepted before the first commit
+    head_registry = blob(f"HEAD:{REGISTRY}")
+    released = set(released_versions(head_registry))
+    changes = staged_changes()
+    findings = immutability_findings(changes, released)
+    if any(c.path == REGISTRY for c in changes):
+        findings += registry_findings(head_registry, blob(f":{REGISTRY}"))
+    return emit(findings)

@@ -1,0 +1,258 @@
+"""The store's commit rules, shared by the pre-commit hooks and ``eee audit``.
+
+Each rule is a pure function of a list of changes (and, where needed, a way to look up
+names in the tree), so the hooks apply it to what is staged and the audit to each commit.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any
+
+from eee.findings import WARNING, Finding
+from eee.paths import (
+    DATA_DIR,
+    POINTER_SUFFIX,
+    RECORD_SUFFIX,
+    SIDECAR_SUFFIX,
+    canonical_folders,
+    classify,
+    layout_problems,
+)
+
+if TYPE_CHECKING:
+    from eee.gitutil import Change
+
+EVENTS_DIR = "governance/events"
+SCHEMAS_DIR = "schemas"
+REGISTRY = "schemas/registry.json"
+
+
+def protected_kind(path: str, released: set[str]) -> str | None:
+    """What an accepted path is, if it may never change after it is committed."""
+    if path.startswith(DATA_DIR + "/"):
+        if path.endswith(SIDECAR_SUFFIX + POINTER_SUFFIX):
+            return "sidecar pointer"
+        if path.endswith(RECORD_SUFFIX):
+            return "record"
+        return None
+    if path.startswith(EVENTS_DIR + "/"):
+        return "governance event"
+    if path.startswith(SCHEMAS_DIR + "/"):
+        parts = path.split("/")
+        if len(parts) >= 3 and parts[1] in released:
+            return "released schema file"
+    return None
+
+
+def released_versions(registry_bytes: bytes | None) -> dict[str, Any]:
+    """The ``versions`` table of a registry file (empty when absent or unreadable)."""
+    if not registry_bytes:
+        return {}
+    try:
+        doc = json.loads(registry_bytes)
+        versions = doc.get("versions", {})
+        pinned = doc.get("pinned", {})
+        return {**{str(k): v for k, v in versions.items()}, **{f"pinned:{k}": v for k, v in pinned.items()}}
+    except (ValueError, AttributeError):
+        return {}
+
+
+_INSTEAD = {
+    "record": "records never change: add a corrected record and supersede this one "
+    "(tools/supersede <uuid> <new-record.json> --reason ...), or retract it (tools/retract <uuid> --reason ...)",
+    "sidecar pointer": "a sidecar belongs to its record forever: add a corrected record with its own sidecar and supersede the old one",
+    "governance event": "events are never edited or deleted: add a new event (for example tools/reinstate or tools/resolve)",
+    "released schema file": "released schemas never change: release a new version in its own folder (see governance/schema-change-checklist.md)",
+}
+
+
+def immutability_findings(
+    changes: list[Change], released: set[str], where: Callable[[str], str] = lambda p: p
+) -> list[Finding]:
+    """Modification, deletion, rename, type change or case-only rename of an accepted path."""
+    out: list[Finding] = []
+    added = {c.path: c for c in changes if c.status == "A"}
+    added_by_fold = {p.casefold(): p for p in added}
+    added_by_blob: dict[str, str] = {c.new_blob: c.path for c in added.values()}
+    for c in changes:
+        kind = protected_kind(c.path, released)
+        if kind is None:
+            continue
+        instead = _INSTEAD[kind]
+        if c.status == "M":
+            what = "changes the mode of" if c.old_blob == c.new_blob else "modifies"
+            out.append(Finding(where(c.path), "$", f"{what} an accepted {kind}", instead, check="immutable"))
+        elif c.status == "T":
+            becomes = "a symbolic link" if c.is_symlink_now else "another file type"
+            out.append(
+                Finding(where(c.path), "$", f"turns an accepted {kind} into {becomes}", instead, check="immutable")
+            )
+        elif c.status == "D":
+            twin = added_by_fold.get(c.path.casefold())
+            if twin and twin != c.path:
+                out.append(
+                    Finding(
+                        where(c.path),
+                        "$",
+                        f"case-only rename of an accepted {kind} to {twin}",
+                        instead,
+                        check="immutable",
+                    )
+                )
+            elif c.old_blob in added_by_blob:
+                out.append(
+                    Finding(
+                        where(c.path),
+                        "$",
+                        f"renames an accepted {kind} to {added_by_blob[c.old_blob]}",
+                        instead,
+                        check="immutable",
+                    )
+                )
+            else:
+                out.append(Finding(where(c.path), "$", f"deletes an accepted {kind}", instead, check="immutable"))
+    return out
+
+
+def registry_findings(old: bytes | None, new: bytes | None, where: str = REGISTRY) -> list[Finding]:
+    """Released versions may be added to the registry, never changed or removed."""
+    before, after = released_versions(old), released_versions(new)
+    out = []
+    for version, pins in before.items():
+        if version not in after:
+            out.append(
+                Finding(
+                    where,
+                    "$.versions",
+                    f"removes released version {version} from the registry",
+                    _INSTEAD["released schema file"],
+                    check="immutable",
+                )
+            )
+        elif after[version] != pins:
+            out.append(
+                Finding(
+                    where,
+                    f'$.versions["{version}"]',
+                    f"changes the pins of released version {version}",
+                    _INSTEAD["released schema file"],
+                    check="immutable",
+                )
+            )
+    return out
+
+
+def sample_findings(paths: Iterable[str], where: Callable[[str], str] = lambda p: p) -> list[Finding]:
+    """A sidecar itself must never be committed to git, only its DVC pointer."""
+    return [
+        Finding(
+            where(p),
+            "$",
+            "a per-sample sidecar must not be committed to git",
+            f"keep it in DVC: `git rm --cached {p}`, then `eee samples add {p}` and commit {p.rsplit('/', 1)[-1]}.dvc",
+            check="samples",
+        )
+        for p in paths
+        if p.startswith(DATA_DIR + "/") and p.endswith(SIDECAR_SUFFIX)
+    ]
+
+
+def naming_findings(
+    path: str,
+    doc: dict[str, Any] | None,
+    siblings: Callable[[str], Iterable[str]],
+    where: Callable[[str], str] = lambda p: p,
+) -> list[Finding]:
+    """Layout, uuid, portable names, case-only collisions, folders from model_info.id."""
+    file = where(path)
+    out = [Finding(file, "$", msg, hint, check="naming") for msg, hint in layout_problems(path)]
+    parts = path.split("/")
+    for depth in range(1, len(parts)):
+        directory = "/".join(parts[:depth])
+        name = parts[depth]
+        clash = sorted(n for n in siblings(directory) if n != name and n.casefold() == name.casefold())
+        if clash:
+            out.append(
+                Finding(
+                    file,
+                    "$",
+                    f"{'/'.join(parts[: depth + 1])!r} differs only in letter case from {directory}/{clash[0]!r} in the tree",
+                    "two paths that differ only in case collide on macOS and Windows; use the existing spelling",
+                    check="naming",
+                )
+            )
+            break
+    sp = classify(path)
+    if doc is not None and sp.kind == "record" and sp.developer is not None:
+        info = doc.get("model_info")
+        model_id = info.get("id") if isinstance(info, dict) else None
+        if isinstance(model_id, str):
+            folders = canonical_folders(model_id)
+            if folders is None:
+                out.append(
+                    Finding(
+                        file,
+                        "$.model_info.id",
+                        f"model_info.id {model_id!r} is not of the form developer/model",
+                        "write the id as developer/model (for example meta-llama/Llama-3.1-8B); the folders come from it",
+                        check="naming",
+                    )
+                )
+            elif (sp.developer, sp.model) != folders:
+                out.append(
+                    Finding(
+                        file,
+                        "$.model_info.id",
+                        f"folders {sp.developer}/{sp.model} do not come from model_info.id {model_id!r}",
+                        f"move the record to data/{sp.benchmark}/{folders[0]}/{folders[1]}/",
+                        check="naming",
+                    )
+                )
+    return out
+
+
+def duplicate_signature(doc: dict[str, Any]) -> set[tuple[str, ...]]:
+    """What makes two results the same measurement: model, benchmark, metric, evaluator, library."""
+    info = doc.get("model_info") if isinstance(doc.get("model_info"), dict) else {}
+    source = doc.get("source_metadata") if isinstance(doc.get("source_metadata"), dict) else {}
+    library = doc.get("eval_library") if isinstance(doc.get("eval_library"), dict) else {}
+    model = str(info.get("id"))
+    evaluator = str(source.get("source_organization_name"))
+    lib = str(library.get("name", "unknown"))
+    out = set()
+    for result in doc.get("evaluation_results") or []:
+        if not isinstance(result, dict):
+            continue
+        data = result.get("source_data") if isinstance(result.get("source_data"), dict) else {}
+        config = result.get("metric_config") if isinstance(result.get("metric_config"), dict) else {}
+        benchmark = str(data.get("dataset_name") or result.get("evaluation_name"))
+        metric = str(config.get("metric_id") or config.get("metric_name") or result.get("evaluation_name"))
+        out.add((model, benchmark, metric, evaluator, lib))
+    return out
+
+
+def duplicate_findings(
+    path: str, doc: dict[str, Any], others: dict[str, dict[str, Any]], where: Callable[[str], str] = lambda p: p
+) -> list[Finding]:
+    mine = duplicate_signature(doc)
+    out = []
+    for other_path, other in sorted(others.items()):
+        if other_path == path:
+            continue
+        shared = mine & duplicate_signature(other)
+        if shared:
+            model, benchmark, metric, evaluator, lib = sorted(shared)[0]
+            out.append(
+                Finding(
+                    where(path),
+                    "$",
+                    f"looks like {other_path}: same model {model}, benchmark {benchmark}, metric {metric}, evaluator {evaluator} and eval library {lib}",
+                    "if it is a re-run, keep both (they are different runs); if it corrects the other, supersede it instead "
+                    "(tools/supersede); see governance/README.md on duplicate submissions",
+                    severity=WARNING,
+                    check="duplicates",
+                )
+            )
+    return out
