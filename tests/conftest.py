@@ -64,9 +64,18 @@ def hook_env() -> dict[str, str]:
     return env
 
 
-def make_store(tmp: Path, hooks: bool = True) -> Path:
-    """A fresh store repository: the project's hook config and hook runner, one commit."""
-    repo = tmp / "store"
+def dvc(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    proc = subprocess.run([sys.executable, "-m", "dvc", *args], cwd=repo, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return proc
+
+
+def make_store(tmp: Path, hooks: bool = True, with_dvc: bool = False, name: str = "store") -> Path:
+    """A fresh store repository: the project's hook config and hook runner, one commit.
+
+    ``with_dvc``: DVC initialised with a local remote in ``tmp/remote`` (as the project's).
+    """
+    repo = tmp / name
     repo.mkdir()
     git(repo, "init", "-q", "-b", "main")
     git(repo, "config", "user.name", "Test Contributor")
@@ -76,6 +85,10 @@ def make_store(tmp: Path, hooks: bool = True) -> Path:
     (repo / "tools").mkdir()
     shutil.copy2(PROJECT / "tools" / "hook", repo / "tools" / "hook")
     (repo / "README.md").write_text("a test store\n")
+    if with_dvc:
+        dvc(repo, "init", "-q")
+        dvc(repo, "config", "core.analytics", "false")
+        dvc(repo, "remote", "add", "-d", "local", str(tmp / "remote"))
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", "empty store")
     if hooks:
@@ -89,6 +102,25 @@ def make_store(tmp: Path, hooks: bool = True) -> Path:
 def commit(repo: Path, message: str, *extra: str) -> subprocess.CompletedProcess[str]:
     """``git commit`` through the installed hooks; returns the process (check returncode)."""
     return git(repo, "commit", "-m", message, *extra, check=False, env=hook_env())
+
+
+def place_with_sidecar(repo: Path, rows: bytes, record_uuid: str = FIXED_UUID) -> tuple[Path, Path]:
+    """The instance example aggregate at its canonical path, with ``rows`` as its sidecar."""
+    from eee.strictjson import canonical
+
+    agg = load_example("instance", "aggregate.json")
+    folder = repo / "data" / "qa-bench" / "acme" / "widget-7b"
+    folder.mkdir(parents=True, exist_ok=True)
+    sidecar = folder / f"{record_uuid}_samples.jsonl"
+    sidecar.write_bytes(rows)
+    agg["detailed_evaluation_results"].update(
+        file_path=f"data/qa-bench/acme/widget-7b/{record_uuid}_samples.jsonl",
+        checksum=sha256(sidecar),
+        total_rows=rows.count(b"\n"),
+    )
+    record = folder / f"{record_uuid}.json"
+    record.write_bytes(canonical(agg))
+    return record, sidecar
 
 
 def place_record(repo: Path, doc: dict[str, Any], benchmark: str = "bench", record_uuid: str = FIXED_UUID) -> Path:

@@ -9,12 +9,14 @@ modified, duplicate warnings.
 from __future__ import annotations
 
 import os
+import re
 import tempfile
 from pathlib import Path
 from typing import Any
 
 from eee.findings import FileResult, Finding, Summary
 from eee.gitutil import GitError, blob, commit_changes, git, rev_list, tree_children
+from eee.governance import EVENTS_DIR
 from eee.paths import DATA_DIR, POINTER_SUFFIX, RECORD_SUFFIX, sidecar_path_for
 from eee.rules import (
     REGISTRY,
@@ -63,6 +65,7 @@ def audit_commit(commit: str, cwd: Path) -> list[Finding]:
     present = [c for c in changes if c.status in ("A", "M", "T")]
     findings += sample_findings([c.path for c in present], where)
 
+    findings += _event_findings(commit, [c for c in present if c.path.startswith(EVENTS_DIR + "/")], cwd, where)
     data_changes = [c for c in present if c.path.startswith(DATA_DIR + "/")]
     if not data_changes:
         return findings
@@ -116,6 +119,44 @@ def audit_commit(commit: str, cwd: Path) -> list[Finding]:
                     others[other] = loaded
         findings += duplicate_findings(path, doc, others, where)
     return findings
+
+
+_UUID_IN_TEXT = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}")
+
+
+def _event_findings(commit: str, added: list[Any], cwd: Path, where: Any) -> list[Finding]:
+    """New events of a commit, checked against the ledger and the records at that commit."""
+    if not added:
+        return []
+    from eee.checks.events import check_events
+
+    events = tree_children(commit, EVENTS_DIR, cwd)
+    records = git("ls-tree", "-r", "-z", "--name-only", commit, "--", DATA_DIR + "/", cwd=cwd).decode().split("\0")
+    out: list[Finding] = []
+    with tempfile.TemporaryDirectory(prefix="eee-audit-events-") as tmp:
+        root = Path(tmp)
+        folder = root / EVENTS_DIR
+        folder.mkdir(parents=True)
+        named: set[str] = set()
+        for name in events:
+            data = blob(f"{commit}:{EVENTS_DIR}/{name}", cwd)
+            if data is not None:
+                (folder / name).write_bytes(data)
+                named.update(_UUID_IN_TEXT.findall(data.decode("utf-8", "replace")))
+        for rel in records:
+            # placeholders for the records the events name: the ledger only asks whether they exist
+            if rel.endswith(RECORD_SUFFIX) and rel.rsplit("/", 1)[-1][: -len(RECORD_SUFFIX)] in named:
+                (root / rel).parent.mkdir(parents=True, exist_ok=True)
+                (root / rel).touch()
+        prefix = str(root.resolve()) + os.sep
+        results = check_events([str(root / c.path) for c in added], str(root), lambda p: p)
+        for result in results:
+            for f in result.findings:
+                f.file = where(
+                    os.path.abspath(f.file)[len(prefix) :] if os.path.abspath(f.file).startswith(prefix) else f.file
+                )
+                out.append(f)
+    return out
 
 
 def audit(start: str | None, end: str, cwd: Path) -> Summary:

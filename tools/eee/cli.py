@@ -14,6 +14,13 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "validate": ("eee.commands.validate", "validate records, sidecars and events"),
     "pipeline": ("eee.commands.pipeline", "run the datastore pipeline (the main job)"),
     "audit": ("eee.commands.audit", "check every commit of a range against the store's rules"),
+    "samples": ("eee.commands.samples", "add, push and pull per-sample sidecars (DVC)"),
+    "retract": ("eee.commands.retract", "mark a record retracted (governance event)"),
+    "supersede": ("eee.commands.supersede", "replace a record by a corrected one (governance event)"),
+    "dispute": ("eee.commands.dispute", "mark a record's metadata as contested (governance event)"),
+    "resolve": ("eee.commands.resolve", "close a dispute (governance event)"),
+    "reinstate": ("eee.commands.reinstate", "undo a retraction made in error (governance event)"),
+    "status": ("eee.commands.status", "a record's path, status and history"),
 }
 
 

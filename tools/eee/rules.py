@@ -47,14 +47,18 @@ def protected_kind(path: str, released: set[str]) -> str | None:
 
 
 def released_versions(registry_bytes: bytes | None) -> dict[str, Any]:
-    """The ``versions`` table of a registry file (empty when absent or unreadable)."""
+    """Released folders of ``schemas/`` and their pins, from a registry file.
+
+    Keys are folder names: every EEE version, plus the folders of other pinned files
+    (``governance``). Empty when the registry is absent or unreadable.
+    """
     if not registry_bytes:
         return {}
     try:
         doc = json.loads(registry_bytes)
-        versions = doc.get("versions", {})
-        pinned = doc.get("pinned", {})
-        return {**{str(k): v for k, v in versions.items()}, **{f"pinned:{k}": v for k, v in pinned.items()}}
+        versions = {str(k): v for k, v in doc.get("versions", {}).items()}
+        versions.update({str(k): v for k, v in doc.get("pinned", {}).items()})
+        return versions
     except (ValueError, AttributeError):
         return {}
 
@@ -214,7 +218,11 @@ def naming_findings(
 
 
 def duplicate_signature(doc: dict[str, Any]) -> set[tuple[str, ...]]:
-    """What makes two results the same measurement: model, benchmark, metric, evaluator, library."""
+    """What makes two results the same measurement: model, benchmark, metric, evaluator,
+    library, and the configuration they ran with (generation settings, agent scaffold).
+
+    Two records that differ only in how they were run (another scaffold, another
+    temperature) are different evaluations, not duplicates."""
     info = doc.get("model_info") if isinstance(doc.get("model_info"), dict) else {}
     source = doc.get("source_metadata") if isinstance(doc.get("source_metadata"), dict) else {}
     library = doc.get("eval_library") if isinstance(doc.get("eval_library"), dict) else {}
@@ -229,7 +237,8 @@ def duplicate_signature(doc: dict[str, Any]) -> set[tuple[str, ...]]:
         config = result.get("metric_config") if isinstance(result.get("metric_config"), dict) else {}
         benchmark = str(data.get("dataset_name") or result.get("evaluation_name"))
         metric = str(config.get("metric_id") or config.get("metric_name") or result.get("evaluation_name"))
-        out.add((model, benchmark, metric, evaluator, lib))
+        setup = json.dumps(result.get("generation_config"), sort_keys=True)
+        out.add((model, benchmark, metric, evaluator, lib, setup))
     return out
 
 
@@ -243,7 +252,7 @@ def duplicate_findings(
             continue
         shared = mine & duplicate_signature(other)
         if shared:
-            model, benchmark, metric, evaluator, lib = sorted(shared)[0]
+            model, benchmark, metric, evaluator, lib, _ = sorted(shared)[0]
             out.append(
                 Finding(
                     where(path),

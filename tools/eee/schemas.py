@@ -120,6 +120,17 @@ class Registry:
     def schema(self, version: str, kind: str) -> dict[str, Any]:
         return orjson.loads(self.schema_path(version, kind).read_bytes())
 
+    def other_validator(self, folder: str, name: str) -> Any:
+        """A validator for another pinned schema file (e.g. governance/event.schema.json)."""
+        key = (f"{folder}/{name}", "")
+        found = self._validators.get(key)
+        if found is None:
+            import jsonschema_rs
+
+            found = jsonschema_rs.Draft7Validator(orjson.loads((self.root / folder / name).read_bytes()))
+            self._validators[key] = found
+        return found
+
     def validator(self, version: str, kind: str) -> Any:
         key = (version, kind)
         found = self._validators.get(key)

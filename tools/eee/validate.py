@@ -20,6 +20,7 @@ from eee.checks.record import folder_findings, score_findings, sidecar_pointer_f
 from eee.checks.schema import schema_findings
 from eee.checks.sidecar import DEFAULT_CAP, check_sidecar
 from eee.findings import ERROR, FileResult, Finding, Summary
+from eee.governance import EVENTS_DIR
 from eee.paths import (
     DATA_DIR,
     POINTER_SUFFIX,
@@ -60,7 +61,12 @@ def display_path(path: str | Path) -> str:
     return Display()(os.path.abspath(path))
 
 
+EVENT_SUFFIX = ".yaml"
+
+
 def kind_of(path: str) -> str:
+    if path.endswith(EVENT_SUFFIX) and f"{os.sep}governance{os.sep}events{os.sep}" in path:
+        return "event"
     if path.endswith(SIDECAR_SUFFIX + POINTER_SUFFIX):
         return "pointer"
     if path.endswith(SIDECAR_SUFFIX):
@@ -106,11 +112,17 @@ def collect(args: Iterable[str | Path]) -> Collected:
 
 
 def _walk(top: str, listings: dict[str, list[str]]) -> list[str]:
+    """Files below ``top``: a store root means its data/ and governance/events/."""
     top = os.path.abspath(top)
-    under_data = DATA_DIR in top.split(os.sep)
+    parts = top.split(os.sep)
+    under_data = DATA_DIR in parts
     if not under_data and os.path.isdir(os.path.join(top, DATA_DIR)):
-        top = os.path.join(top, DATA_DIR)
-        under_data = True
+        out = _walk(os.path.join(top, DATA_DIR), listings)
+        events = os.path.join(top, EVENTS_DIR)
+        return out + (_walk(events, listings) if os.path.isdir(events) else [])
+    if not under_data and parts[-1] == "governance" and os.path.isdir(os.path.join(top, "events")):
+        return _walk(os.path.join(top, "events"), listings)
+    in_events = top.endswith(os.sep + EVENTS_DIR.replace("/", os.sep))
     out: list[str] = []
     stack = [top]
     while stack:
@@ -122,12 +134,16 @@ def _walk(top: str, listings: dict[str, list[str]]) -> list[str]:
         listings[directory] = [e.name for e in entries]
         for entry in entries:
             if entry.is_symlink():
-                if under_data:
+                if under_data or in_events:
                     out.append(entry.path)
             elif entry.is_dir():
-                if under_data or not entry.name.startswith("."):
+                if (under_data or not entry.name.startswith(".")) and not in_events:
                     stack.append(entry.path)
-            elif under_data or entry.name.endswith((RECORD_SUFFIX, SIDECAR_SUFFIX)):
+            elif (
+                under_data
+                or entry.name.endswith((RECORD_SUFFIX, SIDECAR_SUFFIX))
+                or (in_events and entry.name.endswith(EVENT_SUFFIX) and not entry.name.startswith("."))
+            ):
                 out.append(entry.path)
     out.sort()
     return out
@@ -387,6 +403,7 @@ def _check_other(store: Store, absolute: str, file: str) -> FileResult | None:
     where, found = layout_findings(store, absolute, file)
     result.findings.extend(found)
     if kind == "pointer" and where is not None:
+        result.findings.extend(_pointer_findings(absolute, file))
         record = record_path_for_sidecar(absolute[: -len(POINTER_SUFFIX)])
         if not os.path.exists(record):
             result.findings.append(
@@ -401,6 +418,31 @@ def _check_other(store: Store, absolute: str, file: str) -> FileResult | None:
     if os.path.islink(absolute):
         result.findings.append(Finding(file, "$", "is a symbolic link", "use regular files only", check="layout"))
     return result
+
+
+def _pointer_findings(absolute: str, file: str) -> list[Finding]:
+    """A DVC pointer must be one, and name its own sidecar."""
+    from eee.dvcpointer import PointerError, parse
+
+    sidecar_name = os.path.basename(absolute)[: -len(POINTER_SUFFIX)]
+    try:
+        with open(absolute, encoding="utf-8") as fh:
+            pointer = parse(fh.read())
+    except (OSError, UnicodeDecodeError, PointerError) as exc:
+        return [
+            Finding(file, "$", f"unreadable DVC pointer: {exc}", "re-create it with `eee samples add`", check="sidecar")
+        ]
+    if pointer.path != sidecar_name:
+        return [
+            Finding(
+                file,
+                "$.outs[0].path",
+                f"the pointer tracks {pointer.path!r}, not {sidecar_name!r}",
+                "a pointer sits beside its sidecar and names it; re-create it with `eee samples add`",
+                check="sidecar",
+            )
+        ]
+    return []
 
 
 def run(
@@ -418,9 +460,11 @@ def run(
     results = [FileResult(p.file, "input", findings=[p]) for p in found.problems]
     store = Store(registry, options, found.listings)
     display = Display()
-    records = [f for f in found.files if f.endswith(RECORD_SUFFIX)]
-    sidecars = [f for f in found.files if f.endswith(SIDECAR_SUFFIX)]
-    others = [f for f in found.files if not f.endswith((RECORD_SUFFIX, SIDECAR_SUFFIX))]
+    events = [f for f in found.files if kind_of(f) == "event"]
+    files = [f for f in found.files if kind_of(f) != "event"]
+    records = [f for f in files if f.endswith(RECORD_SUFFIX)]
+    sidecars = [f for f in files if f.endswith(SIDECAR_SUFFIX)]
+    others = [f for f in files if not f.endswith((RECORD_SUFFIX, SIDECAR_SUFFIX))]
     queued = set(sidecars)
     total = len(found.files)
 
@@ -443,7 +487,25 @@ def run(
         done += 1
         if progress:
             progress(done, total)
+    results.extend(_check_events(events, display))
     return Summary(results)
+
+
+def _check_events(events: list[str], display: Display) -> list[FileResult]:
+    """Event files, grouped by the store they belong to (the ledger is per store)."""
+    if not events:
+        return []
+    from eee.checks.events import check_events
+
+    by_root: dict[str, list[str]] = {}
+    marker = os.sep + EVENTS_DIR.replace("/", os.sep) + os.sep
+    for path in events:
+        root = path[: path.rindex(marker)]
+        by_root.setdefault(root, []).append(path)
+    out: list[FileResult] = []
+    for root, paths in sorted(by_root.items()):
+        out.extend(check_events(paths, root, display))
+    return out
 
 
 def has_errors(findings: Iterable[Finding]) -> bool:

@@ -24,16 +24,17 @@ CHUNK = 8 * 1024 * 1024
 DEFAULT_CAP = 20
 
 
-def iter_lines(path: Path, hasher: Any | None = None) -> Iterator[bytes]:
-    """The file's lines without their newline, read in large chunks."""
+def iter_lines(path: Path, *hashers: Any) -> Iterator[bytes]:
+    """The file's lines without their newline, read in large chunks (fed to ``hashers``)."""
     rest = b""
     with open(path, "rb") as fh:
         while True:
             chunk = fh.read(CHUNK)
             if not chunk:
                 break
-            if hasher is not None:
-                hasher.update(chunk)
+            for hasher in hashers:
+                if hasher is not None:
+                    hasher.update(chunk)
             data = rest + chunk
             cut = data.rfind(b"\n")
             if cut < 0:
@@ -43,6 +44,15 @@ def iter_lines(path: Path, hasher: Any | None = None) -> Iterator[bytes]:
             yield from data[:cut].split(b"\n")
     if rest:
         yield rest
+
+
+def _pointer_beside(path: Path) -> Any:
+    from eee.dvcpointer import PointerError, parse
+
+    try:
+        return parse(path.with_name(path.name + ".dvc").read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, PointerError):
+        return None
 
 
 def _algorithm(der: dict[str, Any]) -> str | None:
@@ -85,6 +95,8 @@ def check_sidecar(
     der = der if isinstance(der, dict) else {}
     alg = _algorithm(der)
     hasher = hashlib.new(alg) if alg else None
+    pointer = _pointer_beside(path)
+    dvc_md5 = hashlib.md5(usedforsecurity=False) if pointer is not None and pointer.md5 else None
     eval_id = aggregate.get("evaluation_id") if aggregate else None
     info = aggregate.get("model_info") if aggregate else None
     model_id = info.get("id") if isinstance(info, dict) else None
@@ -101,7 +113,7 @@ def check_sidecar(
     versions: set[str] = set()
     lineno = 0
     # the hot loop of the validator: one pass per row, no allocation beyond the parse
-    for lineno, line in enumerate(iter_lines(path, hasher), start=1):
+    for lineno, line in enumerate(iter_lines(path, hasher, dvc_md5), start=1):
         try:
             row = loads(line)
         except orjson.JSONDecodeError as exc:
@@ -200,6 +212,16 @@ def check_sidecar(
                 )
             )
     result.rows = rows
+    if dvc_md5 is not None and pointer is not None and dvc_md5.hexdigest() != pointer.md5:
+        out.add(
+            Finding(
+                file,
+                "$",
+                f"the file differs from what its DVC pointer recorded (md5 {dvc_md5.hexdigest()} vs {pointer.md5})",
+                "the sidecar changed after `eee samples add`; restore it with `eee samples pull`",
+                check="sidecar",
+            )
+        )
     if versions:
         result.schema_version = ",".join(sorted(versions))
     if not aggregate:

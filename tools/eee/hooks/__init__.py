@@ -12,7 +12,7 @@ from typing import IO
 
 from eee.findings import ERROR, Finding
 
-HOOKS = ("validate", "naming", "immutable", "samples", "duplicates")
+HOOKS = ("validate", "naming", "immutable", "samples", "duplicates", "events")
 
 
 def emit(findings: Iterable[Finding], stream: IO[str] | None = None) -> int:

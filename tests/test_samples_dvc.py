@@ -1,0 +1,104 @@
+"""Sidecars in DVC, with real DVC and real git: add, push, pull, clone."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from conftest import EXAMPLES, commit, git, make_store, place_with_sidecar
+from eee.commands.samples import main as samples_main
+from eee.validate import run
+
+pytestmark = pytest.mark.slow
+
+ROWS = (EXAMPLES / "instance" / "valid" / "v0.3.0_single_multi_agentic.jsonl").read_bytes()
+
+
+@pytest.fixture
+def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    repo = make_store(tmp_path, with_dvc=True)
+    monkeypatch.chdir(repo)
+    return repo
+
+
+def _rel(path: Path, repo: Path) -> str:
+    return path.relative_to(repo).as_posix()
+
+
+def test_add_push_delete_pull_round_trip(store: Path, tmp_path: Path) -> None:
+    record, sidecar = place_with_sidecar(store, ROWS)
+    assert samples_main(["add", _rel(sidecar, store)]) == 0
+    pointer = sidecar.with_name(sidecar.name + ".dvc")
+    staged = git(store, "diff", "--cached", "--name-only").stdout.split()
+    assert _rel(pointer, store) in staged
+    assert _rel(sidecar.parent / ".gitignore", store) in staged
+    assert _rel(sidecar, store) not in staged  # the sidecar itself never enters git
+    git(store, "add", _rel(record, store))
+    proc = commit(store, "a record with its sidecar")  # through the real hooks
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+    assert samples_main(["push"]) == 0
+    assert any((tmp_path / "remote").rglob("*")), "the remote holds the sidecar"
+
+    sidecar.unlink()
+    shutil.rmtree(store / ".dvc" / "cache")
+    assert samples_main(["pull", _rel(sidecar, store)]) == 0
+    assert sidecar.read_bytes() == ROWS
+
+    # a fresh clone restores it from the remote too
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", str(store), str(clone))
+    assert not (clone / _rel(sidecar, store)).exists()
+    import os
+
+    os.chdir(clone)
+    assert samples_main(["pull"]) == 0
+    assert (clone / _rel(sidecar, store)).read_bytes() == ROWS
+    assert run([str(clone / "data")]).exit_code() == 0
+
+
+def test_add_refuses_a_sidecar_that_does_not_match_its_record(store: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    record, sidecar = place_with_sidecar(store, ROWS)
+    doc = json.loads(record.read_text())
+    doc["detailed_evaluation_results"]["checksum"] = "0" * 64
+    doc["detailed_evaluation_results"]["total_rows"] = 7
+    record.write_text(json.dumps(doc, indent=2))
+    assert samples_main(["add", _rel(sidecar, store)]) == 1
+    out = capsys.readouterr().out
+    assert "checksum is '0000" in out and "total_rows is 7 but the file has 3 rows" in out
+    assert not sidecar.with_name(sidecar.name + ".dvc").exists()
+
+
+def test_add_refuses_a_sidecar_without_record(store: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    sidecar = store / "data" / "b" / "d" / "m" / "8e6f3a4e-4b7a-4d3e-9c1a-2b3c4d5e6f70_samples.jsonl"
+    sidecar.parent.mkdir(parents=True)
+    sidecar.write_bytes(ROWS)
+    assert samples_main(["add", _rel(sidecar, store)]) == 1
+    assert "no aggregate record" in capsys.readouterr().out
+
+
+def test_sidecar_changed_after_add_fails_validation(store: Path) -> None:
+    record, sidecar = place_with_sidecar(store, ROWS)
+    assert samples_main(["add", _rel(sidecar, store)]) == 0
+    sidecar.write_bytes(ROWS.replace(b'"q1"', b'"q9"'))
+    messages = [f.message for r in run([str(record)]).results for f in r.findings]
+    assert any("sha256 of the file is" in m for m in messages)
+    assert any("differs from what its DVC pointer recorded" in m for m in messages)
+
+
+def test_pointer_naming_another_file_is_an_error(store: Path) -> None:
+    _record, sidecar = place_with_sidecar(store, ROWS)
+    assert samples_main(["add", _rel(sidecar, store)]) == 0
+    pointer = sidecar.with_name(sidecar.name + ".dvc")
+    pointer.write_text(pointer.read_text().replace(sidecar.name, "other_samples.jsonl"))
+    messages = [f.message for r in run([str(pointer)]).results for f in r.findings]
+    assert any("the pointer tracks 'other_samples.jsonl'" in m for m in messages)
+
+
+def test_outside_a_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert samples_main(["pull"]) == 1
+    assert "inside the store's git work tree" in capsys.readouterr().out

@@ -1,0 +1,115 @@
+"""Governance events, validated like records: each file on its own, then the ledger.
+
+Per file: YAML, the event schema, the id matching the file name and the timestamp. Then
+the whole ledger of the store is folded (:func:`eee.governance.status.fold`): an event
+that names no record, retracts twice, supersedes into a cycle or with a retracted
+replacement, resolves no dispute... is reported on its own file.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from eee.findings import FileResult, Finding
+from eee.governance import EVENTS_DIR
+
+
+def _id_findings(event: dict[str, Any], path: Path, file: str) -> list[Finding]:
+    out = []
+    event_id = event.get("id")
+    if isinstance(event_id, str) and event_id != path.stem:
+        out.append(
+            Finding(
+                file,
+                "$.id",
+                f"id {event_id!r} differs from the file name {path.name!r}",
+                "an event's file is <id>.yaml",
+                check="event",
+            )
+        )
+    stamp = event.get("timestamp")
+    if isinstance(event_id, str) and isinstance(stamp, str) and len(event_id) > 23:
+        expected = stamp.replace("-", "").replace(":", "")
+        if not expected.startswith(event_id[:15]):
+            out.append(
+                Finding(
+                    file,
+                    "$.timestamp",
+                    f"timestamp {stamp} does not match the time in the id",
+                    "the id begins with the event's UTC time",
+                    check="event",
+                )
+            )
+    return out
+
+
+def check_events(paths: list[str], root: str, display: Any) -> list[FileResult]:
+    """FileResults for the event files ``paths`` of the store at ``root``."""
+    from eee.governance.events import EventFileError, load, load_all
+    from eee.governance.index import RecordIndex
+    from eee.governance.status import fold
+    from eee.schemas import default_registry
+
+    validator = default_registry().other_validator("governance", "event.schema.json")
+    results: dict[str, FileResult] = {}
+    schema_ok: set[str] = set()
+    for absolute in paths:
+        file = display(absolute)
+        result = results[absolute] = FileResult(file, "event")
+        path = Path(absolute)
+        if os.path.islink(absolute):
+            result.findings.append(Finding(file, "$", "is a symbolic link", "events are regular files", check="event"))
+            continue
+        if path.parent.as_posix().rstrip("/").endswith(EVENTS_DIR) is False:
+            result.findings.append(
+                Finding(file, "$", f"events live directly in {EVENTS_DIR}/", "move the file there", check="event")
+            )
+        try:
+            event = load(path)
+        except (OSError, EventFileError) as exc:
+            result.findings.append(
+                Finding(
+                    file,
+                    "$",
+                    f"unreadable event: {exc}",
+                    "events are written by the governance tools (tools/retract, ...)",
+                    check="event",
+                )
+            )
+            continue
+        errors = list(validator.iter_errors(event))
+        for err in errors[:10]:
+            from eee.pointer import format_path
+
+            result.findings.append(
+                Finding(
+                    file, format_path(list(err.instance_path)), f"{err.message} (event schema)", None, check="event"
+                )
+            )
+        result.findings.extend(_id_findings(event, path, file))
+        if not errors:
+            schema_ok.add(event.get("id", ""))
+    # the ledger: every event of the store, in time order
+    everything = [(p, e) for p, e in load_all(Path(root)) if not isinstance(e, EventFileError)]
+    by_id = {e.get("id"): str(p.resolve()) for p, e in everything}
+    index = RecordIndex(Path(root))
+    index.lookup(
+        [str(e.get("record")) for _, e in everything]
+        + [str(e.get("replacement")) for _, e in everything if e.get("replacement")]
+    )
+    ledger = fold([e for _, e in everything if isinstance(e.get("id"), str)], exists=index.exists)
+    for event, problem in ledger.problems:
+        target = by_id.get(event.get("id"))
+        if target in results:
+            results[target].findings.append(
+                Finding(
+                    results[target].file,
+                    "$",
+                    problem.message,
+                    problem.hint or "events are checked in time order against the record's status",
+                    check="ledger",
+                )
+            )
+    return list(results.values())

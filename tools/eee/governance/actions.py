@@ -1,0 +1,256 @@
+"""The governance tools' work: check, write the event (and a corrected record), commit.
+
+Every action runs under one lock per work tree, so the check ("is it already retracted?")
+and the write cannot interleave: twenty tools on twenty records leave twenty events, two
+on the same record leave one event and one clear error. Writes are atomic; on any error
+nothing is left behind.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from eee.gitutil import GitError, config, git
+from eee.governance import EVENTS_DIR
+from eee.governance.events import EventFileError, load_all, make_event, path_for, write
+from eee.governance.index import RecordIndex
+from eee.governance.status import IllegalEvent, Ledger, fold
+from eee.paths import UUID4_RE, canonical_folders, new_uuid, uuid_problem
+
+
+class ToolError(Exception):
+    def __init__(self, message: str, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+
+def actor(root: Path) -> dict[str, str]:
+    name, email = config("user.name", root), config("user.email", root)
+    if not name or not email:
+        raise ToolError(
+            "git config user.name and user.email must be set: events record who acted",
+            "git config user.name 'Your Name'; git config user.email you@example.org",
+        )
+    return {"name": name, "email": email}
+
+
+@contextlib.contextmanager
+def ledger_lock(root: Path) -> Iterator[None]:
+    """An exclusive lock per work tree (in the git dir, never committed)."""
+    try:
+        git_dir = Path(git("rev-parse", "--absolute-git-dir", cwd=root).decode().strip())
+    except GitError:
+        git_dir = root
+    lock = git_dir / "eee-ledger.lock"
+    fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        os.close(fd)
+
+
+def load_ledger(root: Path) -> tuple[list[dict[str, Any]], Ledger]:
+    events = []
+    for path, loaded in load_all(root):
+        if isinstance(loaded, EventFileError):
+            raise ToolError(
+                f"{path.relative_to(root)}: {loaded}",
+                "the ledger must be readable before it grows; run `eee validate governance`",
+            )
+        events.append(loaded)
+    return events, fold(events)
+
+
+def check_event_schema(event: dict[str, Any]) -> None:
+    from eee.schemas import default_registry
+
+    reg = default_registry()
+    validator = reg.other_validator("governance", "event.schema.json")
+    errors = [f"{'/'.join(map(str, e.instance_path)) or '$'}: {e.message}" for e in validator.iter_errors(event)]
+    if errors:
+        raise ToolError("the event would not be valid: " + "; ".join(errors))
+
+
+def _check_uuid(value: str, what: str) -> None:
+    problem = uuid_problem(value)
+    if problem:
+        raise ToolError(f"{what}: {problem}")
+
+
+def _place_record(root: Path, source: Path, old_rel: str, dry_run: bool) -> tuple[str, str, Path | None]:
+    """Put a corrected record at its canonical path under a fresh uuid, validated.
+
+    Returns (uuid, repository path, placed file or None on a dry run).
+    """
+    from eee.strictjson import JSONProblem, canonical, loads
+    from eee.validate import Options, run
+
+    try:
+        doc = loads(source.read_bytes())
+    except OSError as exc:
+        raise ToolError(f"{source}: cannot read the corrected record: {exc.strerror}") from None
+    except JSONProblem as exc:
+        raise ToolError(f"{source}::{exc.pointer}: {exc.message}", exc.hint) from None
+    if not isinstance(doc, dict):
+        raise ToolError(f"{source}: a record is a JSON object")
+    info = doc.get("model_info")
+    model_id = info.get("id") if isinstance(info, dict) else None
+    folders = canonical_folders(model_id) if isinstance(model_id, str) else None
+    if folders is None:
+        raise ToolError(f"{source}::$.model_info.id: missing or not of the form developer/model")
+    benchmark = old_rel.split("/")[1]
+    record_uuid = new_uuid()
+    rel = f"data/{benchmark}/{folders[0]}/{folders[1]}/{record_uuid}.json"
+    # validate in a scratch store first: nothing is placed unless it is valid
+    with tempfile.TemporaryDirectory(prefix="eee-supersede-") as tmp:
+        scratch = Path(tmp) / rel
+        scratch.parent.mkdir(parents=True)
+        scratch.write_bytes(canonical(doc))
+        summary = run([str(scratch)], Options(root=Path(tmp)))
+        errors = [f for r in summary.results for f in r.findings if f.severity == "error"]
+        if errors:
+            lines = "; ".join(f"{f.pointer}: {f.message}" for f in errors[:5])
+            raise ToolError(f"{source}: the corrected record does not validate: {lines}", errors[0].hint)
+    if dry_run:
+        return record_uuid, rel, None
+    target = root / rel
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp_path = tempfile.mkstemp(prefix=".record-", dir=target.parent)
+    with os.fdopen(fd, "wb") as fh:
+        fh.write(canonical(doc))
+    try:
+        os.link(tmp_path, target)
+    finally:
+        os.unlink(tmp_path)
+    return record_uuid, rel, target
+
+
+COMMIT_VERB = {
+    "retract": "Retract",
+    "supersede": "Supersede",
+    "dispute": "Dispute",
+    "resolve": "Resolve dispute on",
+    "reinstate": "Reinstate",
+}
+
+
+def perform(
+    root: Path,
+    action: str,
+    record: str,
+    reason: str | None,
+    *,
+    replacement: str | None = None,
+    new_record: Path | None = None,
+    reference: str | None = None,
+    outcome: str | None = None,
+    dry_run: bool = False,
+    commit: bool = False,
+) -> dict[str, Any]:
+    """Record one governance action; returns what was (or would be) written."""
+    reason = (reason or "").strip()
+    if not reason:
+        raise ToolError("--reason is empty: every event says why", "--reason 'what was wrong, and how we know'")
+    _check_uuid(record, "record")
+    if replacement is not None:
+        _check_uuid(replacement, "replacement")
+    who = actor(root)
+    written: list[Path] = []
+    with ledger_lock(root):
+        _, ledger = load_ledger(root)
+        index = RecordIndex(root)
+        old_rel = index.path(record)
+        if old_rel is None:
+            raise ToolError(
+                f"no record {record} in {root / 'data'}", "check the uuid; `tools/status <uuid>` finds a record"
+            )
+        new_rel = None
+        try:
+            if new_record is not None:
+                replacement, new_rel, placed = _place_record(root, new_record, old_rel, dry_run)
+                if placed is not None:
+                    written.append(placed)
+                index.add(replacement, new_rel)
+            elif replacement is not None:
+                new_rel = index.path(replacement)
+            event = make_event(
+                action, record, reason, who, replacement=replacement, reference=reference, outcome=outcome
+            )
+            try:
+                ledger.check(event, exists=index.exists)
+            except IllegalEvent as exc:
+                raise ToolError(exc.message, exc.hint) from None
+            check_event_schema(event)
+            event_path = path_for(root, event)
+            result = {
+                "action": action,
+                "record": record,
+                "record_path": old_rel,
+                "replacement": replacement,
+                "replacement_path": new_rel,
+                "event": event,
+                "event_path": event_path.relative_to(root).as_posix(),
+                "dry_run": dry_run,
+                "committed": False,
+            }
+            if dry_run:
+                return result
+            written.append(write(root, event))
+            if commit:
+                _commit(root, action, record, reason, event, written)
+                result["committed"] = True
+            return result
+        except BaseException:
+            for path in written:
+                with contextlib.suppress(FileNotFoundError):
+                    path.unlink()
+            raise
+
+
+def _commit(root: Path, action: str, record: str, reason: str, event: dict[str, Any], paths: list[Path]) -> None:
+    import subprocess
+
+    rels = [p.relative_to(root).as_posix() for p in paths]
+    git("add", "--", *rels, cwd=root)
+    first = reason.splitlines()[0]
+    subject = f"{COMMIT_VERB[action]} {record[:8]}: {first}"[:100]
+    body = f"Governance event {event['id']} ({action} of record {record})."
+    if event.get("replacement"):
+        body += f"\nReplacement: {event['replacement']}"
+    proc = subprocess.run(
+        ["git", "commit", "-q", "-m", subject, "-m", body, "--", *rels], cwd=root, capture_output=True, text=True
+    )
+    if proc.returncode != 0:
+        subprocess.run(["git", "reset", "-q", "--", *rels], cwd=root, capture_output=True)
+        raise ToolError(
+            "the commit was refused:\n" + (proc.stdout + proc.stderr).strip(),
+            "nothing was written; fix what the hooks report",
+        )
+
+
+def status(root: Path, record: str) -> dict[str, Any]:
+    if not UUID4_RE.match(record):
+        raise ToolError(f"record: {uuid_problem(record)}")
+    _, ledger = load_ledger(root)
+    index = RecordIndex(root)
+    rel = index.path(record)
+    if rel is None:
+        raise ToolError(f"no record {record} in {root / 'data'}", "check the uuid")
+    state = ledger.state(record).to_dict()
+    chain = ledger.chain(record)
+    return {
+        "record": record,
+        "path": rel,
+        **{k: v for k, v in state.items() if k != "record"},
+        "chain": chain,
+        "events_dir": EVENTS_DIR,
+    }

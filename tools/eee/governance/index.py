@@ -1,0 +1,76 @@
+"""Finding records by uuid, cheaply at any store size.
+
+In a git work tree one ``git ls-files`` with a pathspec per uuid scans the index (tracked
+and untracked, not ignored) instead of walking 230,000 folders; outside git, the
+filesystem is searched.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import subprocess
+from collections.abc import Iterable
+from pathlib import Path
+
+from eee.paths import RECORD_SUFFIX
+
+
+class RecordIndex:
+    def __init__(self, root: Path) -> None:
+        self.root = Path(root)
+        self.known: dict[str, str | None] = {}
+        self._git = (self.root / ".git").exists()
+
+    def lookup(self, uuids: Iterable[str]) -> dict[str, str | None]:
+        """Repository-relative record paths of ``uuids`` (None when absent)."""
+        wanted = [u for u in dict.fromkeys(uuids) if u not in self.known]
+        if wanted:
+            found = self._search(wanted)
+            for u in wanted:
+                self.known[u] = found.get(u)
+        return {u: self.known[u] for u in uuids}
+
+    def path(self, uuid: str) -> str | None:
+        return self.lookup([uuid])[uuid]
+
+    def exists(self, uuid: str) -> bool:
+        return self.path(uuid) is not None
+
+    def add(self, uuid: str, rel: str) -> None:
+        self.known[uuid] = rel
+
+    def all(self) -> dict[str, str]:
+        """Every record of the store, by uuid."""
+        out: dict[str, str] = {}
+        for rel in self._list(["data/"]):
+            name = rel.rsplit("/", 1)[-1]
+            if name.endswith(RECORD_SUFFIX) and rel.count("/") == 4:
+                out[name[: -len(RECORD_SUFFIX)]] = rel
+        self.known.update(out)
+        return out
+
+    def _list(self, specs: list[str]) -> list[str]:
+        if self._git:
+            proc = subprocess.run(
+                ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard", "--", *specs],
+                cwd=self.root,
+                capture_output=True,
+            )
+            if proc.returncode == 0:
+                return sorted({p.decode("utf-8", "surrogateescape") for p in proc.stdout.split(b"\0") if p})
+        out = []
+        for spec in specs:
+            pattern = spec.removeprefix(":(glob)")
+            if pattern.endswith("/"):
+                for dirpath, _, files in os.walk(self.root / pattern):
+                    out.extend(Path(dirpath, f).relative_to(self.root).as_posix() for f in files)
+            else:
+                out.extend(Path(p).relative_to(self.root).as_posix() for p in glob.glob(str(self.root / pattern)))
+        return sorted(out)
+
+    def _search(self, uuids: list[str]) -> dict[str, str]:
+        found: dict[str, str] = {}
+        for rel in self._list([f":(glob)data/*/*/*/{u}{RECORD_SUFFIX}" for u in uuids]):
+            found[rel.rsplit("/", 1)[-1][: -len(RECORD_SUFFIX)]] = rel
+        return found

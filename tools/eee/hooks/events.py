@@ -1,0 +1,23 @@
+"""Hook ``eee-events``: staged governance events are valid and legal.
+
+Each staged event is checked against the event schema, its file name, and the ledger:
+the record exists, the action is legal in the record's state at that time, no
+supersession cycle, no retracted replacement.
+"""
+
+from __future__ import annotations
+
+from eee.governance import EVENTS_DIR
+from eee.hooks import emit
+from eee.validate import run
+
+
+def main(argv: list[str]) -> int:
+    paths = [p for p in argv if p.replace("\\", "/").startswith(EVENTS_DIR + "/")]
+    if not paths:
+        return 0
+    summary = run(paths)
+    if summary.fatal:
+        print(summary.fatal)
+        return 1
+    return emit(f for r in summary.results for f in r.findings)
