@@ -132,3 +132,16 @@ def place_record(repo: Path, doc: dict[str, Any], benchmark: str = "bench", reco
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(canonical(doc))
     return path
+
+
+def make_pipeline_store(tmp: Path) -> Path:
+    """A store with the project's pipeline: dvc.yaml, the site sources, schemas, the package."""
+    repo = make_store(tmp, hooks=False, with_dvc=True, name="pipeline-store")
+    for name in ("dvc.yaml", "mkdocs.yml", "CHANGELOG.md"):
+        shutil.copyfile(PROJECT / name, repo / name)
+    for folder in ("docs", "schemas", "governance"):
+        shutil.copytree(PROJECT / folder, repo / folder, ignore=shutil.ignore_patterns("*.yaml"))
+    shutil.copytree(PROJECT / "tools" / "eee", repo / "tools" / "eee", ignore=shutil.ignore_patterns("__pycache__"))
+    (repo / "governance" / "events").mkdir(parents=True, exist_ok=True)
+    (repo / "data").mkdir(exist_ok=True)
+    return repo

@@ -262,3 +262,12 @@ def test_hook_script_explains_a_missing_environment(tmp_path: Path) -> None:
     proc = subprocess.run([str(tools / "hook"), "samples", "--"], capture_output=True, text=True, env=env)
     assert proc.returncode == 1
     assert "python3 tools/dev.py setup" in proc.stderr
+
+
+def test_events_hook_ignores_the_ledger_readme(repo: Path) -> None:
+    from eee.hooks import events
+
+    readme = repo / "governance" / "events" / "README.md"
+    readme.parent.mkdir(parents=True)
+    readme.write_text("# the ledger\n")
+    assert events.main(["governance/events/README.md"]) == 0

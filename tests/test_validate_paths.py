@@ -165,3 +165,21 @@ def test_unreadable_file_is_reported_not_raised(tmp_path: Path, monkeypatch: pyt
     summary = run([str(path)])
     assert summary.exit_code() == 1
     assert any("cannot read the file: Permission denied" in m for m in _messages(summary))
+
+
+def test_unreadable_folder_is_reported(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+
+    _put(tmp_path, f"{FOLDER}/{FIXED_UUID}.json")
+    real = os.scandir
+    locked = str(tmp_path / "data" / "bench")
+
+    def deny(path):  # type: ignore[no-untyped-def]
+        if str(path) == locked:
+            raise PermissionError(13, "Permission denied")
+        return real(path)
+
+    monkeypatch.setattr(os, "scandir", deny)
+    summary = run([str(tmp_path / "data")])
+    assert summary.exit_code() == 1
+    assert any("cannot read the folder: Permission denied" in m for m in _messages(summary))

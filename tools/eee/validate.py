@@ -91,7 +91,9 @@ def collect(args: Iterable[str | Path]) -> Collected:
     raw: list[str] = []
     for arg in map(str, args):
         if os.path.lexists(arg):
-            raw.extend(_walk(arg, found.listings) if os.path.isdir(arg) and not os.path.islink(arg) else [arg])
+            raw.extend(
+                _walk(arg, found.listings, found.problems) if os.path.isdir(arg) and not os.path.islink(arg) else [arg]
+            )
         elif _GLOB_CHARS & set(arg):
             matches = sorted(glob.glob(arg, recursive=True))
             if not matches:
@@ -99,7 +101,9 @@ def collect(args: Iterable[str | Path]) -> Collected:
                     Finding(arg, "$", "no file matches this pattern", "check the pattern", check="input")
                 )
             for m in matches:
-                raw.extend(_walk(m, found.listings) if os.path.isdir(m) and not os.path.islink(m) else [m])
+                raw.extend(
+                    _walk(m, found.listings, found.problems) if os.path.isdir(m) and not os.path.islink(m) else [m]
+                )
         else:
             found.problems.append(Finding(arg, "$", "no such file or directory", "check the path", check="input"))
     seen: set[str] = set()
@@ -111,17 +115,17 @@ def collect(args: Iterable[str | Path]) -> Collected:
     return found
 
 
-def _walk(top: str, listings: dict[str, list[str]]) -> list[str]:
+def _walk(top: str, listings: dict[str, list[str]], problems: list[Finding] | None = None) -> list[str]:
     """Files below ``top``: a store root means its data/ and governance/events/."""
     top = os.path.abspath(top)
     parts = top.split(os.sep)
     under_data = DATA_DIR in parts
     if not under_data and os.path.isdir(os.path.join(top, DATA_DIR)):
-        out = _walk(os.path.join(top, DATA_DIR), listings)
+        out = _walk(os.path.join(top, DATA_DIR), listings, problems)
         events = os.path.join(top, EVENTS_DIR)
-        return out + (_walk(events, listings) if os.path.isdir(events) else [])
+        return out + (_walk(events, listings, problems) if os.path.isdir(events) else [])
     if not under_data and parts[-1] == "governance" and os.path.isdir(os.path.join(top, "events")):
-        return _walk(os.path.join(top, "events"), listings)
+        return _walk(os.path.join(top, "events"), listings, problems)
     in_events = top.endswith(os.sep + EVENTS_DIR.replace("/", os.sep))
     out: list[str] = []
     stack = [top]
@@ -129,7 +133,17 @@ def _walk(top: str, listings: dict[str, list[str]]) -> list[str]:
         directory = stack.pop()
         try:
             entries = list(os.scandir(directory))
-        except OSError:
+        except OSError as exc:
+            if problems is not None:
+                problems.append(
+                    Finding(
+                        directory,
+                        "$",
+                        f"cannot read the folder: {exc.strerror}",
+                        "check its permissions",
+                        check="input",
+                    )
+                )
             continue
         listings[directory] = [e.name for e in entries]
         for entry in entries:

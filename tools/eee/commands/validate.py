@@ -27,6 +27,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-errors", type=int, default=20, metavar="N", help="errors shown per file (default: 20)")
     p.add_argument("--no-progress", action="store_true", help="never show a progress bar")
     p.add_argument("--output", type=Path, help="also write the JSON report to this file")
+    p.add_argument(
+        "--metrics", type=Path, help="also write summary metrics (counts by kind and schema version) as JSON"
+    )
+    p.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings (for pipelines)")
     return p
 
 
@@ -49,4 +53,13 @@ def main(argv: list[str]) -> int:
 
         args.output.parent.mkdir(parents=True, exist_ok=True)
         args.output.write_text(json.dumps(to_json(summary), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    return summary.exit_code()
+    if args.metrics:
+        import json
+
+        args.metrics.parent.mkdir(parents=True, exist_ok=True)
+        counts = summary.counts()
+        counts["events"] = counts["by_kind"].get("event", 0)
+        args.metrics.write_text(json.dumps(counts, indent=2) + "\n", encoding="utf-8")
+    if summary.fatal:
+        return 1
+    return 0 if args.exit_zero else summary.exit_code()

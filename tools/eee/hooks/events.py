@@ -13,7 +13,7 @@ from eee.validate import run
 
 
 def main(argv: list[str]) -> int:
-    paths = [p for p in argv if p.replace("\\", "/").startswith(EVENTS_DIR + "/")]
+    paths = [p for p in argv if p.replace("\\", "/").startswith(EVENTS_DIR + "/") and p.endswith(".yaml")]
     if not paths:
         return 0
     summary = run(paths)

@@ -1,0 +1,140 @@
+"""The datastore pipeline with real DVC: outputs, incremental re-runs, the catalogue."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from conftest import FIXED_UUID, git, load_example, make_pipeline_store, place_record
+from eee.governance.events import make_event, write
+
+pytestmark = pytest.mark.slow
+
+B = "1f0e9d8c-7b6a-4f5e-8d4c-3b2a1f0e9d8c"
+C = "2a3b4c5d-6e7f-4a8b-9c0d-1e2f3a4b5c6d"
+ME = {"name": "Maintainer", "email": "m@example.org"}
+
+
+def _pipeline(repo: Path) -> subprocess.CompletedProcess[str]:
+    proc = subprocess.run(
+        [sys.executable, "-m", "eee", "pipeline", "--root", str(repo), "--no-pull"], capture_output=True, text=True
+    )
+    return proc
+
+
+def _ran(output: str) -> set[str]:
+    return set(re.findall(r"Running stage '(\w+)'", output))
+
+
+def _doc(model: str, score: float) -> dict:
+    doc = load_example("aggregate", "valid", "v0.3.0_perplexity_unbounded.json")
+    doc["model_info"]["id"] = model
+    doc["evaluation_results"][0]["score_details"]["score"] = score
+    return doc
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Path:
+    repo = make_pipeline_store(tmp_path)
+    place_record(repo, _doc("meta-llama/Llama-2-7b-hf", 8.79), record_uuid=FIXED_UUID)
+    place_record(repo, _doc("facebook/opt-6.7b", 12.29), record_uuid=B)
+    place_record(
+        repo, load_example("aggregate", "valid", "v0.2.0_helm_leaderboard.json"), benchmark="helm_lite", record_uuid=C
+    )
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "--no-verify", "-m", "store")
+    return repo
+
+
+def test_pipeline_outputs_and_incremental_runs(store: Path) -> None:
+    first = _pipeline(store)
+    assert first.returncode == 0, first.stdout + first.stderr
+    assert _ran(first.stdout) == {"validate", "catalog", "stats", "site"}
+    for rel in (
+        "build/validate/report.json",
+        "build/catalog/catalog.parquet",
+        "build/stats/fill_rates.json",
+        "build/site/index.html",
+    ):
+        assert (store / rel).exists(), rel
+    metrics = json.loads((store / "build/validate/metrics.json").read_text())
+    assert metrics["records"] == 3 and metrics["errors"] == 0
+    assert metrics["records_by_schema_version"] == {"0.2.0": 1, "0.3.0": 2}
+    fill = json.loads((store / "build/stats/fill_rates.json").read_text())
+    assert fill["records"] == 3
+    assert fill["overall"]["parameter_count"] == pytest.approx(1 / 3, abs=1e-3)  # only the HELM record gives one
+    assert fill["overall"]["inference_platform"] == 0.0  # "unknown" is not a value
+
+    second = _pipeline(store)
+    assert second.returncode == 0
+    assert _ran(second.stdout) == set(), second.stdout  # nothing changed, nothing reruns
+
+    (store / "docs" / "index.md").write_text("# changed home page\n")
+    third = _pipeline(store)
+    assert _ran(third.stdout) == {"site"}, third.stdout  # only the stage that depends on docs
+
+    place_record(store, _doc("mistralai/Mistral-7B-v0.1", 6.1), record_uuid="3c4d5e6f-7a8b-4c9d-8e0f-1a2b3c4d5e6f")
+    fourth = _pipeline(store)
+    assert _ran(fourth.stdout) == {"validate", "catalog", "stats", "site"}, fourth.stdout
+    assert json.loads((store / "build/validate/metrics.json").read_text())["records"] == 4
+
+
+def test_catalogue_carries_governance_status_and_duckdb_reads_it(store: Path) -> None:
+    import datetime as dt
+
+    now = dt.datetime(2026, 6, 1, tzinfo=dt.UTC)
+    write(store, make_event("retract", B, "scored on the training split", ME, now=now))
+    write(
+        store,
+        make_event("supersede", FIXED_UUID, "fourth decimal", ME, replacement=C, now=now + dt.timedelta(seconds=1)),
+    )
+    write(
+        store,
+        make_event(
+            "dispute",
+            C,
+            "harness version contested",
+            ME,
+            reference="https://example.org/d/1",
+            now=now + dt.timedelta(seconds=2),
+        ),
+    )
+    proc = _pipeline(store)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    parquet = str(store / "build/catalog/catalog.parquet")
+    rows = duckdb.sql(
+        f"SELECT record_uuid, any_value(status), any_value(status_reason), any_value(superseded_by), any_value(preceded_by), "
+        f"any_value(dispute_reference), count(*) FROM '{parquet}' GROUP BY record_uuid ORDER BY record_uuid"
+    ).fetchall()
+    by_uuid = {r[0]: r[1:] for r in rows}
+    assert by_uuid[B][:2] == ("retracted", "scored on the training split")
+    assert by_uuid[FIXED_UUID][0] == "superseded" and by_uuid[FIXED_UUID][2] == C
+    assert by_uuid[C][0] == "disputed" and by_uuid[C][3] == FIXED_UUID and by_uuid[C][4] == "https://example.org/d/1"
+    assert by_uuid[C][5] == 2  # one row per result: the HELM record has two results
+    # the 0.2.0 record is read as the current version
+    ((declared, read_as),) = duckdb.sql(
+        f"SELECT DISTINCT schema_version, read_as FROM '{parquet}' WHERE record_uuid = '{C}'"
+    ).fetchall()
+    assert declared == "0.2.0" and read_as == "0.3.0"
+    ((inf,),) = duckdb.sql(f"SELECT max_score FROM '{parquet}' WHERE record_uuid = '{B}'").fetchall()
+    assert inf == float("inf")
+
+
+def test_sidecar_with_wrong_checksum_fails_the_pipeline(store: Path) -> None:
+    from conftest import EXAMPLES, place_with_sidecar
+
+    _record, sidecar = place_with_sidecar(
+        store, (EXAMPLES / "instance" / "valid" / "v0.3.0_single_multi_agentic.jsonl").read_bytes()
+    )
+    sidecar.write_bytes(sidecar.read_bytes().replace(b'"q1"', b'"q7"'))
+    proc = _pipeline(store)
+    assert proc.returncode == 1
+    assert "validation errors" in proc.stdout
+    report = json.loads((store / "build/validate/report.json").read_text())
+    assert any("sha256 of the file is" in f["message"] for f in report["findings"])

@@ -1,0 +1,70 @@
+"""``eee migrate --to VERSION PATH... --out DIR``: write migrated copies of records elsewhere.
+
+Exit 0 when every record migrated (or was at the target already), 1 when any was refused
+(the others are still written), 2 for a usage error (nothing is written).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from eee.findings import FileResult, Summary
+from eee.migrate.export import UsageError, export
+from eee.migrate.report import REPORT_NAME, ExportReport
+from eee.report import FORMATS, render
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="eee migrate",
+        description=(
+            "Write copies of EEE records (and their sidecars) migrated to a schema version, in the store's layout "
+            "under DIR, with a report (DIR/migration-report.json). Records under data/ are never rewritten."
+        ),
+    )
+    p.add_argument("paths", nargs="+", metavar="PATH", help="records, sidecars, directories (recursive) or globs")
+    p.add_argument("--to", metavar="VERSION", help="target schema version (default: the current one)")
+    p.add_argument("--out", type=Path, required=True, metavar="DIR", help="output folder (outside any data/)")
+    p.add_argument("--format", choices=FORMATS, default="rich", help="output format (default: rich)")
+    p.add_argument("--no-progress", action="store_true", help="never show a progress bar")
+    return p
+
+
+def closing_line(report: ExportReport) -> str:
+    s = report.summary()
+    parts = [
+        f"{s['records']} record{'' if s['records'] == 1 else 's'}",
+        f"{s['migrated']} migrated to {report.target}",
+        f"{s['unchanged']} already {report.target} (copied unchanged)",
+        f"{s['refused']} refused",
+    ]
+    if s["sidecars"]:
+        parts.append(f"{s['sidecars']} sidecars ({s['sidecar_rows']} rows)")
+    return ", ".join(parts) + f"; report: {report.out / REPORT_NAME}"
+
+
+def main(argv: list[str]) -> int:
+    args = build_parser().parse_args(argv)
+    show_progress = not args.no_progress and args.format != "json" and sys.stderr.isatty()
+    try:
+        if show_progress:
+            from eee.progress import bar
+
+            with bar("migrating") as update:
+                report = export(args.paths, args.out, args.to, progress=update)
+        else:
+            report = export(args.paths, args.out, args.to)
+    except UsageError as exc:
+        print(f"eee migrate: {exc}", file=sys.stderr)
+        return 2
+    if args.format == "json":
+        json.dump(report.to_json(), sys.stdout, indent=2, ensure_ascii=False)
+        sys.stdout.write("\n")
+    else:
+        results = [FileResult(o.file, o.kind, o.source, findings=o.findings) for o in report.outcomes]
+        render(Summary(results), args.format, what="record")
+        print(closing_line(report))
+    return report.exit_code()

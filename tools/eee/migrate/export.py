@@ -1,0 +1,346 @@
+"""The export behind ``eee migrate``: migrated copies of records and sidecars, written elsewhere.
+
+For every record named (files, folders, globs; a sidecar named alone brings its record), the
+record and the sidecar beside it are migrated together, as one unit, and written under the
+output folder in the same layout (``OUT/data/<benchmark>/<developer>/<model>/<uuid>.json``;
+a file outside any ``data/`` folder goes to ``OUT/<name>``), plus ``OUT/migration-report.json``.
+
+- Nothing is written under a store's ``data/``: an output folder whose ``data/`` would lie in
+  one (the input's store, or a git work tree's) is refused before anything is read.
+- A unit is written whole or not at all: each file goes to a temporary name beside its
+  destination and is renamed when the whole unit migrated. A refused record leaves nothing.
+- A record (or sidecar) already at the target version is copied byte for byte, so migrating
+  a migrated copy again is a no-op.
+- When a sidecar's rows change, the copy of its record gets the new checksum (the old one is
+  kept in ``eee_migration_derived``); the row count does not change.
+- A record whose sidecar is present only as its DVC pointer is migrated alone, with a
+  warning: the copy keeps the source sidecar's checksum (``dvc pull`` first to migrate it too).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from eee.findings import WARNING, Finding
+from eee.migrate.chain import migrate, target_version
+from eee.migrate.changes import Changes, MigrationRefused
+from eee.migrate.files import SidecarCopy, read_record, write_rows
+from eee.migrate.provenance import stamp
+from eee.migrate.report import MIGRATED, REPORT_NAME, UNCHANGED, ExportReport, Outcome
+from eee.paths import (
+    DATA_DIR,
+    POINTER_SUFFIX,
+    find_store_root,
+    record_path_for_sidecar,
+    sidecar_path_for,
+)
+from eee.schemas import EVAL, Registry, default_registry
+from eee.strictjson import canonical
+
+Progress = Callable[[int, int], None]
+
+
+class UsageError(Exception):
+    """The command cannot run as asked (unknown version, output inside data/, missing input)."""
+
+
+def forbidden_output(out: Path, store_roots: Iterable[str]) -> str | None:
+    """The store ``data/`` folder the copies would land in, or None when ``out`` is safe.
+
+    The copies go to ``OUT/data/...``; that folder, or any folder above it, must not be the
+    ``data/`` of an input's store or of a git work tree.
+    """
+    roots = {os.path.realpath(r) for r in store_roots}
+    here = os.path.realpath(out / DATA_DIR)
+    while True:
+        parent = os.path.dirname(here)
+        if os.path.basename(here) == DATA_DIR and (parent in roots or os.path.exists(os.path.join(parent, ".git"))):
+            return here
+        if parent == here:
+            return None
+        here = parent
+
+
+def relative_place(absolute: str) -> str:
+    """Where a copy goes below the output folder: the path below the store root, else the file name."""
+    root = find_store_root(absolute)
+    if root is not None and absolute.startswith(root.rstrip(os.sep) + os.sep):
+        rel = absolute[len(root.rstrip(os.sep)) + 1 :]
+        return rel.replace(os.sep, "/")
+    return os.path.basename(absolute)
+
+
+def hash_algorithm(der: Any) -> str | None:
+    """The algorithm of a record's sidecar checksum (declared, or told by its length)."""
+    if not isinstance(der, dict):
+        return None
+    alg = der.get("hash_algorithm")
+    if alg in ("sha256", "md5"):
+        return alg
+    checksum = der.get("checksum")
+    if isinstance(checksum, str):
+        return {64: "sha256", 32: "md5"}.get(len(checksum))
+    return None
+
+
+def _temp_beside(dest: Path, made: set[Path] | None = None) -> tuple[int, Path]:
+    """A new temporary file beside ``dest``, open for writing (``made``: folders known to exist; mkdir is costly)."""
+    if made is None or dest.parent not in made:
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        if made is not None:
+            made.add(dest.parent)
+    fd, name = tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.name}.", suffix=".tmp")
+    return fd, Path(name)
+
+
+def write_atomic(dest: Path, data: bytes, made: set[Path] | None = None) -> None:
+    """Write ``data`` to ``dest`` through a temporary file renamed into place."""
+    fd, tmp = _temp_beside(dest, made)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, dest)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+class _Refused(Exception):
+    def __init__(self, findings: list[Finding]) -> None:
+        self.findings = findings
+
+
+class _SidecarCopy:
+    """A migrated sidecar written to ``tmp``, renamed into place when its record is written."""
+
+    def __init__(self, tmp: Path, dest: Path, rows: SidecarCopy, entry: dict[str, Any]) -> None:
+        self.tmp = tmp
+        self.dest = dest
+        self.rows = rows
+        self.entry = entry
+
+
+class _Exporter:
+    def __init__(self, out: Path, target: str, registry: Registry, display: Callable[[str], str]) -> None:
+        self.out = out
+        self.target = target
+        self.registry = registry
+        self.display = display
+        self.claimed: set[str] = set()
+        self.made: set[Path] = set()
+
+    def record(self, absolute: str) -> Outcome:
+        """Migrate one record with its sidecar and write both, or neither."""
+        file = self.display(absolute)
+        outcome = Outcome(file, "record", self.target)
+        rel = relative_place(absolute)
+        outcome.output = rel
+        dest = self.out / rel
+        try:
+            self._claim(rel, dest, absolute, file)
+            try:
+                data, doc = read_record(absolute, file)
+                result = migrate(doc, EVAL, self.target, self.registry, file)
+            except MigrationRefused as refused:
+                outcome.source = refused.source
+                raise _Refused(refused.findings) from None
+            outcome.source = result.source
+            outcome.changes.extend(result.changes)
+            copy, changed = result.doc, result.changed
+            der = copy.get("detailed_evaluation_results")
+            side = self._sidecar(absolute, dest, rel, file, der)
+        except _Refused as refused:
+            outcome.findings.extend(refused.findings)
+            return outcome
+        if side is not None:
+            outcome.sidecar = side.entry
+            if side.rows.changed and isinstance(der, dict) and isinstance(der.get("checksum"), str):
+                # the record's copy is ours to change: either the chain's copy or the document read from the file
+                changed = self._new_checksum(copy, side, hash_algorithm(der) or "sha256", outcome) or changed
+        elif isinstance(der, dict) and os.path.lexists(sidecar_path_for(absolute) + POINTER_SUFFIX):
+            outcome.findings.append(
+                Finding(
+                    file,
+                    "$.detailed_evaluation_results",
+                    "the sidecar is not in the working tree (only its DVC pointer): it was not migrated, and the "
+                    "copy keeps the source sidecar's checksum",
+                    "fetch it (eee samples pull / dvc pull) and migrate again to migrate its rows too",
+                    severity=WARNING,
+                    check="sidecar",
+                )
+            )
+        try:
+            write_atomic(dest, canonical(copy) if changed else data, self.made)
+        except BaseException:
+            if side is not None:
+                side.tmp.unlink(missing_ok=True)
+            raise
+        if side is not None:
+            os.replace(side.tmp, side.dest)
+        outcome.status = MIGRATED if changed else UNCHANGED
+        return outcome
+
+    def _claim(self, rel: str, dest: Path, absolute: str, file: str) -> None:
+        if rel in self.claimed:
+            raise _Refused(
+                [Finding(file, "$", f"another input is also copied to {rel}", "migrate the two in separate runs")]
+            )
+        self.claimed.add(rel)
+        # a copy inside data/ cannot meet its source (the output folder is checked); a loose file can
+        if not rel.startswith(DATA_DIR + "/") and os.path.realpath(dest) == os.path.realpath(absolute):
+            raise _Refused([Finding(file, "$", "the copy would overwrite this file", "choose another output folder")])
+
+    def _sidecar(self, absolute: str, dest: Path, rel: str, file: str, der: Any) -> _SidecarCopy | None:
+        """The record's sidecar migrated to a temporary file (None when there is none beside it)."""
+        sidecar = sidecar_path_for(absolute)
+        if not os.path.isfile(sidecar):
+            return None
+        side_dest = Path(sidecar_path_for(str(dest)))
+        side_file = self.display(sidecar)
+        fd, tmp = _temp_beside(side_dest, self.made)
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                rows = write_rows(sidecar, fh, self.target, self.registry, side_file, hash_algorithm(der) or "sha256")
+            if not rows.changed:
+                shutil.copyfile(sidecar, tmp)  # byte for byte: the record's checksum stays true
+        except MigrationRefused as refused:
+            tmp.unlink(missing_ok=True)
+            self._prune(tmp.parent)
+            first = refused.findings[0]
+            summary = Finding(
+                file,
+                "$.detailed_evaluation_results",
+                f"its sidecar cannot be migrated (line {first.line}, {first.pointer}): {first.message}",
+                "a record and its sidecar migrate together (the sidecar's findings follow); "
+                "fix the sidecar, or add a corrected record and supersede this one",
+                check=first.check,
+            )
+            raise _Refused([summary, *refused.findings]) from None
+        except BaseException:
+            tmp.unlink(missing_ok=True)
+            raise
+        entry = {
+            "file": side_file,
+            "output": sidecar_path_for(rel),
+            "rows": rows.rows,
+            "status": MIGRATED if rows.changed else UNCHANGED,
+            "by_source_version": dict(sorted(rows.sources.items())),
+        }
+        return _SidecarCopy(tmp, side_dest, rows, entry)
+
+    @staticmethod
+    def _new_checksum(copy: dict[str, Any], side: _SidecarCopy, alg: str, outcome: Outcome) -> bool:
+        """Point the record's copy at the migrated sidecar's checksum; True when it changed."""
+        der = copy["detailed_evaluation_results"]
+        if der["checksum"] == side.rows.checksum:
+            return False
+        old = der["checksum"]
+        der["checksum"] = side.rows.checksum
+        extra = Changes()
+        extra.derived["$.detailed_evaluation_results.checksum"] = (
+            f"{alg} of the migrated sidecar (the source sidecar's was {old})"
+        )
+        stamp(copy, EVAL, None, extra)
+        outcome.changes.extend(extra)
+        return True
+
+    def _prune(self, folder: Path) -> None:
+        """Remove folders left empty below the output folder (a refused unit leaves nothing)."""
+        while folder != self.out and self.out in folder.parents:
+            try:
+                folder.rmdir()
+            except OSError:
+                return
+            self.made.discard(folder)
+            folder = folder.parent
+
+    def orphan(self, absolute: str) -> Outcome:
+        file = self.display(absolute)
+        outcome = Outcome(file, "sidecar", self.target)
+        record = os.path.basename(record_path_for_sidecar(absolute))
+        outcome.findings.append(
+            Finding(
+                file,
+                "$",
+                f"sidecar without aggregate: {record} does not exist beside it",
+                "a sidecar migrates with the record of the same uuid in the same folder",
+                check="sidecar",
+            )
+        )
+        return outcome
+
+
+def plan_inputs(paths: Iterable[str | Path]) -> tuple[list[str], list[str]]:
+    """The records to migrate (a sidecar named alone brings its record) and sidecars without a record."""
+    from eee.validate import collect, kind_of
+
+    found = collect(paths)
+    if found.problems:
+        raise UsageError("; ".join(p.one_line() for p in found.problems))
+    records: list[str] = []
+    orphans: list[str] = []
+    seen: set[str] = set()
+    for absolute in found.files:
+        kind = kind_of(absolute)
+        if kind == "sidecar":
+            record = record_path_for_sidecar(absolute)
+            if not os.path.exists(record):
+                orphans.append(absolute)
+                continue
+            absolute = record
+        elif kind != "record":
+            continue  # DVC pointers and other files have nothing to migrate
+        if absolute not in seen:
+            seen.add(absolute)
+            records.append(absolute)
+    return records, orphans
+
+
+def export(
+    paths: Iterable[str | Path],
+    out: str | Path,
+    to: str | None = None,
+    registry: Registry | None = None,
+    progress: Progress | None = None,
+) -> ExportReport:
+    """Write migrated copies of the records (and sidecars) under ``paths`` to ``out``, and the report.
+
+    Raises :class:`UsageError` before writing anything when the target version is unknown,
+    an input does not exist, or the output folder lies inside a store's ``data/``.
+    """
+    from eee.validate import Display
+
+    registry = registry or default_registry()
+    try:
+        target = target_version(to, registry)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    out = Path(out).absolute()
+    records, orphans = plan_inputs(paths)
+    roots = {root for root in map(find_store_root, records + orphans) if root is not None}
+    inside = forbidden_output(out, roots)
+    if inside is not None:
+        raise UsageError(
+            f"the output folder {out} would put the copies inside the store folder {inside}: migration never "
+            "writes under data/; choose a folder outside the store"
+        )
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"the output {out} exists and is not a folder")
+    out.mkdir(parents=True, exist_ok=True)
+    report = ExportReport(out, target)
+    exporter = _Exporter(out, target, registry, Display())
+    total = len(records) + len(orphans)
+    for i, absolute in enumerate(records, start=1):
+        report.outcomes.append(exporter.record(absolute))
+        if progress is not None:
+            progress(i, total)
+    report.outcomes.extend(exporter.orphan(a) for a in orphans)
+    write_atomic(out / REPORT_NAME, orjson.dumps(report.to_json(), option=orjson.OPT_INDENT_2) + b"\n")
+    return report

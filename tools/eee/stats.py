@@ -1,0 +1,112 @@
+"""Field fill rates: how often records fill the fields that make results comparable.
+
+For each field, the share of records (overall, per source type and per eval library, the
+source format) that give it a real value: present, not null, not ``unknown``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from eee.catalog import record_paths
+
+
+def _known(value: Any) -> bool:
+    if value is None:
+        return False
+    if isinstance(value, str):
+        return value.strip().lower() not in ("", "unknown", "none", "n/a")
+    if isinstance(value, (dict, list)):
+        return bool(value)
+    return True
+
+
+def _get(doc: Any, *path: str) -> Any:
+    for key in path:
+        if not isinstance(doc, dict):
+            return None
+        doc = doc.get(key)
+    return doc
+
+
+def _results(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    return [r for r in doc.get("evaluation_results") or [] if isinstance(r, dict)]
+
+
+def _any_result(doc: dict[str, Any], *path: str) -> bool:
+    return any(_known(_get(r, *path)) for r in _results(doc))
+
+
+def _details_key(doc: dict[str, Any], *needles: str) -> bool:
+    details = _get(doc, "model_info", "additional_details")
+    if not isinstance(details, dict):
+        return False
+    return any(any(n in str(k).lower() for n in needles) and _known(v) for k, v in details.items())
+
+
+FIELDS: dict[str, Callable[[dict[str, Any]], bool]] = {
+    "inference_platform": lambda d: _known(_get(d, "model_info", "inference_platform")),
+    "inference_engine": lambda d: _known(_get(d, "model_info", "inference_engine", "name")),
+    "temperature": lambda d: _any_result(d, "generation_config", "generation_args", "temperature"),
+    "max_tokens": lambda d: _any_result(d, "generation_config", "generation_args", "max_tokens"),
+    "parameter_count": lambda d: _details_key(d, "param"),
+    "license": lambda d: _details_key(d, "license"),
+    "uncertainty": lambda d: _any_result(d, "score_details", "uncertainty"),
+    "eval_library_version": lambda d: _known(_get(d, "eval_library", "version")),
+    "evaluation_timestamp": lambda d: _known(d.get("evaluation_timestamp")) or _any_result(d, "evaluation_timestamp"),
+    "deployment_type": lambda d: _known(_get(d, "model_info", "additional_details", "deployment_type")),
+    "model_availability": lambda d: _known(_get(d, "model_info", "additional_details", "model_availability")),
+    "metric_id": lambda d: (
+        bool(_results(d)) and all(_known(_get(r, "metric_config", "metric_id")) for r in _results(d))
+    ),
+    "instance_level_data": lambda d: isinstance(d.get("detailed_evaluation_results"), dict),
+}
+
+
+def fill_rates(root: Path) -> dict[str, Any]:
+    from eee.strictjson import JSONProblem, loads
+
+    groups: dict[str, dict[str, list[int]]] = {}  # group -> field -> [filled, total]
+
+    def count(group: str, doc: dict[str, Any]) -> None:
+        table = groups.setdefault(group, {f: [0, 0] for f in FIELDS})
+        for field, test in FIELDS.items():
+            table[field][1] += 1
+            table[field][0] += int(bool(test(doc)))
+
+    unreadable = 0
+    for _uuid, rel in record_paths(root):
+        try:
+            doc = loads((root / rel).read_bytes())
+        except (OSError, JSONProblem):
+            unreadable += 1
+            continue
+        if not isinstance(doc, dict):
+            unreadable += 1
+            continue
+        count("overall", doc)
+        count(f"source_type={_get(doc, 'source_metadata', 'source_type') or 'unknown'}", doc)
+        count(f"eval_library={_get(doc, 'eval_library', 'name') or 'unknown'}", doc)
+    records = groups.get("overall", {}).get("inference_platform", [0, 0])[1]
+
+    def shares(table: dict[str, list[int]]) -> dict[str, float]:
+        return {f: round(filled / total, 4) if total else 0.0 for f, (filled, total) in table.items()}
+
+    out: dict[str, Any] = {
+        "records": records,
+        "unreadable": unreadable,
+        "overall": shares(groups.get("overall", {f: [0, 0] for f in FIELDS})),
+    }
+    out["by_source_type"] = {
+        g.split("=", 1)[1]: {"records": t["license"][1], **shares(t)}
+        for g, t in sorted(groups.items())
+        if g.startswith("source_type=")
+    }
+    out["by_eval_library"] = {
+        g.split("=", 1)[1]: {"records": t["license"][1], **shares(t)}
+        for g, t in sorted(groups.items())
+        if g.startswith("eval_library=")
+    }
+    return out
