@@ -16,6 +16,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "audit": ("eee.commands.audit", "check every commit of a range against the store's rules"),
     "migrate": ("eee.commands.migrate", "write copies of records migrated to a schema version"),
     "samples": ("eee.commands.samples", "add, push and pull per-sample sidecars (DVC)"),
+    "convert": ("eee.commands.convert", "convert HELM, lm-eval or Inspect AI logs into records"),
     "catalog": ("eee.commands.catalog", "write the Parquet catalogue of every result"),
     "stats": ("eee.commands.stats", "field fill rates across the store"),
     "retract": ("eee.commands.retract", "mark a record retracted (governance event)"),

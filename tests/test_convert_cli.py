@@ -1,0 +1,199 @@
+"""``eee convert``: placing outputs in a store, all or nothing (git store, no hooks, no DVC)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import EXAMPLES, PROJECT, git, make_store
+from eee.commands.convert import main
+from eee.validate import run
+
+HARNESS = EXAMPLES / "harness"
+INSPECT_LOG = HARNESS / "inspect" / "tiny_qa.json"
+FIXED = "0f5c2d1e-7a3b-4c5d-8e9f-0a1b2c3d4e5f"
+
+
+@pytest.fixture
+def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    repo = make_store(tmp_path, hooks=False)
+    monkeypatch.chdir(repo)
+    return repo
+
+
+def data_files(repo: Path) -> list[str]:
+    return (
+        sorted(p.relative_to(repo).as_posix() for p in (repo / "data").rglob("*") if p.is_file())
+        if (repo / "data").exists()
+        else []
+    )
+
+
+def staged(repo: Path) -> list[str]:
+    return git(repo, "diff", "--cached", "--name-only").stdout.split()
+
+
+def test_records_are_written_at_their_canonical_path_and_staged(
+    store: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["inspect", "--log-path", str(INSPECT_LOG), "--source-organization", "Acme Evals"]) == 0
+    files = data_files(store)
+    assert len(files) == 1 and files[0].startswith("data/tiny_qa/meta-llama/Llama-3.1-8B-Instruct-Turbo/")
+    assert staged(store) == files
+    doc = json.loads((store / files[0]).read_text())
+    assert doc["source_metadata"]["source_organization_name"] == "Acme Evals"
+    assert run([str(store / "data")]).exit_code() == 0
+    out = capsys.readouterr().out
+    assert f"wrote {files[0]} (2 results)" in out
+
+
+def test_options_reach_the_record(store: Path) -> None:
+    args = ["lm_eval", "--log-path", str(HARNESS / "lm_eval"), "--evaluator-relationship", "first_party"]
+    assert main([*args, "--eval-library-version", "9.9.9", "--model-id", "acme/tiny-lm-v2", "--no-stage"]) == 0
+    docs = [json.loads((store / f).read_text()) for f in data_files(store)]
+    assert len(docs) == 3 and not staged(store)
+    for doc in docs:
+        assert doc["source_metadata"]["evaluator_relationship"] == "first_party"
+        assert doc["eval_library"]["version"] == "9.9.9"
+        assert doc["model_info"]["id"] == "acme/tiny-lm-v2"
+
+
+def test_dry_run_writes_nothing(store: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["lm_eval", "--log-path", str(HARNESS / "lm_eval"), "--include-samples", "--dry-run"])
+    assert code == 2  # tiny_nosamples has no samples file: converted with a warning
+    out = capsys.readouterr().out
+    assert "would write data/tiny_mc/acme/tiny-lm/" in out and "(4 rows)" in out
+    assert "tiny_nosamples: warning: no samples file" in out
+    assert not (store / "data").exists() and not staged(store)
+
+
+def test_a_bad_log_among_good_ones_leaves_data_untouched(
+    store: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    shutil.copy(INSPECT_LOG, logs / "a_good.json")
+    doc = json.loads(INSPECT_LOG.read_text())
+    del doc["eval"]["model"]
+    (logs / "b_bad.json").write_text(json.dumps(doc))
+    assert main(["inspect", "--log-path", str(logs)]) == 1
+    out = capsys.readouterr().out
+    assert out.splitlines()[0].endswith("b_bad.json::$.eval.model: missing field 'model'")
+    assert "Traceback" not in out
+    assert not (store / "data").exists()
+
+
+def test_an_invalid_output_leaves_data_untouched(
+    store: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from eee.convert import inspect
+
+    original = inspect.convert
+
+    def broken(path: Path, settings):  # type: ignore[no-untyped-def]
+        batch = original(path, settings)
+        batch.outputs[0].record["evaluation_results"][0]["score_details"]["score"] = 5.0
+        return batch
+
+    monkeypatch.setattr(inspect, "convert", broken)
+    assert main(["inspect", "--log-path", str(INSPECT_LOG)]) == 1
+    out = capsys.readouterr().out
+    assert "$.evaluation_results[0].score_details.score: score 5.0 is outside the declared range" in out
+    assert "nothing was written" in out
+    assert not (store / "data").exists()
+
+
+def test_an_existing_target_is_never_overwritten(store: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    uuids = iter([FIXED, "1f5c2d1e-7a3b-4c5d-8e9f-0a1b2c3d4e5f", "2f5c2d1e-7a3b-4c5d-8e9f-0a1b2c3d4e5f"])
+    monkeypatch.setattr("eee.convert.common.new_uuid", lambda: next(uuids))
+    target = store / "data" / "tiny_mc" / "acme" / "tiny-lm" / f"{FIXED}.json"
+    target.parent.mkdir(parents=True)
+    target.write_text("mine\n")
+    assert main(["lm_eval", "--log-path", str(HARNESS / "lm_eval")]) == 1
+    assert target.read_text() == "mine\n"
+    assert data_files(store) == [target.relative_to(store).as_posix()]  # the other tasks were not written either
+
+
+def test_a_folder_differing_only_in_case_is_refused(store: Path) -> None:
+    (store / "data" / "tiny_qa" / "Meta-Llama").mkdir(parents=True)
+    assert main(["inspect", "--log-path", str(INSPECT_LOG)]) == 1
+    assert not any((store / "data").rglob("*.json"))
+
+
+def test_sidecars_need_dvc_before_anything_is_written(store: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["inspect", "--log-path", str(INSPECT_LOG), "--include-samples"]) == 1
+    assert "DVC is not initialised" in capsys.readouterr().out
+    assert not (store / "data").exists()
+
+
+def test_a_failing_dvc_add_undoes_everything(store: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The second sidecar fails to enter DVC: the first one's pointer and every file go too."""
+    from eee.samples import SamplesError
+
+    (store / ".dvc").mkdir()
+    calls = []
+
+    def fake_add(sidecar: Path, stage: bool = True, root: Path | None = None) -> Path:
+        calls.append(sidecar)
+        if len(calls) == 2:
+            raise SamplesError(f"{sidecar.name}: dvc add failed: disk full")
+        pointer = sidecar.with_name(sidecar.name + ".dvc")
+        pointer.write_text("outs:\n- md5: 0\n")
+        (sidecar.parent / ".gitignore").write_text(f"/{sidecar.name}\n")
+        git(store, "add", str(pointer.relative_to(store)), str((sidecar.parent / ".gitignore").relative_to(store)))
+        return pointer
+
+    monkeypatch.setattr("eee.samples.add", fake_add)
+    assert main(["lm_eval", "--log-path", str(HARNESS / "lm_eval"), "--include-samples"]) == 1
+    assert len(calls) == 2
+    assert not any(p.is_file() for p in (store / "data").rglob("*")) if (store / "data").exists() else True
+    assert not staged(store)
+
+
+def test_usage_errors_exit_1(store: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as info:
+        main(["inspect"])
+    assert info.value.code == 1
+    assert "--log-path" in capsys.readouterr().err
+    assert main(["inspect", "--log-path", str(INSPECT_LOG), "--model-id", "no-developer"]) == 1
+
+
+def test_missing_log_path(store: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["helm", "--log-path", "nowhere"]) == 1
+    out = capsys.readouterr().out
+    assert out.startswith("nowhere::$: no such file or directory") and "hint:" in out
+
+
+def test_outside_a_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert main(["inspect", "--log-path", str(INSPECT_LOG)]) == 1
+    assert "not a store" in capsys.readouterr().out
+
+
+def test_store_option(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    repo = make_store(tmp_path, hooks=False)
+    monkeypatch.chdir(tmp_path)
+    assert main(["inspect", "--log-path", str(INSPECT_LOG), "--store", str(repo)]) == 0
+    assert len(data_files(repo)) == 1
+
+
+def test_thin_executable(tmp_path: Path) -> None:
+    env = dict(os.environ, EEE_PYTHON=sys.executable)
+    proc = subprocess.run(
+        [sys.executable, str(PROJECT / "tools" / "convert"), "--help"], capture_output=True, text=True, env=env
+    )
+    assert proc.returncode == 0 and "--include-samples" in proc.stdout
+    proc = subprocess.run(
+        [sys.executable, "-m", "eee", "convert", "inspect", "--log-path", str(INSPECT_LOG), "--dry-run"],
+        capture_output=True,
+        text=True,
+        cwd=make_store(tmp_path, hooks=False),
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "would write data/tiny_qa/" in proc.stdout

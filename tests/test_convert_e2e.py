@@ -1,0 +1,78 @@
+"""End to end: convert with sidecars into a store with real DVC, commit through the real hooks."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from conftest import EXAMPLES, commit, git, make_store, reference
+from eee.commands.convert import main
+from eee.validate import run
+
+pytestmark = pytest.mark.slow
+
+HARNESS = EXAMPLES / "harness"
+
+
+@pytest.fixture
+def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    repo = make_store(tmp_path, with_dvc=True)
+    monkeypatch.chdir(repo)
+    return repo
+
+
+def _committed(repo: Path) -> list[str]:
+    return git(repo, "ls-files", "data").stdout.split()
+
+
+def _convert_and_commit(repo: Path, runs: list[tuple[list[str], int]]) -> None:
+    for argv, expected in runs:
+        assert main([*argv, "--include-samples", "--source-organization", "Acme Evals"]) == expected, argv
+    proc = commit(repo, "harness-derived records")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert not git(repo, "status", "--porcelain").stdout.strip(), "everything the converter wrote is committed"
+    files = _committed(repo)
+    assert any(f.endswith("_samples.jsonl.dvc") for f in files)
+    assert not any(f.endswith("_samples.jsonl") for f in files)  # sidecars live in DVC, not git
+    summary = run([str(repo / "data")])
+    problems = [f.one_line() for r in summary.results for f in r.findings]
+    assert summary.exit_code() == 0, problems
+
+
+def test_fixture_logs_convert_and_commit_through_the_hooks(store: Path) -> None:
+    _convert_and_commit(
+        store,
+        [
+            (["helm", "--log-path", str(HARNESS / "helm")], 0),
+            (["lm_eval", "--log-path", str(HARNESS / "lm_eval")], 2),  # one task has no samples file
+            (["inspect", "--log-path", str(HARNESS / "inspect" / "tiny_qa.eval")], 0),
+        ],
+    )
+    records = [f for f in _committed(store) if f.endswith(".json")]
+    assert len(records) == 5
+
+
+def test_real_harness_logs_convert_and_commit_through_the_hooks(store: Path) -> None:
+    logs = reference("harness-logs")
+    _convert_and_commit(
+        store,
+        [
+            (["helm", "--log-path", str(logs / "helm")], 0),
+            (["lm_eval", "--log-path", str(logs / "lm_eval")], 2),  # math_rephrased_full has no samples file
+            (["inspect", "--log-path", str(logs / "inspect")], 0),
+        ],
+    )
+    records = [f for f in _committed(store) if f.endswith(".json")]
+    assert len(records) == 9
+
+
+def test_converting_the_same_log_twice_is_flagged_as_a_duplicate(store: Path) -> None:
+    """A second conversion makes a new record (new uuid); the duplicates hook warns, never blocks."""
+    log = str(HARNESS / "inspect" / "tiny_qa.json")
+    assert main(["inspect", "--log-path", log]) == 0
+    assert commit(store, "first").returncode == 0
+    assert main(["inspect", "--log-path", log]) == 0
+    proc = commit(store, "again")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "looks like" in proc.stdout + proc.stderr

@@ -1,0 +1,157 @@
+"""``eee convert {helm,lm_eval,inspect} --log-path PATH``: harness logs into records of the store.
+
+Reads the harness's own log files (no harness package needed), writes schema-valid records
+(and, with ``--include-samples``, their per-sample sidecars) at their canonical paths under
+``data/``, adds the sidecars to DVC and stages everything, ready for ``git commit``.
+
+All or nothing: the outputs are validated in a temporary store first; an invalid output,
+an existing target or a missing DVC set-up leaves ``data/`` untouched. Exit codes: 0
+converted, 2 converted with warnings (something was skipped), 1 nothing converted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, NoReturn
+
+from eee.findings import WARNING, Finding
+
+if TYPE_CHECKING:
+    from eee.convert.common import Planned
+
+HARNESSES = {"helm": "eee.convert.helm", "lm_eval": "eee.convert.lm_eval", "inspect": "eee.convert.inspect"}
+
+
+class _Parser(argparse.ArgumentParser):
+    """Usage errors exit 1 (2 means "converted with warnings" here)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.print_usage(sys.stderr)
+        self.exit(1, f"{self.prog}: error: {message}\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from eee.convert.common import RELATIONSHIPS
+
+    p = _Parser(
+        prog="eee convert",
+        description=(
+            "Convert HELM run directories, lm-evaluation-harness results or Inspect AI logs (.json, .eval) into "
+            "records at data/<benchmark>/<developer>/<model>/<uuid>.json, validated, sidecars in DVC, staged."
+        ),
+        epilog="Exit codes: 0 converted, 2 converted with warnings (something skipped), 1 nothing converted.",
+    )
+    p.add_argument("harness", choices=sorted(HARNESSES), help="the harness that wrote the logs")
+    p.add_argument(
+        "--log-path",
+        required=True,
+        type=Path,
+        metavar="PATH",
+        help="helm: a run directory or a folder of them; lm_eval: results_*.json or its folder; "
+        "inspect: a .json/.eval log or a folder of them",
+    )
+    p.add_argument("--include-samples", action="store_true", help="also write the per-sample sidecars (into DVC)")
+    p.add_argument(
+        "--source-organization",
+        default="unknown",
+        metavar="NAME",
+        help="organisation that provides the results (default: unknown)",
+    )
+    p.add_argument(
+        "--evaluator-relationship",
+        choices=RELATIONSHIPS,
+        default="third_party",
+        help="how the evaluator relates to the model's developer (default: third_party)",
+    )
+    p.add_argument("--eval-library-version", metavar="VERSION", help="harness version, when the log does not say")
+    p.add_argument("--model-id", metavar="DEVELOPER/MODEL", help="the model's id, when the log's name has no developer")
+    p.add_argument("--store", type=Path, metavar="DIR", help="the store (default: the git work tree of the cwd)")
+    p.add_argument("--no-stage", action="store_true", help="write and add to DVC, but do not `git add`")
+    p.add_argument("--dry-run", action="store_true", help="print what would be written; write nothing")
+    return p
+
+
+def _print(findings: list[Finding]) -> None:
+    for f in findings:
+        label = "warning: " if f.severity == WARNING else ""
+        print(f"{f.location()}: {label}{f.message}")
+        if f.hint:
+            print(f"    hint: {f.hint}")
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def _describe(item: Planned, verb: str) -> str:
+    line = f"{verb} {item.record_rel} ({_plural(len(item.output.record['evaluation_results']), 'result')})"
+    if item.sidecar_rel:
+        line += f" and {item.sidecar_rel} ({_plural(len(item.output.rows or []), 'row')})"
+    return line
+
+
+def _store_root(store: Path | None, stage: bool) -> Path | None:
+    """The store: the git work tree of ``store`` (or of the cwd); a plain folder only without staging."""
+    from eee.gitutil import GitError, toplevel
+
+    where = store if store is not None else Path.cwd()
+    if not where.is_dir():
+        return None
+    try:
+        return toplevel(where)
+    except GitError:
+        return where.resolve() if store is not None and not stage else None
+
+
+def main(argv: list[str]) -> int:
+    args = build_parser().parse_args(argv)
+    from eee.convert.common import InputError, PlacementError, Settings, place, plan, target_findings, validate_planned
+
+    if args.model_id is not None and "/" not in args.model_id.strip("/"):
+        print(f"--model-id {args.model_id!r}: expected DEVELOPER/MODEL")
+        return 1
+    root = _store_root(args.store, stage=not args.no_stage)
+    if root is None:
+        print(f"{args.store or Path.cwd()}: not a store (no git work tree here)")
+        print("    hint: run inside the store's git work tree, or pass --store DIR (outside git only with --no-stage)")
+        return 1
+    settings = Settings(
+        source_organization=args.source_organization,
+        evaluator_relationship=args.evaluator_relationship,
+        eval_library_version=args.eval_library_version,
+        include_samples=args.include_samples,
+        model_id=args.model_id,
+    )
+    converter = importlib.import_module(HARNESSES[args.harness])
+    try:
+        batch = converter.convert(args.log_path, settings)
+    except InputError as exc:
+        _print([exc.finding])
+        return 1
+    _print(batch.warnings)
+    if args.dry_run:
+        planned = plan(batch)
+        errors, warnings = validate_planned(planned)
+        errors += target_findings(planned, root)
+        _print(errors + warnings)
+        for item in planned:
+            print(_describe(item, "would write"))
+        if errors:
+            print("dry run: these outputs could not be placed; nothing would be written")
+            return 1
+        return 2 if batch.warnings or warnings else 0
+    try:
+        planned, warnings = place(batch, root, stage=not args.no_stage)
+    except PlacementError as exc:
+        _print(exc.findings)
+        print("nothing was written")
+        return 1
+    _print(warnings)
+    for item in planned:
+        print(_describe(item, "wrote") + (", the sidecar in DVC" if item.sidecar_rel else ""))
+    staged = "staged" if not args.no_stage else "not staged (--no-stage)"
+    print(f"{_plural(len(planned), 'record')} from {args.harness} logs, {staged}; review them, then `git commit`")
+    return 2 if batch.warnings or warnings else 0

@@ -1,0 +1,635 @@
+"""What the converters share: reading logs, building records, and placing them in the store.
+
+A converter reads one harness's log files into a :class:`Batch` of :class:`Converted`
+outputs (a record, optionally with sidecar rows). Placing a batch is all-or-nothing:
+
+1. every output gets a fresh uuid and its canonical path
+   ``data/<benchmark>/<developer>/<model>/<uuid>.json`` (sidecar beside it);
+2. everything is written to a temporary store and validated there with the store's own
+   validator; any error stops the run;
+3. no target may exist yet (nor clash in letter case with what is there);
+4. only then are the files written into ``data/`` (exclusive creation, so nothing is ever
+   overwritten); a failure part-way removes what this run wrote;
+5. each sidecar goes through ``eee samples add`` (checked against its record, ``dvc add``,
+   pointer staged), and the records are staged with ``git add``.
+
+Times come from the log, never from the clock, so converting a log twice gives the same
+record (only the uuid differs, and the duplicates hook notices): ``evaluation_id`` is
+``<benchmark>/<developer>_<model>/<evaluation start>`` and ``retrieved_timestamp`` is when
+the log's results were final (Inspect's ``completed_at``, lm-eval's start plus its
+evaluation time, HELM's last request). Only a log without any time falls back to a content
+hash for the id and to the conversion time for ``retrieved_timestamp``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import shutil
+import tempfile
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from eee.findings import ERROR, WARNING, Finding
+from eee.paths import canonical_folders, canonical_record_path, new_uuid, sidecar_path_for
+from eee.pointer import format_path
+from eee.strictjson import canonical, canonical_row
+
+SCHEMA_VERSION = "0.3.0"
+RELATIONSHIPS = ("first_party", "third_party", "collaborative", "other")
+
+
+class InputError(Exception):
+    """A log that cannot be converted: names the file, the JSON location and what is wrong."""
+
+    def __init__(self, file: str | Path, pointer: str, message: str, hint: str | None = None) -> None:
+        super().__init__(f"{file}::{pointer}: {message}")
+        self.finding = Finding(display(file), pointer, message, hint, check="input")
+
+
+@dataclass
+class Settings:
+    """Choices the log cannot tell: who provides the results, and what to read."""
+
+    source_organization: str = "unknown"
+    evaluator_relationship: str = "third_party"
+    eval_library_version: str | None = None
+    include_samples: bool = False
+    model_id: str | None = None
+
+
+@dataclass
+class Converted:
+    """One record to write, with its sidecar rows (None: no sidecar)."""
+
+    benchmark: str
+    record: dict[str, Any]
+    rows: list[dict[str, Any]] | None
+    source: str
+
+
+@dataclass
+class Batch:
+    """What one conversion produced, plus what it skipped (warnings)."""
+
+    outputs: list[Converted] = field(default_factory=list)
+    warnings: list[Finding] = field(default_factory=list)
+
+    def warn(self, file: str | Path, pointer: str, message: str, hint: str | None = None) -> None:
+        self.warnings.append(Finding(display(file), pointer, message, hint, severity=WARNING, check="convert"))
+
+
+def display(path: str | Path) -> str:
+    """A path as messages show it: relative to the working directory when below it."""
+    absolute = os.path.abspath(path)
+    prefix = os.getcwd() + os.sep
+    return absolute[len(prefix) :] if absolute.startswith(prefix) else str(path)
+
+
+# --- reading logs -------------------------------------------------------------------------
+
+
+def parse_json(data: bytes, file: str | Path) -> Any:
+    """Parse a harness log. Python's ``NaN``/``Infinity`` (which harnesses write) are read as
+    floats and dropped later; anything else that is not JSON is an :class:`InputError`."""
+    import orjson
+
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError as exc:
+        try:
+            return json.loads(data)
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            from eee.strictjson import explain
+
+            problem = explain(data, exc)
+            raise InputError(file, "$", problem.message, "the log file is damaged; export it again") from None
+
+
+def read_json(path: Path) -> Any:
+    """The JSON document in ``path`` (a missing or unreadable file is an :class:`InputError`)."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise InputError(path, "$", "file not found", "check the path given to --log-path") from None
+    except OSError as exc:
+        raise InputError(path, "$", f"cannot read the file: {exc.strerror}") from None
+    return parse_json(data, path)
+
+
+def read_jsonl(path: Path) -> Iterator[tuple[int, Any]]:
+    """(line number, document) for every non-blank line of a JSON Lines file."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise InputError(path, "$", f"cannot read the file: {exc.strerror}") from None
+    for lineno, line in enumerate(data.split(b"\n"), start=1):
+        if line.strip():
+            try:
+                yield lineno, parse_json(line, path)
+            except InputError as exc:
+                raise InputError(f"{display(path)}:{lineno}", "$", exc.finding.message, exc.finding.hint) from None
+
+
+_TYPES: dict[type, str] = {
+    dict: "an object",
+    list: "an array",
+    str: "a string",
+    int: "an integer",
+    float: "a number",
+    bool: "a boolean",
+}
+
+
+def _type_name(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    return _TYPES.get(type(value), type(value).__name__)
+
+
+def get(doc: Any, file: str | Path, path: Iterable[str | int], kind: type | tuple[type, ...] = object) -> Any:
+    """The value at ``path`` in ``doc``; a missing field or a wrong type is an :class:`InputError`."""
+    parts = list(path)
+    node = doc
+    for depth, part in enumerate(parts):
+        where = format_path(parts[: depth + 1])
+        if isinstance(part, int):
+            if not isinstance(node, list) or part >= len(node):
+                raise InputError(file, where, "missing item", "the log is incomplete; export it again")
+            node = node[part]
+        else:
+            if not isinstance(node, dict):
+                raise InputError(file, format_path(parts[:depth]), f"expected an object, found {_type_name(node)}")
+            if part not in node:
+                raise InputError(
+                    file, where, f"missing field {part!r}", "the log is incomplete or not of this harness's format"
+                )
+            node = node[part]
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    if object not in kinds and (not isinstance(node, kinds) or (isinstance(node, bool) and bool not in kinds)):
+        expected = " or ".join(_TYPES.get(k, k.__name__) for k in kinds)
+        raise InputError(file, format_path(parts), f"expected {expected}, found {_type_name(node)}")
+    return node
+
+
+def opt(doc: Any, *path: str | int) -> Any:
+    """The value at ``path``, or None when any step is missing."""
+    node = doc
+    for part in path:
+        if isinstance(part, int):
+            if not isinstance(node, list) or part >= len(node):
+                return None
+        elif not isinstance(node, dict):
+            return None
+        node = node[part] if isinstance(part, int) else node.get(part)
+    return node
+
+
+def number(value: Any) -> float | None:
+    """A finite number, or None (booleans, strings such as lm-eval's "N/A", NaN)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return float(value) if math.isfinite(value) else None
+
+
+def text(value: Any) -> str:
+    """A free-form detail value as the schema wants it: a string (JSON for anything else)."""
+    if isinstance(value, str):
+        return value
+    return json.dumps(value)
+
+
+def string_details(mapping: dict[str, Any] | None) -> dict[str, str]:
+    return {str(k): text(v) for k, v in (mapping or {}).items() if v is not None}
+
+
+def sha256_text(value: str) -> str:
+    return hashlib.sha256(value.encode("utf-8")).hexdigest()
+
+
+def epoch(iso: str) -> float:
+    """ISO 8601 -> Unix epoch seconds (a time without offset is UTC, never the local zone)."""
+    moment = datetime.fromisoformat(iso.replace("Z", "+00:00"))
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.timestamp()
+
+
+def iso_epoch(doc: Any, file: str | Path, *path: str) -> float | None:
+    value = opt(doc, *path)
+    if value is None:
+        return None
+    try:
+        return epoch(str(value))
+    except ValueError:
+        raise InputError(file, format_path(path), f"not an ISO 8601 timestamp: {value!r}") from None
+
+
+# --- model identity ---------------------------------------------------------------------------
+
+# Providers that serve models through an API the evaluator does not run, and engines that
+# run weights on the evaluator's own hardware.
+API_PROVIDERS = frozenset(
+    {
+        "anthropic",
+        "azure",
+        "azureai",
+        "bedrock",
+        "cf",
+        "deepseek",
+        "fireworks",
+        "google",
+        "grok",
+        "groq",
+        "hf-inference-providers",
+        "mistral",
+        "openai",
+        "openai-api",
+        "openrouter",
+        "perplexity",
+        "sambanova",
+        "together",
+        "vertex",
+    }
+)
+LOCAL_ENGINES = frozenset({"hf", "huggingface", "llama-cpp-python", "ollama", "sglang", "transformer_lens", "vllm"})
+
+
+def deployment_type(platform: str | None) -> str:
+    """``self_deployed`` for a local engine, ``externally_managed`` for an API, else unknown."""
+    name = (platform or "").lower()
+    if name in LOCAL_ENGINES:
+        return "self_deployed"
+    if name in API_PROVIDERS:
+        return "externally_managed"
+    return "unknown"
+
+
+def model_availability(developer: str | None, model: str, deployment: str) -> str:
+    """``closed_weights`` for the API models whose weights were never published; else unknown."""
+    dev = (developer or "").lower()
+    if deployment != "externally_managed":
+        return "unknown"
+    if dev == "anthropic":
+        return "closed_weights"
+    if dev == "openai" and "gpt-oss" not in model.lower():
+        return "closed_weights"
+    if dev == "google" and "gemini" in model.lower():
+        return "closed_weights"
+    return "unknown"
+
+
+def model_info(
+    name: str,
+    model_id: str,
+    settings: Settings,
+    file: str | Path,
+    pointer: str,
+    platform: str | None = None,
+    engine: str | None = None,
+    details: dict[str, str] | None = None,
+    deployment: str | None = None,
+) -> dict[str, Any]:
+    """``model_info`` with the deployment facts the schema requires (``--model-id`` wins)."""
+    model_id = settings.model_id or model_id
+    if canonical_folders(model_id) is None:
+        raise InputError(
+            file,
+            pointer,
+            f"model {model_id!r} has no developer part (developer/model)",
+            "pass the model's id with --model-id DEVELOPER/MODEL",
+        )
+    developer = model_id.split("/", 1)[0]
+    info: dict[str, Any] = {"name": name, "id": model_id, "developer": developer}
+    if platform:
+        info["inference_platform"] = platform
+    if engine:
+        info["inference_engine"] = {"name": engine}
+    deploy = deployment or deployment_type(platform or engine)
+    info["additional_details"] = {
+        **(details or {}),
+        "deployment_type": deploy,
+        "model_availability": model_availability(developer, model_id, deploy),
+    }
+    return info
+
+
+# --- building records ---------------------------------------------------------------------------
+
+
+def evaluation_id(benchmark: str, model_id: str, timestamp: str) -> str:
+    """``<benchmark>/<developer>_<model>/<timestamp>``: from the log only, never the clock."""
+    return f"{benchmark}/{model_id.replace('/', '_')}/{timestamp}"
+
+
+def record(
+    *,
+    evaluation_id: str,
+    evaluation_timestamp: str | None,
+    retrieved_timestamp: str,
+    source_name: str,
+    settings: Settings,
+    library: tuple[str, str | None],
+    model: dict[str, Any],
+    results: list[dict[str, Any]],
+    library_details: dict[str, str] | None = None,
+) -> dict[str, Any]:
+    """An aggregate record of the current schema version."""
+    from eee.convert.metrics import unknown_bounds_details
+
+    doc: dict[str, Any] = {"schema_version": SCHEMA_VERSION, "evaluation_id": evaluation_id}
+    if evaluation_timestamp is not None:
+        doc["evaluation_timestamp"] = evaluation_timestamp
+    doc["retrieved_timestamp"] = retrieved_timestamp
+    source: dict[str, Any] = {
+        "source_name": source_name,
+        "source_type": "evaluation_run",
+        "source_organization_name": settings.source_organization,
+        "evaluator_relationship": settings.evaluator_relationship,
+    }
+    unknown = unknown_bounds_details(results)
+    if unknown:
+        source["additional_details"] = unknown
+    doc["source_metadata"] = source
+    eval_library: dict[str, Any] = {
+        "name": library[0],
+        "version": settings.eval_library_version or library[1] or "unknown",
+    }
+    if library_details:
+        eval_library["additional_details"] = library_details
+    doc["eval_library"] = eval_library
+    doc["model_info"] = model
+    doc["evaluation_results"] = results
+    return doc
+
+
+def now_epoch() -> str:
+    """The conversion time: only a fallback for logs that record no time at all."""
+    import time
+
+    return str(int(time.time()))
+
+
+# --- placing outputs in the store -----------------------------------------------------------------
+
+
+@dataclass
+class Planned:
+    """A converted output with its place in the store and its exact bytes."""
+
+    output: Converted
+    record_rel: str
+    record_bytes: bytes
+    sidecar_rel: str | None = None
+    sidecar_bytes: bytes | None = None
+
+    def files(self) -> list[tuple[str, bytes]]:
+        out = [(self.record_rel, self.record_bytes)]
+        if self.sidecar_rel is not None and self.sidecar_bytes is not None:
+            out.append((self.sidecar_rel, self.sidecar_bytes))
+        return out
+
+
+class PlacementError(Exception):
+    """The batch cannot be placed; nothing was written (or what was written was removed)."""
+
+    def __init__(self, findings: list[Finding]) -> None:
+        super().__init__("; ".join(f.one_line() for f in findings))
+        self.findings = findings
+
+
+def plan(batch: Batch) -> list[Planned]:
+    """Give every output a fresh uuid, its canonical paths and its bytes."""
+    planned = []
+    for output in batch.outputs:
+        record_uuid = new_uuid()
+        model_id = output.record["model_info"]["id"]
+        rel = canonical_record_path(output.benchmark, model_id, record_uuid)
+        doc = output.record
+        sidecar_rel = sidecar_bytes = None
+        if output.rows is not None:
+            sidecar_rel = sidecar_path_for(rel)
+            sidecar_bytes = b"".join(canonical_row(row) for row in output.rows)
+            doc = {
+                **doc,
+                "detailed_evaluation_results": {
+                    "format": "jsonl",
+                    "file_path": sidecar_rel,
+                    "hash_algorithm": "sha256",
+                    "checksum": hashlib.sha256(sidecar_bytes).hexdigest(),
+                    "total_rows": len(output.rows),
+                },
+            }
+            output.record = doc
+        planned.append(Planned(output, rel, canonical(doc), sidecar_rel, sidecar_bytes))
+    return planned
+
+
+def validate_planned(planned: list[Planned]) -> tuple[list[Finding], list[Finding]]:
+    """(errors, warnings) of the outputs, checked by the store's validator in a temporary store."""
+    from eee.validate import Options, run
+
+    if not planned:
+        return [], []
+    tmp = Path(tempfile.mkdtemp(prefix="eee-convert-"))
+    try:
+        for item in planned:
+            for rel, data in item.files():
+                path = tmp / rel
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_bytes(data)
+        summary = run([str(tmp / "data")], Options(root=tmp))
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    findings = [f for r in summary.results for f in r.findings]
+    prefix = str(tmp) + os.sep
+    for f in findings:  # name the paths the files will have in the store (data/...)
+        f.file = f.file.replace(prefix, "")
+    if summary.fatal:
+        findings.append(Finding("schemas/registry.json", "$", summary.fatal, check="validate"))
+    return [f for f in findings if f.severity == ERROR], [f for f in findings if f.severity != ERROR]
+
+
+def target_findings(planned: list[Planned], root: Path) -> list[Finding]:
+    """Targets that exist already, or whose folders differ only in letter case from existing ones."""
+    out: list[Finding] = []
+    for item in planned:
+        for rel, _ in item.files():
+            if os.path.lexists(root / rel):
+                out.append(Finding(rel, "$", "already exists; the converter never overwrites a file", check="convert"))
+                continue
+            clash = _case_clash(root, rel)
+            if clash:
+                out.append(
+                    Finding(
+                        rel,
+                        "$",
+                        f"{clash[0]!r} differs only in letter case from {clash[1]!r} in the store",
+                        "pass --model-id with the existing spelling so the record joins its folder",
+                        check="convert",
+                    )
+                )
+    return out
+
+
+def _case_clash(root: Path, rel: str) -> tuple[str, str] | None:
+    directory = root
+    parts = rel.split("/")
+    for depth, part in enumerate(parts):
+        try:
+            names = os.listdir(directory)
+        except OSError:
+            return None
+        for name in names:
+            if name != part and name.casefold() == part.casefold():
+                return "/".join(parts[: depth + 1]), "/".join([*parts[:depth], name])
+        if part not in names:
+            return None
+        directory = directory / part
+    return None
+
+
+def write_planned(planned: list[Planned], root: Path) -> tuple[list[Path], list[Path]]:
+    """Write every file with exclusive creation; on any failure remove what was written.
+
+    Returns the files written and the folders created (in creation order).
+    """
+    written: list[Path] = []
+    created_dirs: list[Path] = []
+    try:
+        for item in planned:
+            for rel, data in item.files():
+                path = root / rel
+                for parent in reversed(path.relative_to(root).parents):
+                    folder = root / parent
+                    if not folder.exists():
+                        folder.mkdir()
+                        created_dirs.append(folder)
+                with open(path, "xb") as fh:
+                    written.append(path)
+                    fh.write(data)
+    except OSError as exc:
+        remove(written, created_dirs)
+        where = str(exc.filename or "data/")
+        raise PlacementError(
+            [Finding(display(where), "$", f"cannot write: {exc.strerror}; nothing was written", check="convert")]
+        ) from None
+    return written, created_dirs
+
+
+def remove(files: list[Path], folders: list[Path]) -> None:
+    """Undo a partial placement: the files this run wrote and the folders it created."""
+    for path in files:
+        try:
+            path.unlink()
+        except OSError:
+            pass
+    for folder in reversed(folders):
+        try:
+            folder.rmdir()
+        except OSError:
+            pass
+
+
+def dvc_problem(root: Path) -> str | None:
+    """Why sidecars cannot go into DVC in this store, or None."""
+    import importlib.util
+
+    if not (root / ".dvc").is_dir():
+        return f"{root}: DVC is not initialised in this store; run `python3 tools/dev.py setup` (or `dvc init`) first"
+    if importlib.util.find_spec("dvc") is None:
+        return "DVC is not installed in this environment; run `python3 tools/dev.py setup`"
+    return None
+
+
+def place(batch: Batch, root: Path, stage: bool = True) -> tuple[list[Planned], list[Finding]]:
+    """Validate, write and register a batch in the store at ``root``, all or nothing.
+
+    Returns the placed outputs and the validator's warnings; raises :class:`PlacementError`
+    (with nothing left behind) when any output fails validation, a target exists, DVC is
+    missing for a sidecar, or adding a sidecar to DVC fails.
+    """
+    planned = plan(batch)
+    errors, warnings = validate_planned(planned)
+    if errors:
+        raise PlacementError(errors)
+    problems = target_findings(planned, root)
+    if problems:
+        raise PlacementError(problems)
+    sidecars = [item.sidecar_rel for item in planned if item.sidecar_rel]
+    if sidecars:
+        problem = dvc_problem(root)
+        if problem:
+            raise PlacementError([Finding(display(root), "$", problem, check="convert")])
+    before = _ignore_files(root, sidecars)
+    written, created = write_planned(planned, root)
+    try:
+        _register(planned, root, stage)
+    except Exception as exc:
+        _undo_registration(planned, root, stage, before)
+        remove(written, created)
+        message = str(exc).strip() or type(exc).__name__
+        raise PlacementError(
+            [
+                Finding(
+                    display(root), "$", f"{message}; nothing was placed", "fix the cause and run again", check="convert"
+                )
+            ]
+        ) from None
+    return planned, warnings
+
+
+def _register(planned: list[Planned], root: Path, stage: bool) -> None:
+    """``eee samples add`` every sidecar; stage the records with ``git add``."""
+    from eee.gitutil import git
+    from eee.samples import add
+
+    for item in planned:
+        if item.sidecar_rel:
+            add(root / item.sidecar_rel, stage=stage, root=root)
+    if stage:
+        git("add", "--", *[item.record_rel for item in planned], cwd=root)
+
+
+def _ignore_files(root: Path, sidecars: list[str]) -> dict[Path, bytes | None]:
+    """The ``.gitignore`` beside each sidecar as it is now (DVC appends to it)."""
+    out: dict[Path, bytes | None] = {}
+    for rel in sidecars:
+        path = (root / rel).parent / ".gitignore"
+        out[path] = path.read_bytes() if path.exists() else None
+    return out
+
+
+def _undo_registration(planned: list[Planned], root: Path, stage: bool, before: dict[Path, bytes | None]) -> None:
+    """Remove pointers, restore ``.gitignore`` files and unstage what this run staged."""
+    from eee.gitutil import git, has_commit
+
+    staged: list[str] = []
+    for item in planned:
+        staged.append(item.record_rel)
+        if item.sidecar_rel:
+            pointer = root / (item.sidecar_rel + ".dvc")
+            staged.append(item.sidecar_rel + ".dvc")
+            if pointer.exists():
+                pointer.unlink()
+    for path, content in before.items():
+        staged.append(path.relative_to(root).as_posix())
+        if content is None:
+            if path.exists():
+                path.unlink()
+        else:
+            path.write_bytes(content)
+    if stage:
+        if has_commit(cwd=root):
+            git("reset", "-q", "--", *staged, cwd=root, check=False)
+        else:
+            git("rm", "--cached", "-q", "--ignore-unmatch", "--", *staged, cwd=root, check=False)
