@@ -74,3 +74,28 @@ def test_unknown_revision_is_an_error_not_a_traceback(repo: Path, capsys: pytest
 def test_outside_a_repository(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert audit_main(["--repo", str(tmp_path)]) == 1
     assert "not a git repository" in capsys.readouterr().out
+
+
+def test_events_are_audited_and_the_ledger_readme_is_not(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import datetime as dt
+
+    from eee.governance.events import make_event, write
+
+    place_record(repo, load_example("aggregate", "valid", RECORD))
+    readme = repo / "governance" / "events" / "README.md"
+    readme.parent.mkdir(parents=True)
+    readme.write_text("# the ledger\n")
+    _sneak(repo, "a record and the ledger's readme")
+    me = {"name": "M", "email": "m@example.org"}
+    now = dt.datetime(2026, 6, 1, tzinfo=dt.UTC)
+    write(repo, make_event("retract", FIXED_UUID, "first", me, now=now))
+    _sneak(repo, "retract")
+    assert audit_main(["--repo", str(repo)]) == 0
+    capsys.readouterr()
+    write(repo, make_event("retract", FIXED_UUID, "again", me, now=now + dt.timedelta(hours=1)))
+    second = _sneak(repo, "retract again, without the hooks")
+    assert audit_main(["--repo", str(repo), "--format", "json"]) == 1
+    findings = _report(capsys)["findings"]
+    assert [f["check"] for f in findings] == ["ledger"]
+    assert findings[0]["file"].startswith(f"{second}:governance/events/")
+    assert "already retracted" in findings[0]["message"]

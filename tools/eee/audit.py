@@ -65,7 +65,9 @@ def audit_commit(commit: str, cwd: Path) -> list[Finding]:
     present = [c for c in changes if c.status in ("A", "M", "T")]
     findings += sample_findings([c.path for c in present], where)
 
-    findings += _event_findings(commit, [c for c in present if c.path.startswith(EVENTS_DIR + "/")], cwd, where)
+    findings += _event_findings(
+        commit, [c for c in present if c.path.startswith(EVENTS_DIR + "/") and c.path.endswith(".yaml")], cwd, where
+    )
     data_changes = [c for c in present if c.path.startswith(DATA_DIR + "/")]
     if not data_changes:
         return findings
