@@ -138,3 +138,40 @@ def test_sidecar_with_wrong_checksum_fails_the_pipeline(store: Path) -> None:
     assert "validation errors" in proc.stdout
     report = json.loads((store / "build/validate/report.json").read_text())
     assert any("sha256 of the file is" in f["message"] for f in report["findings"])
+
+
+def test_pipeline_runs_in_a_clone_whose_sidecars_were_never_pulled(store: Path, tmp_path: Path) -> None:
+    """A fresh clone has the pointers but neither the sidecars nor the DVC cache or remote."""
+    import shutil
+
+    from conftest import EXAMPLES, place_with_sidecar
+    from eee.commands.samples import main as samples_main
+
+    _, sidecar = place_with_sidecar(
+        store, (EXAMPLES / "instance" / "valid" / "v0.3.0_single_multi_agentic.jsonl").read_bytes()
+    )
+    import os
+
+    cwd = os.getcwd()
+    os.chdir(store)
+    try:
+        assert samples_main(["add", sidecar.relative_to(store).as_posix()]) == 0
+    finally:
+        os.chdir(cwd)
+    git(store, "add", "-A")
+    git(store, "commit", "-q", "--no-verify", "-m", "a record with a sidecar")
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", str(store), str(clone))
+    shutil.rmtree(tmp_path / "remote", ignore_errors=True)  # nothing to pull from
+    assert not (clone / sidecar.relative_to(store)).exists()
+    first = _pipeline(clone)
+    assert first.returncode == 0, first.stdout + first.stderr
+    metrics = json.loads((clone / "build/validate/metrics.json").read_text())
+    assert metrics["records"] == 4 and metrics["errors"] == 0 and metrics["sidecars"] == 0
+    second = _pipeline(clone)
+    assert _ran(second.stdout) == set(), second.stdout
+    # once the sidecar is there (pulled, or copied here), the stages that read it rerun
+    shutil.copyfile(sidecar, clone / sidecar.relative_to(store))
+    third = _pipeline(clone)
+    assert {"validate", "catalog"} <= _ran(third.stdout)
+    assert json.loads((clone / "build/validate/metrics.json").read_text())["sidecars"] == 1

@@ -73,6 +73,10 @@ def main(argv: list[str]) -> int:
         pulled = _dvc(root, "pull", "--quiet", quiet=True)
         if pulled.returncode != 0:
             print("[pipeline] some sidecars could not be fetched from the DVC remote; validating without them")
+    from eee.manifest import write as write_manifest
+
+    manifest, changed = write_manifest(root)
+    print(f"[pipeline] store manifest {'updated' if changed else 'unchanged'}: {manifest.relative_to(root)}")
     print("[pipeline] dvc repro")
     proc = _dvc(root, "repro")
     if proc.returncode != 0:

@@ -1,0 +1,320 @@
+"""The published site: a real ``mkdocs build --strict`` of a temporary store, and the
+generated pages it must contain (schema reference, what changed, catalogue, governance)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import html
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import FIXED_UUID, PROJECT, load_example, make_pipeline_store, place_record
+from eee.governance.events import make_event, write
+
+pytestmark = pytest.mark.slow
+
+RETRACTED = "1f0e9d8c-7b6a-4f5e-8d4c-3b2a1f0e9d8c"
+REPLACEMENT = "2a3b4c5d-6e7f-4a8b-9c0d-1e2f3a4b5c6d"
+PLAIN = "3c4d5e6f-7a8b-4c9d-8e0f-1a2b3c4d5e6f"
+REASON = "scored on the training split"
+DISPUTE_URL = "https://example.org/discussions/42"
+ME = {"name": "Maintainer", "email": "m@example.org"}
+REPO = "https://github.com/evaleval/eee-datastore"
+
+
+def _doc(model: str, score: float) -> dict[str, Any]:
+    doc = load_example("aggregate", "valid", "v0.3.0_perplexity_unbounded.json")
+    doc["model_info"]["id"] = model
+    doc["evaluation_results"][0]["score_details"]["score"] = score
+    return doc
+
+
+def make_site_store(tmp: Path) -> Path:
+    """A store with four records: one superseded (by a 0.2.0 record, itself disputed), one
+    retracted, one with no history."""
+    repo = make_pipeline_store(tmp)
+    place_record(repo, _doc("meta-llama/Llama-2-7b-hf", 8.79), benchmark="wikitext", record_uuid=FIXED_UUID)
+    place_record(repo, _doc("facebook/opt-6.7b", 12.29), benchmark="wikitext", record_uuid=RETRACTED)
+    place_record(repo, _doc("mistralai/Mistral-7B-v0.1", 6.1), benchmark="wikitext", record_uuid=PLAIN)
+    helm = load_example("aggregate", "valid", "v0.2.0_helm_leaderboard.json")
+    place_record(repo, helm, benchmark="helm_lite", record_uuid=REPLACEMENT)
+    now = dt.datetime(2026, 6, 1, tzinfo=dt.UTC)
+    write(repo, make_event("retract", RETRACTED, REASON, ME, now=now))
+    write(
+        repo,
+        make_event(
+            "supersede", FIXED_UUID, "fourth decimal", ME, replacement=REPLACEMENT, now=now + dt.timedelta(seconds=1)
+        ),
+    )
+    write(
+        repo,
+        make_event(
+            "dispute",
+            REPLACEMENT,
+            "harness version contested",
+            ME,
+            reference=DISPUTE_URL,
+            now=now + dt.timedelta(seconds=2),
+        ),
+    )
+    return repo
+
+
+def build_site(store: Path, site: Path) -> subprocess.CompletedProcess[str]:
+    """``mkdocs build --strict`` in ``store``, as the pipeline's site stage runs it."""
+    env = dict(os.environ, NO_MKDOCS_2_WARNING="1")
+    return subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(site)],
+        cwd=store,
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+
+
+def text_of(page: Path) -> str:
+    """The visible text of a built page (tags removed, entities decoded)."""
+    raw = page.read_text(encoding="utf-8")
+    raw = re.sub(r"<(script|style)\b.*?</\1>", " ", raw, flags=re.S)
+    return html.unescape(re.sub(r"<[^>]+>", "", raw))
+
+
+def page(site: Path, rel: str) -> Path:
+    return site / rel / "index.html"
+
+
+def field_paths(schema: dict[str, Any]) -> set[str]:
+    """Every property path of a schema, found independently of the site's own code."""
+    defs = schema.get("$defs") or schema.get("definitions") or {}
+    out: set[str] = set()
+
+    def resolve(node: Any) -> Any:
+        while isinstance(node, dict) and "$ref" in node:
+            node = {**defs[node["$ref"].rsplit("/", 1)[-1]], **{k: v for k, v in node.items() if k != "$ref"}}
+        return node
+
+    def visit(node: Any, prefix: str, depth: int) -> None:
+        node = resolve(node)
+        if not isinstance(node, dict) or depth > 12:
+            return
+        for name, sub in (node.get("properties") or {}).items():
+            path = f"{prefix}.{name}" if prefix else name
+            out.add(path)
+            visit(sub, path, depth + 1)
+        if isinstance(node.get("items"), dict):
+            visit(node["items"], f"{prefix}[]", depth + 1)
+        for alt in (node.get("oneOf") or []) + (node.get("anyOf") or []):
+            visit(alt, prefix, depth + 1)
+
+    visit(schema, "", 0)
+    return out
+
+
+def section(text: str, anchor_id: str) -> str:
+    """The HTML from the element with ``anchor_id`` to the next heading."""
+    start = text.index(f'id="{anchor_id}"')
+    end = re.compile(r"<h[1-3]\b").search(text, start + 1)
+    return text[start : end.start() if end else len(text)]
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, subprocess.CompletedProcess[str]]:
+    tmp = tmp_path_factory.mktemp("site")
+    store = make_site_store(tmp)
+    site = tmp / "site"
+    return store, site, build_site(store, site)
+
+
+def test_strict_build_passes_and_writes_nothing_into_docs(built: tuple[Path, Path, Any]) -> None:
+    store, site, proc = built
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "WARNING" not in proc.stderr, proc.stderr
+    assert (site / "index.html").exists()
+    assert (site / "search" / "search_index.json").exists()
+    generated = {p.relative_to(store / "docs").as_posix() for p in (store / "docs").rglob("*") if p.is_file()}
+    committed = {p.relative_to(PROJECT / "docs").as_posix() for p in (PROJECT / "docs").rglob("*") if p.is_file()}
+    assert generated == committed  # generated pages are virtual: docs/ holds only hand-written files
+
+
+def test_schema_reference_lists_every_field_of_every_version(built: tuple[Path, Path, Any]) -> None:
+    from eee.schemas import Registry
+
+    store, site, _ = built
+    registry = Registry.load(store / "schemas")
+    for version in registry.ordered:
+        for kind, slug in (("eval", "aggregate"), ("instance_level_eval", "instance-level")):
+            built_page = page(site, f"reference/{version}/{slug}")
+            text = text_of(built_page)
+            missing = sorted(p for p in field_paths(registry.schema(version, kind)) if p not in text)
+            assert not missing, f"{version} {kind}: {missing[:5]}"
+            assert "It validates under schema" in text, f"{version} {kind}: the example does not validate"
+    current = text_of(page(site, "reference/0.3.0/aggregate"))
+    assert "model_info.inference_engine.version" in current
+    for variant in ("URL", "Hugging Face dataset", "Other"):
+        assert variant in current
+    raw = page(site, "reference/0.3.0/aggregate").read_text()
+    assert 'id="model_info.inference_engine.version"' in raw  # every field can be linked to
+
+
+def test_what_changed_page_says_eval_library_became_required(built: tuple[Path, Path, Any]) -> None:
+    _, site, _ = built
+    raw = page(site, "reference/changes/0.2.0-to-0.2.1").read_text()
+    newly = html.unescape(re.sub(r"<[^>]+>", "", section(raw, "eval-newly-required")))
+    assert "eval_library" in newly
+    assert "eval_library.name" not in newly  # inside a new object: listed as added, not as newly required
+    added = html.unescape(re.sub(r"<[^>]+>", "", section(raw, "eval-added")))
+    assert "eval_library.version" in added
+    # the migration step's own description, under an anchor the migrations page links to
+    assert 'id="eval_0_2_0_to_0_2_1"' in raw
+    assert "Aggregate 0.2.0 -&gt; 0.2.1" in raw or "Aggregate 0.2.0 -> 0.2.1" in html.unescape(raw)
+    steps = page(site, "reference/migrations").read_text()
+    assert "../changes/0.2.0-to-0.2.1/#eval_0_2_0_to_0_2_1" in steps
+    # 0.2.2 -> 0.2.3: the conditional requirement of level_names changed meaning
+    text = text_of(page(site, "reference/changes/0.2.2-to-0.2.3"))
+    assert "level_names" in text and "is levels or absent" in text
+
+
+def test_catalogue_page_per_benchmark_with_governance_status(built: tuple[Path, Path, Any]) -> None:
+    _, site, _ = built
+    wikitext = page(site, "catalogue/benchmarks/wikitext")
+    helm = page(site, "catalogue/benchmarks/helm_lite")
+    assert wikitext.exists() and helm.exists()
+    text = text_of(wikitext)
+    for column in ("Developer", "Model", "Metric", "Score", "Source", "Status"):
+        assert column in text
+    assert f"retracted: {REASON}" in text
+    raw = wikitext.read_text()
+    assert f"../../records/{REPLACEMENT}/" in raw  # superseded: links to the replacement
+    helm_raw = helm.read_text()
+    assert f"../../records/{FIXED_UUID}/" in helm_raw  # the replacement links back
+    assert DISPUTE_URL in helm_raw
+    index = text_of(page(site, "catalogue"))
+    assert "Built from the store directly" in index  # no parquet in this store
+    assert "record_uuid" in index  # the columns of the catalogue
+
+
+def test_catalogue_links_resolve(built: tuple[Path, Path, Any]) -> None:
+    """The benchmark tables are raw HTML (MkDocs does not check their links): check them here."""
+    _, site, _ = built
+    pages = list((site / "catalogue").rglob("*.html"))
+    assert pages
+    for built_page in pages:
+        for href in re.findall(r'href="([^"#]+)', built_page.read_text()):
+            if href.startswith(("http:", "https:", "mailto:", "javascript:")) or "/assets/" in href:
+                continue
+            target = (built_page.parent / html.unescape(href)).resolve()
+            assert target.exists() or (target / "index.html").exists(), f"{built_page}: {href}"
+
+
+def test_record_pages_show_json_status_and_history(built: tuple[Path, Path, Any]) -> None:
+    _, site, _ = built
+    retracted = text_of(page(site, f"catalogue/records/{RETRACTED}"))
+    assert "Retracted" in retracted and REASON in retracted
+    assert "History" in retracted and "retract" in retracted and "Maintainer" in retracted
+    assert '"evaluation_id"' in retracted  # the record's JSON
+    old = page(site, f"catalogue/records/{FIXED_UUID}").read_text()
+    assert "Superseded" in old and f"../{REPLACEMENT}/" in old
+    new = page(site, f"catalogue/records/{REPLACEMENT}").read_text()
+    assert "Replaces an earlier record" in new and f"../{FIXED_UUID}/" in new
+    assert "Disputed" in new and DISPUTE_URL in new
+    assert "the catalogue reads it as 0.3.0" in text_of(page(site, f"catalogue/records/{REPLACEMENT}"))
+    plain = text_of(page(site, f"catalogue/records/{PLAIN}"))
+    assert "No events" in plain
+
+
+def test_governance_documents_are_published_from_their_source(built: tuple[Path, Path, Any]) -> None:
+    store, site, _ = built
+    card = page(site, "governance")
+    assert "Governance card" in text_of(card)
+    assert f'href="{REPO}/edit/main/governance/README.md"' in card.read_text()  # edit the source, not a copy
+    assert "Contributor guide" in text_of(page(site, "governance/CONTRIBUTING"))
+    assert (store / "governance" / "schema-change-checklist.md").exists() == page(
+        site, "governance/schema-change-checklist"
+    ).exists()
+    assert "Changelog" in text_of(page(site, "CHANGELOG"))
+    # a link to a record file that this store does not hold goes to the repository
+    example = page(site, "governance/examples/conflicting-mmlu-records").read_text()
+    assert f"{REPO}/blob/main/data/mmlu/meta-llama/llama-65b/" in example
+
+
+def test_site_uses_the_pipeline_catalogue_when_present(tmp_path: Path) -> None:
+    from eee.catalog import build, write
+
+    store = make_site_store(tmp_path)
+    table, _ = build(store)
+    write(table, store / "build" / "catalog" / "catalog.parquet")
+    proc = build_site(store, tmp_path / "site")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    index = text_of(page(tmp_path / "site", "catalogue"))
+    assert "Built from the pipeline's catalogue" in index
+    assert "Built from the store directly" not in index
+
+
+def test_record_pages_are_bounded_on_a_large_store(tmp_path: Path) -> None:
+    from eee.site.generate import generate
+
+    store = make_site_store(tmp_path)
+    gen = generate(store, REPO, {"catalogue": {"record_pages": 2, "page_rows": 1}})
+    records = {p.src_uri for p in gen.pages if p.src_uri.startswith("catalogue/records/")}
+    # more records than the limit: only the three with a governance history get a page
+    assert records == {f"catalogue/records/{u}.md" for u in (FIXED_UUID, RETRACTED, REPLACEMENT)}
+    wikitext = [p for p in gen.pages if p.src_uri.startswith("catalogue/benchmarks/wikitext/")]
+    assert len(wikitext) == 3  # one result per page
+    listing = "".join(p.content + "".join(p.inject.values()) for p in wikitext)
+    assert f"{REPO}/blob/main/data/wikitext/mistralai/Mistral-7B-v0.1/{PLAIN}.json" in listing
+
+
+def test_link_rewriting_of_published_documents(tmp_path: Path) -> None:
+    from eee.schemas import Registry
+    from eee.site.context import SiteContext
+    from eee.site.included import resolver, rewrite_links
+
+    (tmp_path / "tools").mkdir()
+    (tmp_path / "tools" / "x.py").write_text("")
+    ctx = SiteContext(tmp_path, Registry.load(), REPO, record_pages={PLAIN})
+    resolve = resolver(ctx, "governance/examples/a.md", {"governance/README.md", "CHANGELOG.md"})
+    text = (
+        "[card](../README.md) [log](../../CHANGELOG.md#unreleased) [code](../../tools/x.py)\n"
+        f"| [`rec`](../../data/b/d/m/{PLAIN}.json) | [gone](../../data/b/d/m/{RETRACTED}.json) |\n"
+        "[typo](../../tools/nope.py) `[in code](../../tools/x.py)` [web](https://example.org)\n"
+        "```\n[fenced](../../tools/x.py)\n```"
+    )
+    out = rewrite_links(text, "governance/examples/a.md", resolve)
+    assert "[card](../README.md)" in out and "[log](../../CHANGELOG.md#unreleased)" in out
+    assert f"[code]({REPO}/blob/main/tools/x.py)" in out
+    assert f"[`rec`](../../catalogue/records/{PLAIN}.md)" in out
+    assert f"[gone]({REPO}/blob/main/data/b/d/m/{RETRACTED}.json)" in out
+    assert "[typo](../../tools/nope.py)" in out  # left for --strict to report
+    assert "`[in code](../../tools/x.py)`" in out and "[fenced](../../tools/x.py)" in out
+
+
+def test_conditions_are_said_exactly() -> None:
+    from eee.site.conditions import parse_if
+
+    loose = parse_if({"properties": {"score_type": {"const": "levels"}}})
+    assert loose.text() == "`score_type` is `levels` or absent"
+    assert loose.holds({}) and not loose.holds({"score_type": "binary"})
+    tight = parse_if({"required": ["score_type"], "properties": {"score_type": {"const": "continuous"}}})
+    assert loose.negate().both(tight).text() == "`score_type` is `continuous`"
+
+
+def test_docs_folder_has_only_hand_written_pages() -> None:
+    names = {p.relative_to(PROJECT / "docs").as_posix() for p in (PROJECT / "docs").rglob("*") if p.is_file()}
+    assert not any(n.startswith(("reference/", "catalogue/", "governance/")) or n == "CHANGELOG.md" for n in names)
+    config = (PROJECT / "mkdocs.yml").read_text()
+    assert "tools/eee/site/hooks.py" in config
+    assert "content.code.copy" in config and "edit_uri:" in config
+
+
+def test_site_builds_for_an_empty_store(tmp_path: Path) -> None:
+    store = make_pipeline_store(tmp_path)
+    proc = build_site(store, tmp_path / "site")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "The store holds no records yet." in text_of(page(tmp_path / "site", "catalogue"))
+    assert page(tmp_path / "site", "reference/0.3.0/aggregate").exists()

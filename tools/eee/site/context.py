@@ -1,0 +1,84 @@
+"""What every page generator needs to know: the store, the repository URL, the schemas."""
+
+from __future__ import annotations
+
+import posixpath
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import quote
+
+from eee.schemas import EVAL, INSTANCE, Registry
+
+KIND_SLUGS = {EVAL: "aggregate", INSTANCE: "instance-level"}
+KIND_TITLES = {EVAL: "Aggregate record", INSTANCE: "Instance-level row"}
+STEP_PREFIXES = {EVAL: "eval", INSTANCE: "instance"}
+
+
+@dataclass
+class GeneratedPage:
+    """One page made at build time: its path under docs/ and its Markdown."""
+
+    src_uri: str
+    content: str
+    in_nav: bool = True  # False: reachable by links only (no "not in nav" notice)
+    # HTML put in place of ``<!-- eee:NAME -->`` after Markdown: large tables skip the parser
+    inject: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class SiteContext:
+    """The store being published and what the generated pages link to."""
+
+    root: Path
+    registry: Registry
+    repo_url: str | None = None
+    branch: str = "main"
+    record_pages: set[str] = field(default_factory=set)  # uuids that have a page
+    use_directory_urls: bool = True
+
+    def page_url(self, src_uri: str) -> str:
+        """The URL (from the site root) MkDocs gives the page ``src_uri``."""
+        stem = src_uri[: -len(".md")]
+        if not self.use_directory_urls:
+            return stem + ".html"
+        if stem == "index" or stem.endswith("/index"):
+            return stem[: -len("index")]
+        return stem + "/"
+
+    def href(self, target: str, page: str) -> str:
+        """A relative URL from the page ``page`` to the page ``target`` (both docs paths), for
+        raw HTML that MkDocs does not rewrite."""
+        to, here = self.page_url(target), self.page_url(page)
+        base = here if here.endswith("/") or not here else posixpath.dirname(here)
+        rel = posixpath.relpath(to or ".", base.rstrip("/") or ".")
+        if to.endswith("/") or not to:
+            rel = "./" if rel == "." else rel + "/"
+        return quote(rel, safe="/._-~")
+
+    def repo_link(self, rel: str, folder: bool = False) -> str | None:
+        """The repository's web page of ``rel`` (a path from the store root), if known."""
+        if not self.repo_url:
+            return None
+        kind = "tree" if folder else "blob"
+        return f"{self.repo_url.rstrip('/')}/{kind}/{self.branch}/{quote(rel)}"
+
+    def record_page(self, uuid: str | None) -> str | None:
+        """The docs path of a record's page, when it has one."""
+        if uuid and uuid in self.record_pages:
+            return f"catalogue/records/{uuid}.md"
+        return None
+
+
+def reference_page(version: str, kind: str) -> str:
+    """The docs path of the reference of one schema version and record kind."""
+    return f"reference/{version}/{KIND_SLUGS[kind]}.md"
+
+
+def changes_page(source: str, target: str) -> str:
+    """The docs path of the what-changed page of one version step."""
+    return f"reference/changes/{source}-to-{target}.md"
+
+
+def step_name(kind: str, source: str, target: str) -> str:
+    """The name of the migration step function (``eval_0_2_0_to_0_2_1``)."""
+    return f"{STEP_PREFIXES[kind]}_{source.replace('.', '_')}_to_{target.replace('.', '_')}"
