@@ -3,8 +3,11 @@
 DVC cannot depend on ``data/`` itself: the folder holds DVC-tracked sidecars, and in a
 fresh clone (sidecars not pulled) DVC refuses to hash it ("missing data"). The manifest
 lists what git tracks there (records, sidecar pointers, governance events) with their
-sha256, plus which sidecars are present in the work tree, so a stage reruns exactly when
-one of them changes and works whether or not the sidecars were pulled.
+sha256, plus the sha256 of the sidecars present in the work tree, so a stage reruns
+exactly when one of them changes and works whether or not the sidecars were pulled.
+The manifest is the same in every clone with the same content. Sidecar hashes are cached
+by (size, mtime) in ``build/manifest/sidecar-hashes.json``, so a large sidecar is hashed
+once, not at every run.
 """
 
 from __future__ import annotations
@@ -25,30 +28,58 @@ def _digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def build(root: Path) -> dict[str, Any]:
+def _sidecar_digest(path: Path, rel: str, cache: dict[str, Any], fresh: dict[str, Any]) -> str:
+    st = path.stat()
+    key = [st.st_size, st.st_mtime_ns]
+    known = cache.get(rel)
+    if known and known[:2] == key:
+        digest = str(known[2])
+    else:
+        h = hashlib.sha256()
+        with open(path, "rb") as fh:
+            while chunk := fh.read(8 * 1024 * 1024):
+                h.update(chunk)
+        digest = h.hexdigest()
+    fresh[rel] = [*key, digest]
+    return digest
+
+
+def build(root: Path, cache: dict[str, Any] | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The manifest, and the refreshed sidecar-hash cache."""
+    cache = cache or {}
+    fresh: dict[str, Any] = {}
     files: dict[str, str] = {}
-    sidecars: dict[str, list[int]] = {}
+    sidecars: dict[str, str] = {}
     for top in (root / "data", root / EVENTS_DIR):
         for dirpath, _dirs, names in os.walk(top):
             for name in names:
                 path = Path(dirpath, name)
                 rel = path.relative_to(root).as_posix()
                 if name.endswith(SIDECAR_SUFFIX):
-                    st = path.stat()
-                    sidecars[rel] = [st.st_size, st.st_mtime_ns]
+                    sidecars[rel] = _sidecar_digest(path, rel, cache, fresh)
                 elif name.endswith((RECORD_SUFFIX, POINTER_SUFFIX, ".yaml")) or top.name != "data":
                     files[rel] = _digest(path)
-    return {
+    manifest = {
         "format": "eee-store-manifest/1",
         "files": dict(sorted(files.items())),
         "sidecars_present": dict(sorted(sidecars.items())),
     }
+    return manifest, fresh
 
 
 def write(root: Path, out: Path | None = None) -> tuple[Path, bool]:
     """Write the manifest; returns (path, whether it changed). Unchanged bytes are not rewritten."""
     out = root / (out or DEFAULT)
-    text = json.dumps(build(root), indent=1) + "\n"
+    cache_file = out.with_name("sidecar-hashes.json")
+    try:
+        cache = json.loads(cache_file.read_text())
+    except (OSError, ValueError):
+        cache = {}
+    manifest, fresh = build(root, cache)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    if fresh != cache:
+        cache_file.write_text(json.dumps(fresh))
+    text = json.dumps(manifest, indent=1) + "\n"
     if out.exists() and out.read_text() == text:
         return out, False
     out.parent.mkdir(parents=True, exist_ok=True)
