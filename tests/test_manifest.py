@@ -26,4 +26,5 @@ def test_manifest_follows_content_not_mtimes(tmp_path: Path) -> None:
     sidecar.write_bytes(ROWS.replace(b'"q1"', b'"q2"'))  # same size, other bytes
     assert write(tmp_path)[1] is True
     sidecar.unlink()  # not pulled
-    assert json.loads(path.read_text() if not write(tmp_path)[1] else path.read_text())["sidecars_present"] == {}
+    assert write(tmp_path)[1] is True
+    assert json.loads(path.read_text())["sidecars_present"] == {}

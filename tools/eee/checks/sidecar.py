@@ -55,7 +55,10 @@ def _pointer_beside(path: Path) -> Any:
         return None
 
 
-def _algorithm(der: dict[str, Any]) -> str | None:
+def hash_algorithm(der: Any) -> str | None:
+    """The algorithm of a record's sidecar checksum (declared, or told by its length)."""
+    if not isinstance(der, dict):
+        return None
     alg = der.get("hash_algorithm")
     if alg in ("sha256", "md5"):
         return alg
@@ -93,7 +96,7 @@ def check_sidecar(
     out = _Collector(result, cap)
     der = aggregate.get("detailed_evaluation_results") if aggregate else None
     der = der if isinstance(der, dict) else {}
-    alg = _algorithm(der)
+    alg = hash_algorithm(der)
     hasher = hashlib.new(alg) if alg else None
     pointer = _pointer_beside(path)
     dvc_md5 = hashlib.md5(usedforsecurity=False) if pointer is not None and pointer.md5 else None

@@ -37,7 +37,7 @@ from typing import Any
 
 from eee.findings import ERROR, WARNING, Finding
 from eee.paths import canonical_folders, canonical_record_path, new_uuid, sidecar_path_for
-from eee.pointer import format_path
+from eee.pointer import format_path, json_type
 from eee.strictjson import canonical, canonical_row
 
 SCHEMA_VERSION = "0.3.0"
@@ -146,14 +146,7 @@ _TYPES: dict[type, str] = {
 }
 
 
-def _type_name(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, (int, float)):
-        return "a number"
-    return _TYPES.get(type(value), type(value).__name__)
+_type_name = json_type
 
 
 def get(doc: Any, file: str | Path, path: Iterable[str | int], kind: type | tuple[type, ...] = object) -> Any:

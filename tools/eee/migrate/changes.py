@@ -18,7 +18,7 @@ from typing import Any
 import orjson
 
 from eee.findings import Finding
-from eee.pointer import format_path
+from eee.pointer import format_path, json_type
 
 UNKNOWN = "unknown"
 ROOT = "$"
@@ -113,16 +113,7 @@ def json_text(value: Any) -> str:
     return orjson.dumps(value).decode()
 
 
-def describe(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, (int, float)):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    return "an array" if isinstance(value, list) else "an object"
+describe = json_type
 
 
 def items(owner: dict[str, Any], key: str) -> Iterator[tuple[int, dict[str, Any]]]:

@@ -28,6 +28,7 @@ from typing import Any
 
 import orjson
 
+from eee.checks.sidecar import hash_algorithm
 from eee.findings import WARNING, Finding
 from eee.migrate.chain import migrate, target_version
 from eee.migrate.changes import Changes, MigrationRefused
@@ -75,19 +76,6 @@ def relative_place(absolute: str) -> str:
         rel = absolute[len(root.rstrip(os.sep)) + 1 :]
         return rel.replace(os.sep, "/")
     return os.path.basename(absolute)
-
-
-def hash_algorithm(der: Any) -> str | None:
-    """The algorithm of a record's sidecar checksum (declared, or told by its length)."""
-    if not isinstance(der, dict):
-        return None
-    alg = der.get("hash_algorithm")
-    if alg in ("sha256", "md5"):
-        return alg
-    checksum = der.get("checksum")
-    if isinstance(checksum, str):
-        return {64: "sha256", 32: "md5"}.get(len(checksum))
-    return None
 
 
 def _temp_beside(dest: Path, made: set[Path] | None = None) -> tuple[int, Path]:
