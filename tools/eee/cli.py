@@ -14,6 +14,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "validate": ("eee.commands.validate", "validate records, sidecars and events"),
     "pipeline": ("eee.commands.pipeline", "run the datastore pipeline (the main job)"),
     "audit": ("eee.commands.audit", "check every commit of a range against the store's rules"),
+    "gate": ("eee.commands.gate", "the commit hooks without pre-commit's work-tree scans (large stores)"),
     "migrate": ("eee.commands.migrate", "write copies of records migrated to a schema version"),
     "samples": ("eee.commands.samples", "add, push and pull per-sample sidecars (DVC)"),
     "convert": ("eee.commands.convert", "convert HELM, lm-eval or Inspect AI logs into records"),

@@ -1,0 +1,150 @@
+"""The lean gate: the hooks of ``.pre-commit-config.yaml``, run without pre-commit's
+work-tree scans, for stores too large for them.
+
+pre-commit checks the whole work tree around every hook (unstaged changes, intent-to-add
+files, "did the hook modify files?"): five or more ``git diff`` scans that stat every
+tracked file. At 230,000 records that costs seconds, while the store's own hooks look
+only at what is staged. This runner reads the same configuration and runs the same local
+hooks on the staged files, as pre-commit would (``files``/``exclude``, ``always_run``,
+``pass_filenames``, ``SKIP``), and hands over to pre-commit itself whenever its extra
+care matters: when a staged file also has unstaged changes (the hooks read the work tree,
+so the staged content must be what is there), or when a hook is not a local script.
+
+Install it with ``eee gate install`` (``eee gate uninstall`` goes back to pre-commit).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+HOOK_MARK = "# eee lean gate"
+
+
+class Fallback(Exception):
+    """Something only pre-commit handles: run it instead."""
+
+
+def _git(*args: str, cwd: Path) -> bytes:
+    return subprocess.run(["git", *args], cwd=cwd, capture_output=True, check=True).stdout
+
+
+def staged_files(root: Path) -> list[str]:
+    """What pre-commit would pass: staged paths that exist in the next commit."""
+    out = _git("diff", "--cached", "--name-only", "--no-ext-diff", "-z", "--diff-filter=ACMRTUXB", cwd=root)
+    return [p.decode("utf-8", "surrogateescape") for p in out.split(b"\0") if p]
+
+
+def unstaged_among(root: Path, paths: list[str]) -> list[str]:
+    """Which of ``paths`` also have unstaged changes (a pathspec-limited, cheap diff)."""
+    found: list[str] = []
+    for i in range(0, len(paths), 500):
+        out = _git("diff", "--name-only", "--no-ext-diff", "-z", "--", *paths[i : i + 500], cwd=root)
+        found.extend(p.decode("utf-8", "surrogateescape") for p in out.split(b"\0") if p)
+    return found
+
+
+def load_hooks(root: Path) -> list[dict[str, Any]]:
+    import yaml
+
+    config = yaml.load(
+        (root / ".pre-commit-config.yaml").read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    )
+    hooks = []
+    for repo in config.get("repos", []):
+        if repo.get("repo") != "local":
+            raise Fallback(f"hooks from {repo.get('repo')} need pre-commit's environments")
+        for hook in repo.get("hooks", []):
+            if hook.get("language") not in ("script", "system"):
+                raise Fallback(f"hook {hook.get('id')} uses language {hook.get('language')}")
+            stages = hook.get("stages") or config.get("default_stages") or ["pre-commit"]
+            if "pre-commit" in stages or "commit" in stages:
+                hooks.append(hook)
+    return hooks
+
+
+def _line(name: str, status: str, width: int = 79) -> str:
+    dots = "." * max(3, width - len(name) - len(status))
+    return f"{name}{dots}{status}"
+
+
+def run_hooks(root: Path, staged: list[str], hooks: list[dict[str, Any]]) -> int:
+    skip = {s.strip() for s in os.environ.get("SKIP", "").split(",") if s.strip()}
+    code = 0
+    for hook in hooks:
+        name = hook.get("name", hook["id"])
+        if hook["id"] in skip:
+            print(_line(name, "Skipped"))
+            continue
+        include = re.compile(hook.get("files", ""))
+        exclude = re.compile(hook["exclude"]) if hook.get("exclude") else None
+        files = [f for f in staged if include.search(f) and not (exclude and exclude.search(f))]
+        if not files and not hook.get("always_run"):
+            print(_line(name, "(no files to check)Skipped"))
+            continue
+        entry = shlex.split(hook["entry"])
+        if hook.get("language") == "script":
+            entry[0] = str(root / entry[0])
+        cmd = [*entry, *hook.get("args", []), *(files if hook.get("pass_filenames", True) else [])]
+        proc = subprocess.run(cmd, cwd=root, capture_output=True, text=True)
+        ok = proc.returncode == 0
+        print(_line(name, "Passed" if ok else "Failed"))
+        output = (proc.stdout + proc.stderr).rstrip()
+        if not ok or (hook.get("verbose") and output):
+            print(f"- hook id: {hook['id']}")
+            if not ok:
+                print(f"- exit code: {proc.returncode}")
+            if output:
+                print(f"\n{output}\n")
+        code = code or (0 if ok else 1)
+    return code
+
+
+def _pre_commit(root: Path, reason: str) -> int:
+    print(f"eee gate: {reason}; running pre-commit instead")
+    return subprocess.call([sys.executable, "-m", "pre_commit", "run", "--hook-stage", "pre-commit"], cwd=root)
+
+
+def check(root: Path) -> int:
+    staged = staged_files(root)
+    try:
+        hooks = load_hooks(root)
+    except Fallback as exc:
+        return _pre_commit(root, str(exc))
+    dirty = unstaged_among(root, staged) if staged else []
+    if dirty:
+        return _pre_commit(root, f"{len(dirty)} staged file(s) also have unstaged changes (e.g. {dirty[0]})")
+    return run_hooks(root, staged, hooks)
+
+
+def _hook_path(root: Path) -> Path:
+    git_dir = Path(_git("rev-parse", "--absolute-git-dir", cwd=root).decode().strip())
+    return git_dir / "hooks" / "pre-commit"
+
+
+def install(root: Path) -> Path:
+    path = _hook_path(root)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(
+        "#!/bin/sh\n"
+        f"{HOOK_MARK}: the hooks of .pre-commit-config.yaml without pre-commit's work-tree scans\n"
+        "# (`eee gate uninstall` goes back to pre-commit)\n"
+        "root=$(git rev-parse --show-toplevel)\n"
+        'py=${EEE_PYTHON:-"$root/.venv/bin/python"}\n'
+        '[ -x "$py" ] || py=python3\n'
+        'exec "$py" -m eee gate run\n'
+    )
+    path.chmod(0o755)
+    return path
+
+
+def uninstall(root: Path) -> None:
+    path = _hook_path(root)
+    if path.exists() and HOOK_MARK in path.read_text():
+        path.unlink()
+    subprocess.run([sys.executable, "-m", "pre_commit", "install"], cwd=root, check=True, capture_output=True)
