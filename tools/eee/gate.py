@@ -34,10 +34,9 @@ def _git(*args: str, cwd: Path) -> bytes:
     return subprocess.run(["git", *args], cwd=cwd, capture_output=True, check=True).stdout
 
 
-def staged_files(root: Path) -> list[str]:
+def staged_files(changes: list[Any]) -> list[str]:
     """What pre-commit would pass: staged paths that exist in the next commit."""
-    out = _git("diff", "--cached", "--name-only", "--no-ext-diff", "-z", "--diff-filter=ACMRTUXB", cwd=root)
-    return [p.decode("utf-8", "surrogateescape") for p in out.split(b"\0") if p]
+    return [c.path for c in changes if c.status != "D"]
 
 
 def unstaged_among(root: Path, paths: list[str]) -> list[str]:
@@ -73,7 +72,7 @@ def _line(name: str, status: str, width: int = 79) -> str:
     return f"{name}{dots}{status}"
 
 
-def run_hooks(root: Path, staged: list[str], hooks: list[dict[str, Any]]) -> int:
+def run_hooks(root: Path, staged: list[str], hooks: list[dict[str, Any]], env: dict[str, str] | None = None) -> int:
     skip = {s.strip() for s in os.environ.get("SKIP", "").split(",") if s.strip()}
     code = 0
     for hook in hooks:
@@ -91,7 +90,7 @@ def run_hooks(root: Path, staged: list[str], hooks: list[dict[str, Any]]) -> int
         if hook.get("language") == "script":
             entry[0] = str(root / entry[0])
         cmd = [*entry, *hook.get("args", []), *(files if hook.get("pass_filenames", True) else [])]
-        proc = subprocess.run(cmd, cwd=root, capture_output=True, text=True)
+        proc = subprocess.run(cmd, cwd=root, capture_output=True, text=True, env=env)
         ok = proc.returncode == 0
         print(_line(name, "Passed" if ok else "Failed"))
         output = (proc.stdout + proc.stderr).rstrip()
@@ -111,7 +110,12 @@ def _pre_commit(root: Path, reason: str) -> int:
 
 
 def check(root: Path) -> int:
-    staged = staged_files(root)
+    import tempfile
+
+    from eee.gitutil import STAGED_RAW_ENV, _parse_raw, staged_raw
+
+    raw = staged_raw(root)  # one read of the index, shared with the hooks
+    staged = staged_files(_parse_raw(raw))
     try:
         hooks = load_hooks(root)
     except Fallback as exc:
@@ -119,7 +123,10 @@ def check(root: Path) -> int:
     dirty = unstaged_among(root, staged) if staged else []
     if dirty:
         return _pre_commit(root, f"{len(dirty)} staged file(s) also have unstaged changes (e.g. {dirty[0]})")
-    return run_hooks(root, staged, hooks)
+    with tempfile.NamedTemporaryFile(prefix="eee-staged-", suffix=".raw") as fh:
+        fh.write(raw)
+        fh.flush()
+        return run_hooks(root, staged, hooks, dict(os.environ, **{STAGED_RAW_ENV: fh.name}))
 
 
 def _hook_path(root: Path) -> Path:
@@ -128,6 +135,9 @@ def _hook_path(root: Path) -> Path:
 
 
 def install(root: Path) -> Path:
+    """Install the lean git hook, and git's settings for many files (index v4, untracked cache)."""
+    subprocess.run(["git", "config", "feature.manyFiles", "true"], cwd=root, check=True)
+    subprocess.run(["git", "update-index", "--index-version", "4"], cwd=root, check=True)
     path = _hook_path(root)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(
