@@ -11,7 +11,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from conftest import FIXED_UUID, git, load_example, make_pipeline_store, place_record
+from conftest import FIXED_UUID, PROJECT, git, load_example, make_pipeline_store, place_record
 from eee.governance.events import make_event, write
 
 pytestmark = pytest.mark.slow
@@ -175,3 +175,34 @@ def test_pipeline_runs_in_a_clone_whose_sidecars_were_never_pulled(store: Path, 
     third = _pipeline(clone)
     assert {"validate", "catalog"} <= _ran(third.stdout)
     assert json.loads((clone / "build/validate/metrics.json").read_text())["sidecars"] == 1
+
+
+def test_committed_dvc_lock_matches_the_projects_own_inputs() -> None:
+    """dvc.lock records the hashes of the code, schemas and docs each stage ran with.
+
+    A stale lock makes every fresh clone's main job rerun all stages and leave dvc.lock
+    modified; the fix is to run the main job and commit dvc.lock with the change.
+    """
+    proc = subprocess.run(
+        [sys.executable, "-m", "dvc", "status", "--json"], cwd=PROJECT, capture_output=True, text=True
+    )
+    assert proc.returncode == 0, proc.stderr
+    stages = set(yaml_stages())
+    stale = {
+        f"{stage}: {path}"
+        for stage, entries in json.loads(proc.stdout or "{}").items()
+        if stage in stages
+        for entry in entries
+        if isinstance(entry, dict)
+        for path, change in entry.get("changed deps", {}).items()
+        if not path.startswith("build/")
+    }
+    assert not stale, (
+        f"dvc.lock is stale for {sorted(stale)}: run `python3 tools/dev.py run` and commit dvc.lock with the change"
+    )
+
+
+def yaml_stages() -> list[str]:
+    from ruamel.yaml import YAML
+
+    return list(YAML(typ="safe").load((PROJECT / "dvc.yaml").read_text())["stages"])
