@@ -225,16 +225,18 @@ def default_loader() -> Loader:
     return load
 
 
-def build(root: Path, loader: Loader | None = None) -> tuple[Any, list[str]]:
-    """The catalogue table of the store at ``root``, and the records that could not be read."""
+def build(root: Path, loader: Loader | None = None, ledger: Ledger | None = None) -> tuple[Any, list[str]]:
+    """The catalogue table of the store at ``root``, and the records that could not be read.
+
+    ``ledger``: the store's folded events, when the caller has already read them.
+    """
     import pyarrow as pa
 
-    from eee.governance.events import EventFileError, load_all
-    from eee.governance.status import fold
+    from eee.governance.status import read_ledger
     from eee.strictjson import JSONProblem
 
     loader = loader or default_loader()
-    ledger = fold([e for _, e in load_all(root) if not isinstance(e, EventFileError)])
+    ledger = ledger if ledger is not None else read_ledger(root)
     columns: dict[str, list[Any]] = {name: [] for name in COLUMN_NAMES}
     skipped: list[str] = []
     for uuid, rel in record_paths(root):

@@ -10,6 +10,7 @@ Status precedence: retracted > superseded > disputed > active.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from pathlib import Path
 from typing import Any
 
 Event = dict[str, Any]
@@ -185,3 +186,13 @@ def fold(events: Iterable[Event], exists: Callable[[str], bool] | None = None) -
         except IllegalEvent as exc:
             ledger.problems.append((event, exc))
     return ledger
+
+
+def read_ledger(root: Path) -> Ledger:
+    """The ledger of the store at ``root``: its readable events, folded.
+
+    Unreadable event files are left out here; reporting them is the validator's job.
+    """
+    from eee.governance.events import EventFileError, load_all
+
+    return fold([e for _, e in load_all(root) if not isinstance(e, EventFileError)])

@@ -26,6 +26,7 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
+from eee.governance.status import Ledger, read_ledger
 from eee.site.context import GeneratedPage, SiteContext
 from eee.site.mdtext import code, fence, number, relative, slug, table, text
 
@@ -93,9 +94,22 @@ class Summary:
     models: int = 0
     statuses: Counter[str] = field(default_factory=Counter)
 
+    @classmethod
+    def of(cls, name: str, rows: list[dict[str, Any]]) -> Summary:
+        """The summary of one benchmark's catalogue rows."""
+        return cls(
+            name,
+            benchmark_page(name),
+            records=len({r["record_uuid"] for r in rows}),
+            results=len(rows),
+            models=len({r.get("model_id") or f"{r['developer']}/{r['model']}" for r in rows}),
+            statuses=Counter(st for _, st in {(r["record_uuid"], r.get("status") or "active") for r in rows}),
+        )
 
-def load_table(root: Path) -> tuple[Any, str]:
-    """The catalogue table and where it came from."""
+
+def load_table(root: Path, ledger: Ledger) -> tuple[Any, str]:
+    """The catalogue table and where it came from (built from the store and ``ledger``
+    when the pipeline's Parquet file is absent)."""
     path = root / PARQUET
     if path.exists():
         import pyarrow.parquet as pq
@@ -104,7 +118,7 @@ def load_table(root: Path) -> tuple[Any, str]:
         return pq.read_table(path, columns=[c for c in WANTED if c in names]), PARQUET
     from eee.catalog import build
 
-    table, _skipped = build(root)
+    table, _skipped = build(root, ledger=ledger)
     return table, ""
 
 
@@ -192,19 +206,17 @@ def _library(row: dict[str, Any]) -> str:
 
 
 def _benchmark_pages(
-    ctx: SiteContext, name: str, rows: list[dict[str, Any]], opts: Options, searchable: bool, listed: bool
+    ctx: SiteContext, s: Summary, rows: list[dict[str, Any]], opts: Options, searchable: bool, listed: bool
 ) -> Iterator[GeneratedPage]:
+    name = s.name
     chunks = [rows[i : i + opts.page_rows] for i in range(0, len(rows), opts.page_rows)] or [[]]
-    records = {r["record_uuid"] for r in rows}
-    models = {r.get("model_id") or f"{r['developer']}/{r['model']}" for r in rows}
-    statuses = Counter(st for _, st in {(r["record_uuid"], r.get("status") or "active") for r in rows})
-    said = ", ".join(f"{statuses[s]} {s}" for s in STATUS_ORDER if statuses.get(s))
+    said = ", ".join(f"{s.statuses[st]} {st}" for st in STATUS_ORDER if s.statuses.get(st))
     for n, chunk in enumerate(chunks, start=1):
         page = benchmark_page(name, n)
         out = ["---\nhide:\n  - toc\n" + ("" if searchable else "search:\n  exclude: true\n") + "---\n"]
         out.append(f"# {text(name)}" + (f" (page {n} of {len(chunks)})" if len(chunks) > 1 else "") + "\n")
         out.append(
-            f"{len(records):,} records, {len(rows):,} results, {len(models):,} models. Records by status: {said}. "
+            f"{s.records:,} records, {s.results:,} results, {s.models:,} models. Records by status: {said}. "
             f"One row per result, from the [catalogue]({relative('catalogue/index.md', page)}). "
             "Each record's page has its JSON and its governance history; ↓ marks a metric where lower is better.\n"
         )
@@ -396,11 +408,8 @@ def generate(ctx: SiteContext, opts: Options) -> CatalogueResult:
     """Every catalogue page. Fills ``ctx.record_pages`` first, so links agree with pages."""
     import pyarrow.compute as pc
 
-    from eee.governance.events import EventFileError, load_all
-    from eee.governance.status import fold
-
-    table_, origin = load_table(ctx.root)
-    ledger = fold([e for _, e in load_all(ctx.root) if not isinstance(e, EventFileError)])
+    ledger = read_ledger(ctx.root)
+    table_, origin = load_table(ctx.root, ledger)
     uuids = set(pc.unique(table_["record_uuid"]).to_pylist()) if table_.num_rows else set()
     with_history = {u for u, st in ledger.states.items() if st.history and u in uuids}
     ctx.record_pages = set(uuids) if len(uuids) <= opts.record_pages else with_history
@@ -420,12 +429,8 @@ def generate(ctx: SiteContext, opts: Options) -> CatalogueResult:
         while end < len(names) and names[end] == names[start]:
             end += 1
         rows = table_.slice(start, end - start).to_pylist()
-        name = names[start]
-        pages += _benchmark_pages(ctx, name, rows, opts, searchable, listed)
-        s = Summary(name, benchmark_page(name), results=len(rows))
-        s.records = len({r["record_uuid"] for r in rows})
-        s.models = len({r.get("model_id") or f"{r['developer']}/{r['model']}" for r in rows})
-        s.statuses = Counter(st for _, st in {(r["record_uuid"], r.get("status") or "active") for r in rows})
+        s = Summary.of(names[start], rows)
+        pages += _benchmark_pages(ctx, s, rows, opts, searchable, listed)
         summaries.append(s)
         for r in rows:
             by_version[str(r.get("schema_version"))].add(r["record_uuid"])
@@ -435,15 +440,24 @@ def generate(ctx: SiteContext, opts: Options) -> CatalogueResult:
     for uuid, rows in kept.items():
         pages.append(record_page(ctx, uuid, rows, ledger.state(uuid)))
     examples = {v: sorted(u for u in us if u in ctx.record_pages)[:3] for v, us in by_version.items()}
-    pages.append(GeneratedPage("catalogue/index.md", index_page(ctx, summaries, ledger, origin, len(uuids), opts)))
+    pages.append(
+        GeneratedPage("catalogue/index.md", index_page(ctx, summaries, ledger, with_history, origin, len(uuids), opts))
+    )
     nav = [s.page for s in summaries] if listed else []
     return CatalogueResult(pages, nav, examples, {v: len(us) for v, us in by_version.items()})
 
 
 def index_page(
-    ctx: SiteContext, summaries: list[Summary], ledger: Any, origin: str, records: int, opts: Options
+    ctx: SiteContext,
+    summaries: list[Summary],
+    ledger: Ledger,
+    with_history: set[str],
+    origin: str,
+    records: int,
+    opts: Options,
 ) -> str:
-    """The catalogue's front page: benchmarks, records with a history, how to load the data."""
+    """The catalogue's front page: benchmarks, records with a history (``with_history``, the
+    records in the store whose ledger state has events), how to load the data."""
     from eee.catalog import COLUMNS
 
     page = "catalogue/index.md"
@@ -483,18 +497,17 @@ def index_page(
     )
     out.append("## Records with a history { #records-with-a-history }\n")
     rows = []
-    for uuid in sorted(ctx.record_pages):
+    for uuid in sorted(with_history):
         st = ledger.state(uuid)
-        if st.history:
-            last = st.history[-1]
-            rows.append(
-                [
-                    f"[{code(uuid)}]({relative(f'catalogue/records/{uuid}.md', page)})",
-                    f"**{st.status}**",
-                    f"{last.get('action')}: {text(last.get('reason', ''))}",
-                    str(last.get("timestamp", "")),
-                ]
-            )
+        last = st.history[-1]
+        rows.append(
+            [
+                f"[{code(uuid)}]({relative(f'catalogue/records/{uuid}.md', page)})",
+                f"**{st.status}**",
+                f"{last.get('action')}: {text(last.get('reason', ''))}",
+                str(last.get("timestamp", "")),
+            ]
+        )
     out.append(table(["Record", "Status", "Latest event", "When (UTC)"], rows) if rows else "None yet.\n")
     out.append("## Load it yourself { #load-it-yourself }\n")
     out.append(

@@ -1,21 +1,21 @@
 """What changed between two released versions, from the two schema files, and the
-migration step that bridges them (its own docstring, looked up by name)."""
+migration step that bridges them (its own docstring, from the released steps)."""
 
 from __future__ import annotations
 
-import importlib
 import inspect
 import re
 from dataclasses import dataclass, field
 from itertools import pairwise
 from typing import Any
 
+import eee.migrate
+from eee.migrate.steps import step_from
 from eee.schemas import KINDS
 from eee.site.context import KIND_TITLES, SiteContext, changes_page, reference_page, step_name
 from eee.site.mdtext import anchor, code, relative, table
-from eee.site.schemafields import MISSING, Node, by_key
+from eee.site.schemafields import Node, by_key
 
-STEPS_MODULE = "eee.migrate.steps"
 _ROLE = re.compile(r":[a-z]+:`(~?)([^`]+)`")
 _DOUBLE = re.compile(r"``(.+?)``", re.S)
 
@@ -31,20 +31,6 @@ class KindChanges:
     no_longer_required: list[tuple[Node, Node]] = field(default_factory=list)
     requirement_changed: list[tuple[Node, Node]] = field(default_factory=list)
     constrained: list[tuple[Node, Node]] = field(default_factory=list)
-
-    @property
-    def empty(self) -> bool:
-        return not any(
-            (
-                self.added,
-                self.removed,
-                self.retyped,
-                self.newly_required,
-                self.no_longer_required,
-                self.requirement_changed,
-                self.constrained,
-            )
-        )
 
 
 def _parent_key(key: str) -> str:
@@ -94,21 +80,13 @@ def _req(node: Node | None) -> str:
     return "required" if node.required == "yes" else ("optional" if node.required == "no" else node.required)
 
 
-def _constraints(node: Node) -> str:
-    parts = list(node.constraints)
-    if node.default is not MISSING:
-        parts.append(f"default {code(node.default)}")
-    return "; ".join(parts) or "none"
-
-
-def step_doc(name: str) -> str | None:
-    """The docstring of the migration step ``name``, as Markdown, or None when absent."""
-    try:
-        module = importlib.import_module(STEPS_MODULE)
-    except Exception:
+def step_doc(kind: str, source: str, target: str) -> str | None:
+    """The docstring of the released migration step ``source`` -> ``target`` for ``kind``,
+    as Markdown, or None when :data:`eee.migrate.steps.STEPS` has no such step."""
+    step = step_from(kind, source)
+    if step is None or step.target != target:
         return None
-    func = getattr(module, name, None)
-    doc = inspect.getdoc(func) if func is not None else None
+    doc = inspect.getdoc(step.func)
     return rst_to_md(doc) if doc else None
 
 
@@ -163,33 +141,29 @@ def _kind_section(ctx: SiteContext, source: str, target: str, kind: str, ch: Kin
         ["Field", f"Type in {source}", f"Type in {target}"],
         [[_field(b, target, kind, page), code(a.type), code(b.type)] for a, b in ch.retyped],
     )
-    part(
-        "Newly required",
-        "newly-required",
-        ["Field", f"In {source}", f"In {target}"],
-        [[_field(b, target, kind, page), _req(a), _req(b)] for a, b in ch.newly_required],
-    )
-    part(
-        "No longer required",
-        "no-longer-required",
-        ["Field", f"In {source}", f"In {target}"],
-        [[_field(b, target, kind, page), _req(a), _req(b)] for a, b in ch.no_longer_required],
-    )
-    part(
-        "Required under another condition",
-        "condition-changed",
-        ["Field", f"In {source}", f"In {target}"],
-        [[_field(b, target, kind, page), _req(a), _req(b)] for a, b in ch.requirement_changed],
-    )
+    for title, suffix, pairs in (
+        ("Newly required", "newly-required", ch.newly_required),
+        ("No longer required", "no-longer-required", ch.no_longer_required),
+        ("Required under another condition", "condition-changed", ch.requirement_changed),
+    ):
+        part(
+            title,
+            suffix,
+            ["Field", f"In {source}", f"In {target}"],
+            [[_field(b, target, kind, page), _req(a), _req(b)] for a, b in pairs],
+        )
     part(
         "Other constraints changed",
         "constraints",
         ["Field", f"In {source}", f"In {target}"],
-        [[_field(b, target, kind, page), _constraints(a), _constraints(b)] for a, b in ch.constrained],
+        [
+            [_field(b, target, kind, page), a.constraint_text() or "none", b.constraint_text() or "none"]
+            for a, b in ch.constrained
+        ],
     )
     name = step_name(kind, source, target)
     out.append(f"### Migration step {code(name)} {{ #{name} }}\n")
-    doc = step_doc(name)
+    doc = step_doc(kind, source, target)
     if doc:
         out.append(
             f"What `eee migrate` and `eee.load_record(..., as_version=...)` do to a {source} "
@@ -198,8 +172,8 @@ def _kind_section(ctx: SiteContext, source: str, target: str, kind: str, ch: Kin
         out.append(doc + "\n")
     else:
         out.append(
-            f'!!! warning "No migration step found"\n    This checkout has no function {code(name)} in '
-            f"{code(STEPS_MODULE)}; documents of {source} cannot be read as {target} until it exists "
+            f'!!! warning "No migration step found"\n    This checkout has no released step {code(name)} in '
+            f"{code('eee.migrate.steps.STEPS')}; documents of {source} cannot be read as {target} until it exists "
             "(see the schema-change checklist).\n"
         )
     return "\n".join(out)
@@ -226,11 +200,7 @@ def migrations_markdown(ctx: SiteContext) -> str:
     page = "reference/migrations.md"
     ordered = ctx.registry.ordered
     out = ["# Migration steps\n"]
-    try:
-        module = importlib.import_module("eee.migrate")
-        intro = inspect.getdoc(module)
-    except Exception:
-        intro = None
+    intro = inspect.getdoc(eee.migrate)
     if intro:
         out.append("From the package's own description (`eee.migrate`):\n")
         out.append(rst_to_md(intro) + "\n")
@@ -238,7 +208,7 @@ def migrations_markdown(ctx: SiteContext) -> str:
     for source, target in pairwise(ordered):
         for kind in KINDS:
             name = step_name(kind, source, target)
-            found = step_doc(name) is not None
+            found = step_doc(kind, source, target) is not None
             link = relative(f"{changes_page(source, target)}#{name}", page)
             rows.append(
                 [

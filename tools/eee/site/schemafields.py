@@ -97,9 +97,12 @@ class Node:
     def is_required(self) -> bool:
         return self.required == "yes"
 
-    @property
-    def has_fields(self) -> bool:
-        return bool(self.children or self.variants)
+    def constraint_text(self) -> str:
+        """The field's constraints and default as one line ("" when it has none)."""
+        parts = list(self.constraints)
+        if self.default is not MISSING:
+            parts.append(f"default {value(self.default)}")
+        return "; ".join(parts)
 
 
 class SchemaDoc:
@@ -276,9 +279,6 @@ class _Builder:
 
     # --- rules -------------------------------------------------------------------------
 
-    def rules(self, obj: dict[str, Any], required: frozenset[str]) -> list[tuple[Condition, dict[str, Any]]]:
-        return object_rules(self.sd, obj, required)
-
     def effects(self, then: dict[str, Any], cond: Condition, prefix: tuple[str, ...] = ()) -> list[Effect]:
         out: list[Effect] = []
         for name in then.get("required") or []:
@@ -334,7 +334,7 @@ class _Builder:
         refs = refs + tuple(new_refs)
         obj, prefix_path, prefix_key = s, path, key
         items = s.get("items")
-        if isinstance(items, dict) and (s.get("type") == "array" or "items" in s):
+        if isinstance(items, dict):
             obj, more = self.sd.resolve(items)
             refs += tuple(new for new in more if new not in refs)
             prefix_path, prefix_key = f"{path}[]", f"{key}[]"
@@ -392,7 +392,7 @@ class _Builder:
         required = frozenset(obj.get("required") or [])
         effects = list(inherited)
         rules: list[Rule] = []
-        for cond, then in self.rules(obj, required):
+        for cond, then in object_rules(self.sd, obj, required):
             found = self.effects(then, cond)
             effects += found
             rules.append(Rule(cond, [e.text for e in found]))
@@ -431,11 +431,7 @@ def walk(node: Node) -> Iterator[Node]:
     for child in node.children:
         yield child
         yield from walk(child)
-        for v in child.variants:
-            for grand in v.children:
-                yield grand
-                yield from walk(grand)
-    for v in node.variants if node.depth == 0 else ():
+    for v in node.variants:
         for grand in v.children:
             yield grand
             yield from walk(grand)

@@ -16,7 +16,7 @@ from typing import Any
 from eee.schemas import EVAL, INSTANCE, KINDS
 from eee.site.context import KIND_TITLES, SiteContext, changes_page, reference_page
 from eee.site.mdtext import anchor, breakable, code, fence, relative, table, value
-from eee.site.schemafields import MISSING, Node, Variant, build, walk
+from eee.site.schemafields import Node, Variant, build, walk
 from eee.site.skeleton import skeleton
 
 HEADERS = ["Field", "Type", "Required", "Since", "Constraints", "Description"]
@@ -54,13 +54,6 @@ def _field_cell(node: Node, self_anchor: bool) -> str:
     return f"[{shown}](#{target}) (section)"
 
 
-def _constraints(node: Node) -> str:
-    parts = list(node.constraints)
-    if node.default is not MISSING:
-        parts.append(f"default {value(node.default)}")
-    return "; ".join(parts)
-
-
 def _required(node: Node) -> str:
     return "**yes**" if node.required == "yes" else node.required
 
@@ -71,7 +64,7 @@ def _row(node: Node, kind: str, since: dict[tuple[str, str], str], self_anchor: 
         code(node.type),
         _required(node),
         since.get((kind, node.key), ""),
-        _constraints(node),
+        node.constraint_text(),
         node.description,
     ]
 
@@ -119,8 +112,8 @@ def _section(node: Node, kind: str, since: dict[tuple[str, str], str]) -> str:
     facts = [f"Type {code(node.type)}", f"required: {_required(node)}"]
     if since.get((kind, node.key)):
         facts.append(f"since {since[(kind, node.key)]}")
-    if _constraints(node):
-        facts.append(_constraints(node))
+    if node.constraint_text():
+        facts.append(node.constraint_text())
     out.append(" · ".join(facts) + "\n")
     if node.description:
         out.append(node.description + "\n")
@@ -149,11 +142,9 @@ def _rules(root: Node) -> list[str]:
 
 
 def _example(ctx: SiteContext, version: str, kind: str, examples: dict[str, list[str]], page: str) -> str:
-    import jsonschema_rs
-
     doc = ctx.registry.schema(version, kind)
     example = skeleton(doc, str(doc.get("version", version)))
-    errors = [e.message for e in jsonschema_rs.Draft7Validator(doc).iter_errors(example)]
+    errors = [e.message for e in ctx.registry.validator(version, kind).iter_errors(example)]
     lines = [
         "## Example { #example-record }\n",
         "A minimal example, made from the schema at build time: every required field and "
