@@ -11,12 +11,12 @@ columns mean the same thing for every row. DuckDB, pandas and polars read it dir
 
 from __future__ import annotations
 
-import math
 import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from eee.checks.record import as_float as _f
 from eee.governance.status import Ledger
 from eee.paths import RECORD_SUFFIX
 
@@ -71,18 +71,6 @@ COLUMN_NAMES = [c[0] for c in COLUMNS]
 
 def _s(value: Any) -> str | None:
     return value if isinstance(value, str) else (None if value is None else str(value))
-
-
-def _f(value: Any) -> float | None:
-    if isinstance(value, bool) or value is None:
-        return None
-    if isinstance(value, (int, float)):
-        return float(value)
-    if value == "Infinity":
-        return math.inf
-    if value == "-Infinity":
-        return -math.inf
-    return None
 
 
 def _i(value: Any) -> int | None:
@@ -193,21 +181,20 @@ Loader = Callable[[Path], tuple[dict[str, Any], str | None, str | None, str | No
 
 
 def _filled(doc: dict[str, Any]) -> str | None:
-    """The migration's note of what it filled, wherever the migrated copy records it."""
-    for owner in (doc.get("eval_library"), doc.get("source_metadata")):
-        details = _d(_d(owner).get("additional_details"))
-        for key, value in details.items():
-            if key.startswith("eee_migration_filled") or key == "eee_migrated_filled":
-                return _s(value)
-    return None
+    """What the migration filled, as the migrated copy records it (see :mod:`eee.migrate.provenance`)."""
+    from eee.migrate.provenance import FILLED
+
+    return _s(_d(_d(doc.get("source_metadata")).get("additional_details")).get(FILLED))
 
 
 def default_loader() -> Loader:
     """Read a record as the current version (migrating in memory where a migration exists)."""
+    from eee.migrate.chain import migrate_record
     from eee.schemas import default_registry
     from eee.strictjson import loads
 
-    current = default_registry().current
+    registry = default_registry()
+    current = registry.current
 
     def load(path: Path) -> tuple[dict[str, Any], str | None, str | None, str | None]:
         raw = loads(path.read_bytes())
@@ -215,9 +202,7 @@ def default_loader() -> Loader:
         if declared == current or not isinstance(raw, dict):
             return raw, declared, declared, None
         try:
-            import eee
-
-            doc = eee.load_record(path, as_version=current)
+            doc = migrate_record(raw, current, registry, str(path)).doc
         except Exception:
             return raw, declared, declared, None
         return doc, declared, current, _filled(doc)

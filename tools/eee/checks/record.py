@@ -12,8 +12,9 @@ from eee.pointer import format_path
 _UNBOUNDED = {"Infinity": math.inf, "-Infinity": -math.inf}
 
 
-def _bound(value: Any) -> float | None:
-    """A score limit as a float (None when absent or null or not a number)."""
+def as_float(value: Any) -> float | None:
+    """A score or score limit as a float: numbers, and the strings ``"Infinity"`` and
+    ``"-Infinity"`` that unbounded limits use; None for anything else (absent, null, text)."""
     if isinstance(value, bool):
         return None
     if isinstance(value, (int, float)):
@@ -91,7 +92,7 @@ def score_findings(doc: dict[str, Any], file: str, schema_valid: bool = False) -
             )
             continue
         lo_raw, hi_raw = config.get("min_score"), config.get("max_score")
-        lo, hi = _bound(lo_raw), _bound(hi_raw)
+        lo, hi = as_float(lo_raw), as_float(hi_raw)
         if config.get("score_type") == "continuous":
             for name, raw in (("min_score", lo_raw), ("max_score", hi_raw)):
                 if name in config and raw is None:
