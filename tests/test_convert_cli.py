@@ -139,17 +139,20 @@ def test_a_failing_dvc_add_undoes_everything(store: Path, monkeypatch: pytest.Mo
     (store / ".dvc").mkdir()
     calls = []
 
-    def fake_add(sidecar: Path, stage: bool = True, root: Path | None = None) -> Path:
-        calls.append(sidecar)
-        if len(calls) == 2:
-            raise SamplesError(f"{sidecar.name}: dvc add failed: disk full")
-        pointer = sidecar.with_name(sidecar.name + ".dvc")
-        pointer.write_text("outs:\n- md5: 0\n")
-        (sidecar.parent / ".gitignore").write_text(f"/{sidecar.name}\n")
-        git(store, "add", str(pointer.relative_to(store)), str((sidecar.parent / ".gitignore").relative_to(store)))
-        return pointer
+    def fake_add_many(sidecars: list[Path], stage: bool = True, root: Path | None = None) -> list[Path]:
+        pointers = []
+        for sidecar in sidecars:  # DVC gets through the first sidecar, then fails
+            calls.append(sidecar)
+            if len(calls) == 2:
+                raise SamplesError(f"{sidecar.name}: dvc add failed: disk full")
+            pointer = sidecar.with_name(sidecar.name + ".dvc")
+            pointer.write_text("outs:\n- md5: 0\n")
+            (sidecar.parent / ".gitignore").write_text(f"/{sidecar.name}\n")
+            git(store, "add", str(pointer.relative_to(store)), str((sidecar.parent / ".gitignore").relative_to(store)))
+            pointers.append(pointer)
+        return pointers
 
-    monkeypatch.setattr("eee.samples.add", fake_add)
+    monkeypatch.setattr("eee.samples.add_many", fake_add_many)
     assert main(["lm_eval", "--log-path", str(HARNESS / "lm_eval"), "--include-samples"]) == 1
     assert len(calls) == 2
     assert not any(p.is_file() for p in (store / "data").rglob("*")) if (store / "data").exists() else True

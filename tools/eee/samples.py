@@ -77,36 +77,62 @@ def check_against_aggregate(sidecar: Path, root: Path) -> None:
         )
 
 
+def dvc_problem(root: Path) -> str | None:
+    """Why sidecars cannot go into DVC in the store at ``root``, or None."""
+    import importlib.util
+
+    if not (root / ".dvc").is_dir():
+        return f"{root}: DVC is not initialised in this store; run `python3 tools/dev.py setup` (or `dvc init`) first"
+    if importlib.util.find_spec("dvc") is None:
+        return "DVC is not installed in this environment; run `python3 tools/dev.py setup`"
+    return None
+
+
 def add(sidecar: Path, stage: bool = True, root: Path | None = None) -> Path:
     """Check, ``dvc add`` and stage one sidecar; returns its pointer path."""
-    sidecar = Path(sidecar)
-    if not sidecar.name.endswith(SIDECAR_SUFFIX):
-        raise SamplesError(f"{sidecar}: not a sidecar (expected <uuid>{SIDECAR_SUFFIX})")
-    if not sidecar.is_file():
-        raise SamplesError(f"{sidecar}: no such file")
+    return add_many([sidecar], stage, root)[0]
+
+
+def add_many(sidecars: list[Path], stage: bool = True, root: Path | None = None) -> list[Path]:
+    """Check every sidecar against its record, then ``dvc add`` them all in one DVC run and
+    stage the pointers; returns the pointer paths. Nothing enters DVC unless every check passes.
+
+    One DVC run matters: each ``dvc add`` reads every pointer in the store first.
+    """
+    sidecars = [Path(s) for s in sidecars]
+    for sidecar in sidecars:
+        if not sidecar.name.endswith(SIDECAR_SUFFIX):
+            raise SamplesError(f"{sidecar}: not a sidecar (expected <uuid>{SIDECAR_SUFFIX})")
+        if not sidecar.is_file():
+            raise SamplesError(f"{sidecar}: no such file")
+    if not sidecars:
+        return []
     try:
-        root = root or toplevel(sidecar.parent)
+        root = root or toplevel(sidecars[0].parent)
     except GitError:
-        raise SamplesError(f"{sidecar}: not inside a git work tree (the store)") from None
-    if not (root / ".dvc").is_dir():
-        raise SamplesError(f"{root}: DVC is not initialised here; run `python3 tools/dev.py setup` or `dvc init`")
-    check_against_aggregate(sidecar, root)
+        raise SamplesError(f"{sidecars[0]}: not inside a git work tree (the store)") from None
+    problem = dvc_problem(root)
+    if problem:
+        raise SamplesError(problem)
+    for sidecar in sidecars:
+        check_against_aggregate(sidecar, root)
     from eee.validate import run
 
-    summary = run([str(Path(record_path_for_sidecar(str(sidecar)))), str(sidecar)])
+    pairs = [str(p) for s in sidecars for p in (Path(record_path_for_sidecar(str(s))), s)]
+    summary = run(pairs)
     errors = [f.one_line() for r in summary.results for f in r.findings if f.severity == "error"]
     if errors:
         raise SamplesError("the record and its sidecar do not validate:\n  " + "\n  ".join(errors[:10]))
-    rel = _rel(sidecar, root)
-    proc = dvc("add", "--quiet", rel, cwd=root)
+    rels = [_rel(s, root) for s in sidecars]
+    proc = dvc("add", "--quiet", *rels, cwd=root)
     if proc.returncode != 0:
-        raise SamplesError(f"{rel}: dvc add failed: {proc.stderr.strip() or proc.stdout.strip()}")
-    pointer = sidecar.with_name(sidecar.name + POINTER_SUFFIX)
+        raise SamplesError(f"{', '.join(rels)}: dvc add failed: {proc.stderr.strip() or proc.stdout.strip()}")
+    pointers = [s.with_name(s.name + POINTER_SUFFIX) for s in sidecars]
     if stage:
-        ignore = sidecar.parent / ".gitignore"
-        paths = [_rel(pointer, root)] + ([_rel(ignore, root)] if ignore.exists() else [])
+        ignores = {s.parent / ".gitignore" for s in sidecars}
+        paths = [_rel(p, root) for p in pointers] + sorted(_rel(i, root) for i in ignores if i.exists())
         git("add", "--", *paths, cwd=root)
-    return pointer
+    return pointers
 
 
 def _targets(paths: list[str], root: Path) -> list[str]:

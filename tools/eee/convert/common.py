@@ -533,17 +533,6 @@ def remove(files: list[Path], folders: list[Path]) -> None:
             pass
 
 
-def dvc_problem(root: Path) -> str | None:
-    """Why sidecars cannot go into DVC in this store, or None."""
-    import importlib.util
-
-    if not (root / ".dvc").is_dir():
-        return f"{root}: DVC is not initialised in this store; run `python3 tools/dev.py setup` (or `dvc init`) first"
-    if importlib.util.find_spec("dvc") is None:
-        return "DVC is not installed in this environment; run `python3 tools/dev.py setup`"
-    return None
-
-
 def place(batch: Batch, root: Path, stage: bool = True) -> tuple[list[Planned], list[Finding]]:
     """Validate, write and register a batch in the store at ``root``, all or nothing.
 
@@ -560,6 +549,8 @@ def place(batch: Batch, root: Path, stage: bool = True) -> tuple[list[Planned], 
         raise PlacementError(problems)
     sidecars = [item.sidecar_rel for item in planned if item.sidecar_rel]
     if sidecars:
+        from eee.samples import dvc_problem
+
         problem = dvc_problem(root)
         if problem:
             raise PlacementError([Finding(display(root), "$", problem, check="convert")])
@@ -582,13 +573,11 @@ def place(batch: Batch, root: Path, stage: bool = True) -> tuple[list[Planned], 
 
 
 def _register(planned: list[Planned], root: Path, stage: bool) -> None:
-    """``eee samples add`` every sidecar; stage the records with ``git add``."""
+    """``eee samples add`` the sidecars (one DVC run); stage the records with ``git add``."""
     from eee.gitutil import git
-    from eee.samples import add
+    from eee.samples import add_many
 
-    for item in planned:
-        if item.sidecar_rel:
-            add(root / item.sidecar_rel, stage=stage, root=root)
+    add_many([root / item.sidecar_rel for item in planned if item.sidecar_rel], stage=stage, root=root)
     if stage:
         git("add", "--", *[item.record_rel for item in planned], cwd=root)
 
