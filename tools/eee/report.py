@@ -14,7 +14,8 @@ from eee.findings import WARNING, Finding, Summary
 FORMATS = ("rich", "json", "github")
 
 
-def _text_lines(f: Finding) -> list[str]:
+def text_lines(f: Finding) -> list[str]:
+    """One finding as text: ``location: [warning: ]message`` and an indented hint line."""
     label = "warning: " if f.severity == WARNING else ""
     lines = [f"{f.location()}: {label}{f.message}"]
     if f.hint:
@@ -63,7 +64,7 @@ def _plain(summary: Summary, what: str) -> list[str]:
         out.append(summary.fatal)
     for result in summary.results:
         for f in result.findings:
-            out.extend(_text_lines(f))
+            out.extend(text_lines(f))
         if result.suppressed:
             out.append(f"{result.file}: ... {result.suppressed} more errors not shown")
     out.append(summary_line(summary, what))

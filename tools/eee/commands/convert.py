@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
-from eee.findings import WARNING, Finding
+from eee.findings import Finding
 
 if TYPE_CHECKING:
     from eee.convert.common import Planned
@@ -75,11 +75,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _print(findings: list[Finding]) -> None:
+    from eee.report import text_lines
+
     for f in findings:
-        label = "warning: " if f.severity == WARNING else ""
-        print(f"{f.location()}: {label}{f.message}")
-        if f.hint:
-            print(f"    hint: {f.hint}")
+        print("\n".join(text_lines(f)))
 
 
 def _plural(n: int, word: str) -> str:

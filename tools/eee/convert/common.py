@@ -70,7 +70,6 @@ class Converted:
     benchmark: str
     record: dict[str, Any]
     rows: list[dict[str, Any]] | None
-    source: str
 
 
 @dataclass
@@ -146,31 +145,32 @@ _TYPES: dict[type, str] = {
 }
 
 
-_type_name = json_type
-
-
 def get(doc: Any, file: str | Path, path: Iterable[str | int], kind: type | tuple[type, ...] = object) -> Any:
     """The value at ``path`` in ``doc``; a missing field or a wrong type is an :class:`InputError`."""
     parts = list(path)
     node = doc
-    for depth, part in enumerate(parts):
-        where = format_path(parts[: depth + 1])
+    for depth, part in enumerate(parts):  # the error's location is only formatted when raised
         if isinstance(part, int):
             if not isinstance(node, list) or part >= len(node):
-                raise InputError(file, where, "missing item", "the log is incomplete; export it again")
+                raise InputError(
+                    file, format_path(parts[: depth + 1]), "missing item", "the log is incomplete; export it again"
+                )
             node = node[part]
         else:
             if not isinstance(node, dict):
-                raise InputError(file, format_path(parts[:depth]), f"expected an object, found {_type_name(node)}")
+                raise InputError(file, format_path(parts[:depth]), f"expected an object, found {json_type(node)}")
             if part not in node:
                 raise InputError(
-                    file, where, f"missing field {part!r}", "the log is incomplete or not of this harness's format"
+                    file,
+                    format_path(parts[: depth + 1]),
+                    f"missing field {part!r}",
+                    "the log is incomplete or not of this harness's format",
                 )
             node = node[part]
     kinds = kind if isinstance(kind, tuple) else (kind,)
     if object not in kinds and (not isinstance(node, kinds) or (isinstance(node, bool) and bool not in kinds)):
         expected = " or ".join(_TYPES.get(k, k.__name__) for k in kinds)
-        raise InputError(file, format_path(parts), f"expected {expected}, found {_type_name(node)}")
+        raise InputError(file, format_path(parts), f"expected {expected}, found {json_type(node)}")
     return node
 
 
@@ -229,32 +229,29 @@ def iso_epoch(doc: Any, file: str | Path, *path: str) -> float | None:
 
 # --- model identity ---------------------------------------------------------------------------
 
-# Providers that serve models through an API the evaluator does not run, and engines that
-# run weights on the evaluator's own hardware.
-API_PROVIDERS = frozenset(
+# Providers that are the model's developer; a middle segment names the service that ran it.
+DEVELOPER_APIS = frozenset({"anthropic", "deepseek", "google", "grok", "mistral", "openai", "perplexity"})
+SERVICES = frozenset({"azure", "bedrock", "vertex"})
+# Platforms that serve other developers' models through an API.
+PLATFORMS = frozenset(
     {
-        "anthropic",
-        "azure",
         "azureai",
         "bedrock",
         "cf",
-        "deepseek",
         "fireworks",
-        "google",
-        "grok",
         "groq",
         "hf-inference-providers",
-        "mistral",
-        "openai",
         "openai-api",
         "openrouter",
-        "perplexity",
         "sambanova",
         "together",
-        "vertex",
     }
 )
-LOCAL_ENGINES = frozenset({"hf", "huggingface", "llama-cpp-python", "ollama", "sglang", "transformer_lens", "vllm"})
+# Engines that run weights on the evaluator's own hardware.
+ENGINES = frozenset({"hf", "llama-cpp-python", "ollama", "sglang", "transformer_lens", "vllm"})
+# Providers that serve models through an API the evaluator does not run, and local engines.
+API_PROVIDERS = DEVELOPER_APIS | SERVICES | PLATFORMS
+LOCAL_ENGINES = ENGINES | {"huggingface"}
 
 
 def deployment_type(platform: str | None) -> str:

@@ -221,7 +221,7 @@ def convert_run(run: Path, settings: Settings, batch: Batch) -> Converted:
     if settings.include_samples:
         rows = sample_rows(r, eval_id, info["id"], dataset, {res["evaluation_result_id"] for res in results}, batch)
         rows = rows or None  # no scored instance: no sidecar (sample_rows has said why)
-    return Converted(dataset, doc, rows, str(run))
+    return Converted(dataset, doc, rows)
 
 
 def dataset_name(r: _Run) -> str:

@@ -25,6 +25,10 @@ from pathlib import Path
 from typing import Any
 
 from eee.convert.common import (
+    DEVELOPER_APIS,
+    ENGINES,
+    PLATFORMS,
+    SERVICES,
     Batch,
     Converted,
     InputError,
@@ -47,25 +51,6 @@ from eee.convert.metrics import metric_config
 
 HARNESS = "inspect_ai"
 
-# Providers that are the model's developer; a middle segment names the service that ran it.
-DEVELOPER_APIS = frozenset({"anthropic", "deepseek", "google", "grok", "mistral", "openai", "perplexity"})
-SERVICES = frozenset({"azure", "bedrock", "vertex"})
-# Platforms and engines that serve other developers' models.
-PLATFORMS = frozenset(
-    {
-        "azureai",
-        "bedrock",
-        "cf",
-        "fireworks",
-        "groq",
-        "hf-inference-providers",
-        "openai-api",
-        "openrouter",
-        "sambanova",
-        "together",
-    }
-)
-ENGINES = frozenset({"hf", "llama-cpp-python", "ollama", "sglang", "transformer_lens", "vllm"})
 # Developers of model families that local engines name without an organisation.
 FAMILIES = (
     ("qwen", "Qwen"),
@@ -304,7 +289,7 @@ def convert_log(path: Path, settings: Settings, batch: Batch) -> Converted:
                 "the log holds no samples; converted without per-sample sidecar",
                 "run Inspect with log_samples enabled to keep them",
             )
-    return Converted(source["dataset_name"], doc_out, rows, str(path))
+    return Converted(source["dataset_name"], doc_out, rows)
 
 
 def _is_hub_location(location: Any) -> bool:

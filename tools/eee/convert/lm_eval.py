@@ -31,6 +31,7 @@ from eee.convert.common import (
     read_jsonl,
     record,
     sha256_text,
+    text,
 )
 from eee.convert.metrics import metric_config
 
@@ -135,7 +136,7 @@ def convert_file(results_file: Path, settings: Settings, batch: Batch) -> None:
             model=info,
             results=results,
         )
-        batch.outputs.append(Converted(task, record_doc, rows, f"{results_file} ({task})"))
+        batch.outputs.append(Converted(task, record_doc, rows))
 
 
 def _as_float(value: Any) -> Any:
@@ -197,9 +198,7 @@ def _model(doc: dict[str, Any], file: Path, settings: Settings) -> dict[str, Any
         if config.get(key):
             details[label] = str(config[key])
     if config.get("model_args"):
-        details["model_args"] = (
-            config["model_args"] if isinstance(config["model_args"], str) else json.dumps(config["model_args"])
-        )
+        details["model_args"] = text(config["model_args"])
     engine = ENGINES.get(model_type)
     platform = PLATFORMS.get(model_type)
     deployment = "self_deployed" if engine or model_type in LOCAL_SERVERS else None
@@ -313,11 +312,7 @@ def _generation(config: dict[str, Any], n_shot: Any) -> dict[str, Any] | None:
     max_tokens = kwargs.get("max_gen_toks")
     if isinstance(max_tokens, int) and not isinstance(max_tokens, bool) and max_tokens >= 1:
         args["max_tokens"] = max_tokens
-    details = {
-        k: v if isinstance(v, str) else json.dumps(v)
-        for k, v in kwargs.items()
-        if k not in ("temperature", "top_p", "top_k", "max_gen_toks")
-    }
+    details = {k: text(v) for k, v in kwargs.items() if k not in ("temperature", "top_p", "top_k", "max_gen_toks")}
     shots = config.get("num_fewshot")
     if shots is None:
         shots = n_shot
