@@ -143,3 +143,34 @@ def test_thin_executable_runs_without_install(tmp_path: Path) -> None:
 def test_unknown_command_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
     assert eee_main(["frobnicate"]) == 2
     assert "unknown command 'frobnicate'" in capsys.readouterr().err
+
+
+def test_an_event_naming_no_record_is_reported_through_a_symlinked_store(tmp_path: Path) -> None:
+    """The ledger's findings land on the event file however the store's folder is reached."""
+    from eee.governance.events import make_event, write
+
+    real = tmp_path / "real"
+    _store(real, GOOD)
+    missing = "99999999-9999-4999-8999-999999999999"
+    event = write(real, make_event("retract", missing, "gone", {"name": "M", "email": "m@example.org"}))
+    link = tmp_path / "link"
+    link.symlink_to(real, target_is_directory=True)
+    for root in (real, link):
+        findings = [f for r in run([str(root / "governance" / "events")]).results for f in r.findings]
+        assert [f.check for f in findings] == ["ledger"], root
+        assert f"no record {missing[:8]}" in findings[0].message and event.name in findings[0].file
+
+
+def test_a_large_ledger_lists_the_records_once_and_finds_the_same(tmp_path: Path) -> None:
+    """Past 64 named uuids the check lists every record once instead of one pattern per uuid."""
+    from eee.checks.events import _LIST_ALL_ABOVE
+    from eee.governance.events import make_event, write
+
+    _store(tmp_path, GOOD)
+    actor = {"name": "M", "email": "m@example.org"}
+    write(tmp_path, make_event("dispute", FIXED_UUID, "looks off", actor, reference="https://example.org/1"))
+    missing = [f"{i:08x}-9999-4999-8999-999999999999" for i in range(_LIST_ALL_ABOVE + 5)]
+    for uuid in missing:
+        write(tmp_path, make_event("retract", uuid, "gone", actor))
+    findings = [f for r in run([str(tmp_path / "governance" / "events")]).results for f in r.findings]
+    assert sorted(f.message.split("no record ")[1][:8] for f in findings) == sorted(u[:8] for u in missing)

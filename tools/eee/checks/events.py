@@ -45,29 +45,45 @@ def _id_findings(event: dict[str, Any], path: Path, file: str) -> list[Finding]:
     return out
 
 
+# Above this many uuids one listing of every record beats one pathspec per uuid.
+_LIST_ALL_ABOVE = 64
+
+
+def _key(path: str | Path) -> str:
+    """One spelling of a file's path, however the store's folder was reached (a symlink)."""
+    p = Path(path)
+    return str(p.parent.resolve() / p.name)
+
+
 def check_events(paths: list[str], root: str, display: Any) -> list[FileResult]:
     """FileResults for the event files ``paths`` of the store at ``root``."""
     from eee.governance.events import EventFileError, load, load_all
     from eee.governance.index import RecordIndex
     from eee.governance.status import fold
+    from eee.pointer import format_path
     from eee.schemas import default_registry
 
     validator = default_registry().other_validator("governance", "event.schema.json")
+    # the ledger: every event of the store, read once; the files checked are among them
+    ledger_files = load_all(Path(root))
+    loaded = {_key(p): e for p, e in ledger_files}
     results: dict[str, FileResult] = {}
-    schema_ok: set[str] = set()
     for absolute in paths:
         file = display(absolute)
-        result = results[absolute] = FileResult(file, "event")
+        key = _key(absolute)
+        result = results[key] = FileResult(file, "event")
         path = Path(absolute)
         if os.path.islink(absolute):
             result.findings.append(Finding(file, "$", "is a symbolic link", "events are regular files", check="event"))
             continue
-        if path.parent.as_posix().rstrip("/").endswith(EVENTS_DIR) is False:
+        if not path.parent.as_posix().rstrip("/").endswith(EVENTS_DIR):
             result.findings.append(
                 Finding(file, "$", f"events live directly in {EVENTS_DIR}/", "move the file there", check="event")
             )
         try:
-            event = load(path)
+            event = loaded[key] if key in loaded else load(path)
+            if isinstance(event, EventFileError):
+                raise event
         except (OSError, EventFileError) as exc:
             result.findings.append(
                 Finding(
@@ -79,26 +95,23 @@ def check_events(paths: list[str], root: str, display: Any) -> list[FileResult]:
                 )
             )
             continue
-        errors = list(validator.iter_errors(event))
-        for err in errors[:10]:
-            from eee.pointer import format_path
-
+        for err in list(validator.iter_errors(event))[:10]:
             result.findings.append(
                 Finding(
                     file, format_path(list(err.instance_path)), f"{err.message} (event schema)", None, check="event"
                 )
             )
         result.findings.extend(_id_findings(event, path, file))
-        if not errors:
-            schema_ok.add(event.get("id", ""))
-    # the ledger: every event of the store, in time order
-    everything = [(p, e) for p, e in load_all(Path(root)) if not isinstance(e, EventFileError)]
-    by_id = {e.get("id"): str(p.resolve()) for p, e in everything}
+    # the ledger in time order
+    everything = [(p, e) for p, e in ledger_files if not isinstance(e, EventFileError)]
+    by_id = {e.get("id"): _key(p) for p, e in everything}
     index = RecordIndex(Path(root))
-    index.lookup(
-        [str(e.get("record")) for _, e in everything]
-        + [str(e.get("replacement")) for _, e in everything if e.get("replacement")]
-    )
+    named = [str(e.get("record")) for _, e in everything] + [
+        str(e.get("replacement")) for _, e in everything if e.get("replacement")
+    ]
+    if len(set(named)) > _LIST_ALL_ABOVE:
+        index.all()
+    index.lookup(named)
     ledger = fold([e for _, e in everything if isinstance(e.get("id"), str)], exists=index.exists)
     for event, problem in ledger.problems:
         target = by_id.get(event.get("id"))

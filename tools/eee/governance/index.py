@@ -21,11 +21,15 @@ class RecordIndex:
         self.root = Path(root)
         self.known: dict[str, str | None] = {}
         self._git = (self.root / ".git").exists()
+        self._complete = False  # after all(): a uuid not known is not in the store
 
     def lookup(self, uuids: Iterable[str]) -> dict[str, str | None]:
         """Repository-relative record paths of ``uuids`` (None when absent)."""
+        uuids = list(uuids)
         wanted = [u for u in dict.fromkeys(uuids) if u not in self.known]
-        if wanted:
+        if wanted and self._complete:
+            self.known.update(dict.fromkeys(wanted))
+        elif wanted:
             found = self._search(wanted)
             for u in wanted:
                 self.known[u] = found.get(u)
@@ -41,13 +45,14 @@ class RecordIndex:
         self.known[uuid] = rel
 
     def all(self) -> dict[str, str]:
-        """Every record of the store, by uuid."""
+        """Every record of the store, by uuid; later lookups need no search."""
         out: dict[str, str] = {}
         for rel in self._list(["data/"]):
             name = rel.rsplit("/", 1)[-1]
             if name.endswith(RECORD_SUFFIX) and rel.count("/") == 4:
                 out[name[: -len(RECORD_SUFFIX)]] = rel
         self.known.update(out)
+        self._complete = True
         return out
 
     def _list(self, specs: list[str]) -> list[str]:
