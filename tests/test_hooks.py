@@ -236,6 +236,24 @@ def test_runner_runs_several_hooks_in_one_process(repo: Path) -> None:
     assert "sidecar without" not in proc.stdout
 
 
+def test_runner_prints_a_finding_once_when_two_hooks_find_it(repo: Path) -> None:
+    """naming and validate both check the folders against model_info.id (an error and a
+    warning with the same message): the reader sees the naming hook's error once."""
+    doc = load_example("aggregate", "valid", RECORD)
+    path = repo / "data" / "bench" / "meta" / "llama-2-7b" / f"{FIXED_UUID}.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps(doc))
+    git(repo, "add", "-A")
+    rel = _rel(path, repo)
+    message = "folders meta/llama-2-7b do not match model_info.id 'meta-llama/Llama-2-7b-hf'"
+    alone = _runner(["validate", "--", rel], repo)
+    assert alone.returncode == 0 and f"{rel}::$.model_info.id: warning: {message}" in alone.stdout
+    proc = _runner(["naming", "validate", "--", rel], repo)
+    assert proc.returncode == 1
+    assert proc.stdout.count(message) == 1
+    assert f"{rel}::$.model_info.id: {message}" in proc.stdout  # the error, not the warning
+
+
 def test_runner_honours_pre_commit_skip(repo: Path) -> None:
     sidecar = f"data/b/d/m/{FIXED_UUID}_samples.jsonl"
     proc = _runner(["samples", "--", sidecar], repo, {"SKIP": "eee-samples"})

@@ -10,13 +10,12 @@ import json
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
-from eee.findings import WARNING, Finding
+from eee.findings import ERROR, WARNING, Finding
 from eee.paths import (
     DATA_DIR,
     POINTER_SUFFIX,
     RECORD_SUFFIX,
     SIDECAR_SUFFIX,
-    canonical_folders,
     classify,
     layout_problems,
 )
@@ -189,31 +188,10 @@ def naming_findings(
             )
             break
     sp = classify(path)
-    if doc is not None and sp.kind == "record" and sp.developer is not None:
-        info = doc.get("model_info")
-        model_id = info.get("id") if isinstance(info, dict) else None
-        if isinstance(model_id, str):
-            folders = canonical_folders(model_id)
-            if folders is None:
-                out.append(
-                    Finding(
-                        file,
-                        "$.model_info.id",
-                        f"model_info.id {model_id!r} is not of the form developer/model",
-                        "write the id as developer/model (for example meta-llama/Llama-3.1-8B); the folders come from it",
-                        check="naming",
-                    )
-                )
-            elif (sp.developer, sp.model) != folders:
-                out.append(
-                    Finding(
-                        file,
-                        "$.model_info.id",
-                        f"folders {sp.developer}/{sp.model} do not come from model_info.id {model_id!r}",
-                        f"move the record to data/{sp.benchmark}/{folders[0]}/{folders[1]}/",
-                        check="naming",
-                    )
-                )
+    if doc is not None and sp.kind == "record":
+        from eee.checks.record import folder_findings
+
+        out += folder_findings(doc, file, sp, severity=ERROR)
     return out
 
 

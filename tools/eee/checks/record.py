@@ -136,8 +136,9 @@ def score_findings(doc: dict[str, Any], file: str, schema_valid: bool = False) -
     return out
 
 
-def folder_findings(doc: dict[str, Any], file: str, where: StorePath) -> list[Finding]:
-    """The <developer>/<model> folders must come from model_info.id (a warning)."""
+def folder_findings(doc: dict[str, Any], file: str, where: StorePath, severity: str = WARNING) -> list[Finding]:
+    """The <developer>/<model> folders must come from model_info.id (a warning for the
+    validator; the naming hook passes ``severity=ERROR`` for records being added)."""
     info = doc.get("model_info")
     model_id = info.get("id") if isinstance(info, dict) else None
     if not isinstance(model_id, str) or where.developer is None:
@@ -149,8 +150,8 @@ def folder_findings(doc: dict[str, Any], file: str, where: StorePath) -> list[Fi
                 file,
                 "$.model_info.id",
                 f"model_info.id {model_id!r} has no developer part",
-                "write the id as developer/model, for example meta-llama/Llama-3.1-8B",
-                severity=WARNING,
+                "write the id as developer/model, for example meta-llama/Llama-3.1-8B; the folders come from it",
+                severity=severity,
                 check="naming",
             )
         ]
@@ -160,8 +161,8 @@ def folder_findings(doc: dict[str, Any], file: str, where: StorePath) -> list[Fi
                 file,
                 "$.model_info.id",
                 f"folders {where.developer}/{where.model} do not match model_info.id {model_id!r}",
-                f"the record belongs in data/{where.benchmark}/{folders[0]}/{folders[1]}/",
-                severity=WARNING,
+                f"move the record to data/{where.benchmark}/{folders[0]}/{folders[1]}/",
+                severity=severity,
                 check="naming",
             )
         ]

@@ -14,18 +14,29 @@ from eee.findings import ERROR, Finding
 
 HOOKS = ("validate", "naming", "immutable", "samples", "duplicates", "events")
 
+# (location, message) of what this process has printed, when several hooks share it
+# (python -m eee.hooks): naming and validate both see a bad path, the reader once.
+shown: set[tuple[str, str]] | None = None
+
 
 def emit(findings: Iterable[Finding], stream: IO[str] | None = None) -> int:
-    """Print findings one per line with their hints; 1 when any is an error, else 0."""
+    """Print findings one per line with their hints; 1 when any is an error, else 0.
+
+    A finding another hook of this process already printed (same place, same message) is
+    not printed again; it still counts for the exit code."""
+    from eee.report import text_lines
+
     stream = stream or sys.stdout
     code = 0
     for f in findings:
-        label = "" if f.severity == ERROR else "warning: "
-        stream.write(f"{f.location()}: {label}{f.message}\n")
-        if f.hint:
-            stream.write(f"    hint: {f.hint}\n")
         if f.severity == ERROR:
             code = 1
+        if shown is not None:
+            key = (f.location(), f.message)
+            if key in shown:
+                continue
+            shown.add(key)
+        stream.write("\n".join(text_lines(f)) + "\n")
     return code
 
 

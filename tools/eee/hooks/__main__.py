@@ -9,6 +9,7 @@ import importlib
 import os
 import sys
 
+import eee.hooks
 from eee.hooks import HOOKS
 
 
@@ -26,6 +27,7 @@ def main(argv: list[str]) -> int:
     if not names or any(n not in HOOKS for n in names):
         return _usage()
     skip = {s.strip() for s in os.environ.get("SKIP", "").split(",") if s.strip()}
+    eee.hooks.shown = set()  # one message once, whichever hook finds it first
     code = 0
     for name in names:
         if f"eee-{name}" in skip or name in skip:
