@@ -11,8 +11,6 @@ import subprocess
 from pathlib import Path
 from typing import NamedTuple
 
-EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"  # git's empty tree (sha1 repositories)
-
 
 class GitError(Exception):
     pass
@@ -112,18 +110,6 @@ def tree_children(rev: str, directory: str, cwd: str | Path | None = None) -> li
     if proc.returncode != 0:
         return []
     return [n.decode("utf-8", errors="surrogateescape") for n in proc.stdout.split(b"\0") if n]
-
-
-def index_children(directory: str, cwd: str | Path | None = None) -> list[str]:
-    """Names of the entries directly below ``directory`` in the index (staged state)."""
-    prefix = directory.rstrip("/") + "/" if directory else ""
-    out = git("ls-files", "-z", "--", prefix or ".", cwd=cwd)
-    names = set()
-    for raw in out.split(b"\0"):
-        if raw:
-            rest = raw.decode("utf-8", errors="surrogateescape")[len(prefix) :]
-            names.add(rest.split("/", 1)[0])
-    return sorted(names)
 
 
 def blob(rev_path: str, cwd: str | Path | None = None) -> bytes | None:

@@ -20,12 +20,9 @@ from typing import Any
 
 from eee.governance import EVENTS_DIR
 from eee.paths import POINTER_SUFFIX, RECORD_SUFFIX, SIDECAR_SUFFIX
+from eee.schemas import sha256_file
 
 DEFAULT = Path("build/manifest/store.json")
-
-
-def _digest(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def _sidecar_digest(path: Path, rel: str, cache: dict[str, Any], fresh: dict[str, Any]) -> str:
@@ -58,7 +55,7 @@ def build(root: Path, cache: dict[str, Any] | None = None) -> tuple[dict[str, An
                 if name.endswith(SIDECAR_SUFFIX):
                     sidecars[rel] = _sidecar_digest(path, rel, cache, fresh)
                 elif name.endswith((RECORD_SUFFIX, POINTER_SUFFIX, ".yaml")) or top.name != "data":
-                    files[rel] = _digest(path)
+                    files[rel] = sha256_file(path)
     manifest = {
         "format": "eee-store-manifest/1",
         "files": dict(sorted(files.items())),
@@ -76,13 +73,12 @@ def write(root: Path, out: Path | None = None) -> tuple[Path, bool]:
     except (OSError, ValueError):
         cache = {}
     manifest, fresh = build(root, cache)
-    out.parent.mkdir(parents=True, exist_ok=True)
+    out.parent.mkdir(parents=True, exist_ok=True)  # the cache file lives there too
     if fresh != cache:
         cache_file.write_text(json.dumps(fresh))
     text = json.dumps(manifest, indent=1) + "\n"
     if out.exists() and out.read_text() == text:
         return out, False
-    out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(out.name + ".tmp")
     tmp.write_text(text)
     os.replace(tmp, out)

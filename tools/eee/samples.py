@@ -37,9 +37,12 @@ def sha256_and_rows(path: Path) -> tuple[str, int]:
     return digest.hexdigest(), rows
 
 
-def dvc(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+def dvc(*args: str, cwd: Path, capture: bool = True) -> subprocess.CompletedProcess[str]:
+    """``python -m dvc ARGS`` in this environment (its output captured unless ``capture=False``)."""
     env = dict(os.environ, DVC_NO_ANALYTICS="1")
-    return subprocess.run([sys.executable, "-m", "dvc", *args], cwd=cwd, capture_output=True, text=True, env=env)
+    # pipeline stage commands say `python`: make it this environment's interpreter
+    env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
+    return subprocess.run([sys.executable, "-m", "dvc", *args], cwd=cwd, capture_output=capture, text=True, env=env)
 
 
 def _rel(path: Path, root: Path) -> str:

@@ -9,10 +9,8 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 from eee.schemas import project_root
@@ -27,11 +25,9 @@ OUTPUTS = {
 
 
 def _dvc(root: Path, *args: str, quiet: bool = False) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ, DVC_NO_ANALYTICS="1")
-    # stage commands say `python`: make it this environment's interpreter
-    env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
-    kwargs: dict = {"capture_output": True, "text": True} if quiet else {}
-    return subprocess.run([sys.executable, "-m", "dvc", *args], cwd=root, env=env, **kwargs)
+    from eee.samples import dvc
+
+    return dvc(*args, cwd=root, capture=quiet)
 
 
 def local_remote(root: Path) -> Path | None:

@@ -58,7 +58,8 @@ def ledger_lock(root: Path) -> Iterator[None]:
         os.close(fd)
 
 
-def load_ledger(root: Path) -> tuple[list[dict[str, Any]], Ledger]:
+def load_ledger(root: Path) -> Ledger:
+    """The store's ledger; refused while any event file is unreadable."""
     events = []
     for path, loaded in load_all(root):
         if isinstance(loaded, EventFileError):
@@ -67,7 +68,7 @@ def load_ledger(root: Path) -> tuple[list[dict[str, Any]], Ledger]:
                 "the ledger must be readable before it grows; run `eee validate governance`",
             )
         events.append(loaded)
-    return events, fold(events)
+    return fold(events)
 
 
 def check_event_schema(event: dict[str, Any]) -> None:
@@ -166,7 +167,7 @@ def perform(
     who = actor(root)
     written: list[Path] = []
     with ledger_lock(root):
-        _, ledger = load_ledger(root)
+        ledger = load_ledger(root)
         index = RecordIndex(root)
         old_rel = index.path(record)
         if old_rel is None:
@@ -240,7 +241,7 @@ def _commit(root: Path, action: str, record: str, reason: str, event: dict[str, 
 def status(root: Path, record: str) -> dict[str, Any]:
     if not UUID4_RE.match(record):
         raise ToolError(f"record: {uuid_problem(record)}")
-    _, ledger = load_ledger(root)
+    ledger = load_ledger(root)
     index = RecordIndex(root)
     rel = index.path(record)
     if rel is None:

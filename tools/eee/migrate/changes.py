@@ -85,10 +85,6 @@ class MigrationRefused(Exception):
         self.findings = findings
         self.source = source  # the version the document declares, when known
 
-    @property
-    def reason(self) -> str:
-        return self.findings[0].message
-
     def for_file(self, file: str, line: int | None = None) -> MigrationRefused:
         """The same refusal, its findings naming ``file`` (and ``line``, for a sidecar row)."""
         for f in self.findings:
@@ -111,9 +107,6 @@ def clone(doc: Any) -> Any:
 def json_text(value: Any) -> str:
     """The JSON text of a value: ``7`` -> ``"7"``, ``None`` -> ``"null"``, objects compact, keys in order."""
     return orjson.dumps(value).decode()
-
-
-describe = json_type
 
 
 def items(owner: dict[str, Any], key: str) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -143,7 +136,7 @@ def string_map(
     if value.__class__ is not dict:
         raise refusal(
             here,
-            f"{key} is {describe(value)}; from {version} it must be an object of strings, and nothing else can hold it",
+            f"{key} is {json_type(value)}; from {version} it must be an object of strings, and nothing else can hold it",
             "this shape has no lossless migration; add a corrected record in the current version instead",
         )
     for k, v in value.items():
