@@ -6,6 +6,7 @@ source format) that give it a real value: present, not null, not ``unknown``.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -68,14 +69,8 @@ FIELDS: dict[str, Callable[[dict[str, Any]], bool]] = {
 def fill_rates(root: Path) -> dict[str, Any]:
     from eee.strictjson import JSONProblem, loads
 
-    groups: dict[str, dict[str, list[int]]] = {}  # group -> field -> [filled, total]
-
-    def count(group: str, doc: dict[str, Any]) -> None:
-        table = groups.setdefault(group, {f: [0, 0] for f in FIELDS})
-        for field, test in FIELDS.items():
-            table[field][1] += 1
-            table[field][0] += int(bool(test(doc)))
-
+    # (dimension, value) -> [records, how many of them fill each field]
+    groups: dict[tuple[str, str], tuple[list[int], Counter[str]]] = {}
     unreadable = 0
     for _uuid, rel in record_paths(root):
         try:
@@ -86,27 +81,31 @@ def fill_rates(root: Path) -> dict[str, Any]:
         if not isinstance(doc, dict):
             unreadable += 1
             continue
-        count("overall", doc)
-        count(f"source_type={_get(doc, 'source_metadata', 'source_type') or 'unknown'}", doc)
-        count(f"eval_library={_get(doc, 'eval_library', 'name') or 'unknown'}", doc)
-    records = groups.get("overall", {}).get("inference_platform", [0, 0])[1]
+        filled = [field for field, test in FIELDS.items() if test(doc)]  # each test once per record
+        for key in (
+            ("overall", ""),
+            ("source_type", str(_get(doc, "source_metadata", "source_type") or "unknown")),
+            ("eval_library", str(_get(doc, "eval_library", "name") or "unknown")),
+        ):
+            count, fields = groups.setdefault(key, ([0], Counter()))
+            count[0] += 1
+            fields.update(filled)
 
-    def shares(table: dict[str, list[int]]) -> dict[str, float]:
-        return {f: round(filled / total, 4) if total else 0.0 for f, (filled, total) in table.items()}
+    def shares(key: tuple[str, str]) -> dict[str, Any]:
+        (n,), fields = groups.get(key, ([0], Counter()))
+        return {f: round(fields[f] / n, 4) if n else 0.0 for f in FIELDS}
 
-    out: dict[str, Any] = {
-        "records": records,
+    def by(dimension: str) -> dict[str, Any]:
+        return {
+            value: {"records": groups[(dim, value)][0][0], **shares((dim, value))}
+            for dim, value in sorted(groups)
+            if dim == dimension
+        }
+
+    return {
+        "records": groups[("overall", "")][0][0] if ("overall", "") in groups else 0,
         "unreadable": unreadable,
-        "overall": shares(groups.get("overall", {f: [0, 0] for f in FIELDS})),
+        "overall": shares(("overall", "")),
+        "by_source_type": by("source_type"),
+        "by_eval_library": by("eval_library"),
     }
-    out["by_source_type"] = {
-        g.split("=", 1)[1]: {"records": t["license"][1], **shares(t)}
-        for g, t in sorted(groups.items())
-        if g.startswith("source_type=")
-    }
-    out["by_eval_library"] = {
-        g.split("=", 1)[1]: {"records": t["license"][1], **shares(t)}
-        for g, t in sorted(groups.items())
-        if g.startswith("eval_library=")
-    }
-    return out
