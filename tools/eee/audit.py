@@ -8,6 +8,7 @@ modified, duplicate warnings.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import tempfile
@@ -31,11 +32,6 @@ from eee.strictjson import JSONProblem, loads
 from eee.validate import Options, run
 
 
-def _parent(commit: str, cwd: Path) -> str | None:
-    parents = git("rev-list", "--parents", "-n", "1", commit, cwd=cwd).decode().split()
-    return parents[1] if len(parents) > 1 else None
-
-
 def _doc(data: bytes | None) -> dict[str, Any] | None:
     if data is None:
         return None
@@ -46,22 +42,24 @@ def _doc(data: bytes | None) -> dict[str, Any] | None:
     return doc if isinstance(doc, dict) else None
 
 
-def audit_commit(commit: str, cwd: Path) -> list[Finding]:
+def audit_commit(commit: str, parent: str | None, cwd: Path) -> list[Finding]:
+    """The rules applied to ``commit``'s own changes against its first ``parent``."""
     short = commit[:10]
 
     def where(path: str) -> str:
         return f"{short}:{path}"
 
-    parent = _parent(commit, cwd)
+    @functools.cache
+    def read(rev_path: str) -> bytes | None:  # each blob once per commit, however many rules ask
+        return blob(rev_path, cwd)
+
     changes = commit_changes(commit, cwd)
     findings: list[Finding] = []
     if parent is not None:
-        released = set(released_versions(blob(f"{parent}:{REGISTRY}", cwd)))
+        released = set(released_versions(read(f"{parent}:{REGISTRY}")))
         findings += immutability_findings(changes, released, where)
         if any(c.path == REGISTRY for c in changes):
-            findings += registry_findings(
-                blob(f"{parent}:{REGISTRY}", cwd), blob(f"{commit}:{REGISTRY}", cwd), where(REGISTRY)
-            )
+            findings += registry_findings(read(f"{parent}:{REGISTRY}"), read(f"{commit}:{REGISTRY}"), where(REGISTRY))
     present = [c for c in changes if c.status in ("A", "M", "T")]
     findings += sample_findings([c.path for c in present], where)
 
@@ -80,7 +78,7 @@ def audit_commit(commit: str, cwd: Path) -> list[Finding]:
 
     docs: dict[str, dict[str, Any] | None] = {}
     for c in data_changes:
-        docs[c.path] = _doc(blob(f"{commit}:{c.path}", cwd)) if c.path.endswith(RECORD_SUFFIX) else None
+        docs[c.path] = _doc(read(f"{commit}:{c.path}")) if c.path.endswith(RECORD_SUFFIX) else None
         findings += naming_findings(c.path, docs[c.path], siblings, where)
 
     # validation of what the commit added or modified, materialised in a scratch store
@@ -89,12 +87,12 @@ def audit_commit(commit: str, cwd: Path) -> list[Finding]:
             target = Path(tmp) / c.path
             target.parent.mkdir(parents=True, exist_ok=True)
             if c.new_mode == "120000":
-                os.symlink(blob(f"{commit}:{c.path}", cwd).decode(errors="replace"), target)
+                os.symlink((read(f"{commit}:{c.path}") or b"").decode(errors="replace"), target)
                 continue
-            target.write_bytes(blob(f"{commit}:{c.path}", cwd) or b"")
+            target.write_bytes(read(f"{commit}:{c.path}") or b"")
             if c.path.endswith(RECORD_SUFFIX):
                 pointer = sidecar_path_for(c.path) + POINTER_SUFFIX
-                data = blob(f"{commit}:{pointer}", cwd)
+                data = read(f"{commit}:{pointer}")
                 if data is not None and not (Path(tmp) / pointer).exists():
                     (Path(tmp) / pointer).write_bytes(data)
         summary = run([str(Path(tmp) / c.path) for c in data_changes], Options(root=Path(tmp)))
@@ -116,7 +114,7 @@ def audit_commit(commit: str, cwd: Path) -> list[Finding]:
         for name in siblings(folder):
             other = f"{folder}/{name}"
             if name.endswith(RECORD_SUFFIX) and other != path:
-                loaded = _doc(blob(f"{commit}:{other}", cwd))
+                loaded = _doc(read(f"{commit}:{other}"))
                 if loaded is not None:
                     others[other] = loaded
         findings += duplicate_findings(path, doc, others, where)
@@ -167,9 +165,7 @@ def audit(start: str | None, end: str, cwd: Path) -> Summary:
     except GitError as exc:
         return Summary([], fatal=f"cannot list commits: {exc}")
     results = []
-    for commit in commits:
-        findings = audit_commit(commit, cwd)
-        subject = git("log", "-1", "--format=%s", commit, cwd=cwd).decode().strip()
-        result = FileResult(f"{commit[:10]} {subject}", "commit", findings=findings)
-        results.append(result)
+    for info in commits:
+        findings = audit_commit(info.commit, info.parent, cwd)
+        results.append(FileResult(f"{info.commit[:10]} {info.subject.strip()}", "commit", findings=findings))
     return Summary(results)

@@ -118,11 +118,23 @@ def blob(rev_path: str, cwd: str | Path | None = None) -> bytes | None:
     return proc.stdout if proc.returncode == 0 else None
 
 
-def rev_list(start: str | None, end: str, cwd: str | Path | None = None) -> list[str]:
-    """Commits in ``start..end`` (all ancestors of ``end`` when ``start`` is None), oldest first."""
+class CommitInfo(NamedTuple):
+    commit: str
+    parent: str | None  # the first parent; None for a root commit
+    subject: str
+
+
+def rev_list(start: str | None, end: str, cwd: str | Path | None = None) -> list[CommitInfo]:
+    """Commits in ``start..end`` (all ancestors of ``end`` when ``start`` is None), oldest
+    first, each with its first parent and subject (one git call for the whole range)."""
     spec = [end] if start is None else [f"{start}..{end}"]
-    out = git("rev-list", "--reverse", "--topo-order", *spec, cwd=cwd)
-    return out.decode().split()
+    out = git("log", "-z", "--reverse", "--topo-order", "--format=%H%x1f%P%x1f%s", *spec, "--", cwd=cwd)
+    commits = []
+    for entry in out.decode("utf-8", errors="replace").split("\0"):
+        if entry.strip():
+            commit, parents, subject = entry.strip("\n").split("\x1f", 2)
+            commits.append(CommitInfo(commit, parents.split()[0] if parents.split() else None, subject))
+    return commits
 
 
 def config(key: str, cwd: str | Path | None = None) -> str | None:
