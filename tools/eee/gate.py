@@ -23,15 +23,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from eee.gitutil import git, git_dir
+
 HOOK_MARK = "# eee lean gate"
 
 
 class Fallback(Exception):
     """Something only pre-commit handles: run it instead."""
-
-
-def _git(*args: str, cwd: Path) -> bytes:
-    return subprocess.run(["git", *args], cwd=cwd, capture_output=True, check=True).stdout
 
 
 def staged_files(changes: list[Any]) -> list[str]:
@@ -43,7 +41,7 @@ def unstaged_among(root: Path, paths: list[str]) -> list[str]:
     """Which of ``paths`` also have unstaged changes (a pathspec-limited, cheap diff)."""
     found: list[str] = []
     for i in range(0, len(paths), 500):
-        out = _git("diff", "--name-only", "--no-ext-diff", "-z", "--", *paths[i : i + 500], cwd=root)
+        out = git("diff", "--name-only", "--no-ext-diff", "-z", "--", *paths[i : i + 500], cwd=root)
         found.extend(p.decode("utf-8", "surrogateescape") for p in out.split(b"\0") if p)
     return found
 
@@ -112,10 +110,10 @@ def _pre_commit(root: Path, reason: str) -> int:
 def check(root: Path) -> int:
     import tempfile
 
-    from eee.gitutil import STAGED_RAW_ENV, _parse_raw, staged_raw
+    from eee.gitutil import STAGED_RAW_ENV, parse_raw, staged_raw
 
     raw = staged_raw(root)  # one read of the index, shared with the hooks
-    staged = staged_files(_parse_raw(raw))
+    staged = staged_files(parse_raw(raw))
     try:
         hooks = load_hooks(root)
     except Fallback as exc:
@@ -130,14 +128,13 @@ def check(root: Path) -> int:
 
 
 def _hook_path(root: Path) -> Path:
-    git_dir = Path(_git("rev-parse", "--absolute-git-dir", cwd=root).decode().strip())
-    return git_dir / "hooks" / "pre-commit"
+    return git_dir(root) / "hooks" / "pre-commit"
 
 
 def install(root: Path) -> Path:
     """Install the lean git hook, and git's settings for many files (index v4, untracked cache)."""
-    subprocess.run(["git", "config", "feature.manyFiles", "true"], cwd=root, check=True)
-    subprocess.run(["git", "update-index", "--index-version", "4"], cwd=root, check=True)
+    git("config", "feature.manyFiles", "true", cwd=root)
+    git("update-index", "--index-version", "4", cwd=root)
     path = _hook_path(root)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(

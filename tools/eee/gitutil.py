@@ -27,6 +27,11 @@ def toplevel(cwd: str | Path | None = None) -> Path:
     return Path(git("rev-parse", "--show-toplevel", cwd=cwd).decode().strip())
 
 
+def git_dir(cwd: str | Path | None = None) -> Path:
+    """The repository's git directory, absolute (``.git``, or a worktree's own)."""
+    return Path(git("rev-parse", "--absolute-git-dir", cwd=cwd).decode().strip())
+
+
 def has_commit(rev: str = "HEAD", cwd: str | Path | None = None) -> bool:
     return (
         subprocess.run(
@@ -55,7 +60,8 @@ class Change(NamedTuple):
         return self.new_mode == "120000"
 
 
-def _parse_raw(out: bytes) -> list[Change]:
+def parse_raw(out: bytes) -> list[Change]:
+    """The changes of ``git diff --raw -z --no-renames`` output."""
     changes: list[Change] = []
     fields = out.split(b"\0")
     i = 0
@@ -89,10 +95,10 @@ def staged_changes(cwd: str | Path | None = None) -> list[Change]:
     given = os.environ.get(STAGED_RAW_ENV)
     if given and cwd is None:
         try:
-            return _parse_raw(Path(given).read_bytes())
+            return parse_raw(Path(given).read_bytes())
         except OSError:
             pass
-    return _parse_raw(staged_raw(cwd))
+    return parse_raw(staged_raw(cwd))
 
 
 def commit_changes(commit: str, cwd: str | Path | None = None) -> list[Change]:
@@ -100,7 +106,7 @@ def commit_changes(commit: str, cwd: str | Path | None = None) -> list[Change]:
     out = git(
         "diff-tree", "-r", "--root", "--raw", "-z", "--no-renames", "--no-abbrev", "--no-commit-id", commit, cwd=cwd
     )
-    return _parse_raw(out)
+    return parse_raw(out)
 
 
 def tree_children(rev: str, directory: str, cwd: str | Path | None = None) -> list[str]:

@@ -16,12 +16,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from eee.gitutil import GitError, config, git
+from eee.gitutil import GitError, config, git, git_dir
 from eee.governance import EVENTS_DIR
 from eee.governance.events import EventFileError, load_all, make_event, path_for, write
 from eee.governance.index import RecordIndex
 from eee.governance.status import IllegalEvent, Ledger, fold
-from eee.paths import UUID4_RE, canonical_folders, new_uuid, uuid_problem
+from eee.paths import canonical_folders, new_uuid, uuid_problem
 
 
 class ToolError(Exception):
@@ -45,10 +45,10 @@ def actor(root: Path) -> dict[str, str]:
 def ledger_lock(root: Path) -> Iterator[None]:
     """An exclusive lock per work tree (in the git dir, never committed)."""
     try:
-        git_dir = Path(git("rev-parse", "--absolute-git-dir", cwd=root).decode().strip())
+        folder = git_dir(root)
     except GitError:
-        git_dir = root
-    lock = git_dir / "eee-ledger.lock"
+        folder = root
+    lock = folder / "eee-ledger.lock"
     fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
@@ -239,8 +239,7 @@ def _commit(root: Path, action: str, record: str, reason: str, event: dict[str, 
 
 
 def status(root: Path, record: str) -> dict[str, Any]:
-    if not UUID4_RE.match(record):
-        raise ToolError(f"record: {uuid_problem(record)}")
+    _check_uuid(record, "record")
     ledger = load_ledger(root)
     index = RecordIndex(root)
     rel = index.path(record)
