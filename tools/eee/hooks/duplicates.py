@@ -7,6 +7,7 @@ folder is read.
 
 from __future__ import annotations
 
+import functools
 import os
 
 from eee.hooks import data_paths, emit
@@ -15,19 +16,22 @@ from eee.rules import duplicate_findings
 
 
 def main(argv: list[str]) -> int:
+    # several staged records of one folder read and list it once
+    load = functools.cache(_load)
+    listing = functools.cache(lambda folder: sorted(os.listdir(folder)))
     findings = []
     for path in data_paths(argv):
         if not path.endswith(".json"):
             continue
-        doc = _load(path)
+        doc = load(path)
         if doc is None:
             continue
         folder = os.path.dirname(path)
         others = {}
-        for name in sorted(os.listdir(folder)):
+        for name in listing(folder):
             other = f"{folder}/{name}"
             if name.endswith(".json") and other != path:
-                loaded = _load(other)
+                loaded = load(other)
                 if loaded is not None:
                     others[other] = loaded
         findings += duplicate_findings(path, doc, others)
