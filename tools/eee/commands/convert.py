@@ -107,7 +107,7 @@ def _store_root(store: Path | None, stage: bool) -> Path | None:
 
 def main(argv: list[str]) -> int:
     args = build_parser().parse_args(argv)
-    from eee.convert.common import InputError, PlacementError, Settings, place, plan, target_findings, validate_planned
+    from eee.convert.common import InputError, PlacementError, Settings, place, preflight
 
     if args.model_id is not None and "/" not in args.model_id.strip("/"):
         print(f"--model-id {args.model_id!r}: expected DEVELOPER/MODEL")
@@ -132,9 +132,7 @@ def main(argv: list[str]) -> int:
         return 1
     _print(batch.warnings)
     if args.dry_run:
-        planned = plan(batch)
-        errors, warnings = validate_planned(planned)
-        errors += target_findings(planned, root)
+        planned, errors, warnings = preflight(batch, root, check_dvc=False)
         _print(errors + warnings)
         for item in planned:
             print(_describe(item, "would write"))

@@ -530,6 +530,22 @@ def remove(files: list[Path], folders: list[Path]) -> None:
             pass
 
 
+def preflight(batch: Batch, root: Path, check_dvc: bool = True) -> tuple[list[Planned], list[Finding], list[Finding]]:
+    """Everything :func:`place` checks before it writes: the planned outputs, the errors
+    (validation, existing targets, and with ``check_dvc`` DVC missing for a sidecar) and
+    the warnings. The dry run leaves DVC out: it shows the conversion in any store."""
+    planned = plan(batch)
+    errors, warnings = validate_planned(planned)
+    errors += target_findings(planned, root)
+    if check_dvc and any(item.sidecar_rel for item in planned):
+        from eee.samples import dvc_problem
+
+        problem = dvc_problem(root)
+        if problem:
+            errors.append(Finding(display(root), "$", problem, check="convert"))
+    return planned, errors, warnings
+
+
 def place(batch: Batch, root: Path, stage: bool = True) -> tuple[list[Planned], list[Finding]]:
     """Validate, write and register a batch in the store at ``root``, all or nothing.
 
@@ -537,20 +553,10 @@ def place(batch: Batch, root: Path, stage: bool = True) -> tuple[list[Planned], 
     (with nothing left behind) when any output fails validation, a target exists, DVC is
     missing for a sidecar, or adding a sidecar to DVC fails.
     """
-    planned = plan(batch)
-    errors, warnings = validate_planned(planned)
+    planned, errors, warnings = preflight(batch, root)
     if errors:
         raise PlacementError(errors)
-    problems = target_findings(planned, root)
-    if problems:
-        raise PlacementError(problems)
     sidecars = [item.sidecar_rel for item in planned if item.sidecar_rel]
-    if sidecars:
-        from eee.samples import dvc_problem
-
-        problem = dvc_problem(root)
-        if problem:
-            raise PlacementError([Finding(display(root), "$", problem, check="convert")])
     before = _ignore_files(root, sidecars)
     written, created = write_planned(planned, root)
     try:
