@@ -10,7 +10,7 @@ import sys
 from collections.abc import Iterable
 from typing import IO
 
-from eee.findings import ERROR, Finding
+from eee.findings import ERROR, Finding, Summary
 
 HOOKS = ("validate", "naming", "immutable", "samples", "duplicates", "events")
 
@@ -37,6 +37,20 @@ def emit(findings: Iterable[Finding], stream: IO[str] | None = None) -> int:
                 continue
             shown.add(key)
         stream.write("\n".join(text_lines(f)) + "\n")
+    return code
+
+
+def emit_summary(summary: Summary) -> int:
+    """Print a validator run the way the hooks do: its fatal problem, or its findings and
+    the per-file counts the error cap left out; 1 when anything is an error."""
+    if summary.fatal:
+        print(summary.fatal)
+        return 1
+    code = emit(f for r in summary.results for f in r.findings)
+    for r in summary.results:
+        if r.suppressed:
+            print(f"{r.file}: ... {r.suppressed} more errors not shown (run `eee validate {r.file}`)")
+            code = 1
     return code
 
 

@@ -8,7 +8,7 @@ supersession cycle, no retracted replacement.
 from __future__ import annotations
 
 from eee.governance import EVENTS_DIR
-from eee.hooks import emit
+from eee.hooks import emit_summary
 from eee.validate import run
 
 
@@ -16,8 +16,4 @@ def main(argv: list[str]) -> int:
     paths = [p for p in argv if p.replace("\\", "/").startswith(EVENTS_DIR + "/") and p.endswith(".yaml")]
     if not paths:
         return 0
-    summary = run(paths)
-    if summary.fatal:
-        print(summary.fatal)
-        return 1
-    return emit(f for r in summary.results for f in r.findings)
+    return emit_summary(run(paths))

@@ -5,7 +5,7 @@ Errors block the commit; warnings are shown and let it through.
 
 from __future__ import annotations
 
-from eee.hooks import data_paths, emit
+from eee.hooks import data_paths, emit_summary
 from eee.validate import run
 
 
@@ -13,13 +13,4 @@ def main(argv: list[str]) -> int:
     paths = data_paths(argv)
     if not paths:
         return 0
-    summary = run(paths)
-    if summary.fatal:
-        print(summary.fatal)
-        return 1
-    code = emit(f for r in summary.results for f in r.findings)
-    for r in summary.results:
-        if r.suppressed:
-            print(f"{r.file}: ... {r.suppressed} more errors not shown (run `eee validate {r.file}`)")
-            code = 1
-    return code
+    return emit_summary(run(paths))
