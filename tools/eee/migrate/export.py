@@ -100,11 +100,6 @@ def write_atomic(dest: Path, data: bytes, made: set[Path] | None = None) -> None
         raise
 
 
-class _Refused(Exception):
-    def __init__(self, findings: list[Finding]) -> None:
-        self.findings = findings
-
-
 class _SidecarCopy:
     """A migrated sidecar written to ``tmp``, renamed into place when its record is written."""
 
@@ -133,18 +128,15 @@ class _Exporter:
         dest = self.out / rel
         try:
             self._claim(rel, dest, absolute, file)
-            try:
-                data, doc = read_record(absolute, file)
-                result = migrate(doc, EVAL, self.target, self.registry, file)
-            except MigrationRefused as refused:
-                outcome.source = refused.source
-                raise _Refused(refused.findings) from None
+            data, doc = read_record(absolute, file)
+            result = migrate(doc, EVAL, self.target, self.registry, file)
             outcome.source = result.source
             outcome.changes.extend(result.changes)
             copy, changed = result.doc, result.changed
             der = copy.get("detailed_evaluation_results")
             side = self._sidecar(absolute, dest, rel, file, der)
-        except _Refused as refused:
+        except MigrationRefused as refused:
+            outcome.source = outcome.source or refused.source
             outcome.findings.extend(refused.findings)
             return outcome
         if side is not None:
@@ -177,13 +169,15 @@ class _Exporter:
 
     def _claim(self, rel: str, dest: Path, absolute: str, file: str) -> None:
         if rel in self.claimed:
-            raise _Refused(
+            raise MigrationRefused(
                 [Finding(file, "$", f"another input is also copied to {rel}", "migrate the two in separate runs")]
             )
         self.claimed.add(rel)
         # a copy inside data/ cannot meet its source (the output folder is checked); a loose file can
         if not rel.startswith(DATA_DIR + "/") and os.path.realpath(dest) == os.path.realpath(absolute):
-            raise _Refused([Finding(file, "$", "the copy would overwrite this file", "choose another output folder")])
+            raise MigrationRefused(
+                [Finding(file, "$", "the copy would overwrite this file", "choose another output folder")]
+            )
 
     def _sidecar(self, absolute: str, dest: Path, rel: str, file: str, der: Any) -> _SidecarCopy | None:
         """The record's sidecar migrated to a temporary file (None when there is none beside it)."""
@@ -210,7 +204,7 @@ class _Exporter:
                 "fix the sidecar, or add a corrected record and supersede this one",
                 check=first.check,
             )
-            raise _Refused([summary, *refused.findings]) from None
+            raise MigrationRefused([summary, *refused.findings]) from None
         except BaseException:
             tmp.unlink(missing_ok=True)
             raise
