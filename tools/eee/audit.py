@@ -17,7 +17,7 @@ from typing import Any
 
 from eee.findings import FileResult, Finding, Summary
 from eee.gitutil import GitError, blob, commit_changes, git, rev_list, tree_children
-from eee.governance import EVENTS_DIR
+from eee.governance import EVENT_SUFFIX, EVENTS_DIR
 from eee.paths import DATA_DIR, POINTER_SUFFIX, RECORD_SUFFIX, sidecar_path_for
 from eee.rules import (
     REGISTRY,
@@ -64,7 +64,10 @@ def audit_commit(commit: str, parent: str | None, cwd: Path) -> list[Finding]:
     findings += sample_findings([c.path for c in present], where)
 
     findings += _event_findings(
-        commit, [c for c in present if c.path.startswith(EVENTS_DIR + "/") and c.path.endswith(".yaml")], cwd, where
+        commit,
+        [c for c in present if c.path.startswith(EVENTS_DIR + "/") and c.path.endswith(EVENT_SUFFIX)],
+        cwd,
+        where,
     )
     data_changes = [c for c in present if c.path.startswith(DATA_DIR + "/")]
     if not data_changes:

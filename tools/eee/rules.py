@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from eee.findings import ERROR, WARNING, Finding
+from eee.governance import EVENTS_DIR
 from eee.paths import (
     DATA_DIR,
     POINTER_SUFFIX,
@@ -23,7 +24,6 @@ from eee.paths import (
 if TYPE_CHECKING:
     from eee.gitutil import Change
 
-EVENTS_DIR = "governance/events"
 SCHEMAS_DIR = "schemas"
 REGISTRY = "schemas/registry.json"
 

@@ -20,7 +20,7 @@ from eee.checks.record import folder_findings, score_findings, sidecar_pointer_f
 from eee.checks.schema import schema_findings
 from eee.checks.sidecar import DEFAULT_CAP, check_sidecar
 from eee.findings import ERROR, FileResult, Finding, Summary
-from eee.governance import EVENTS_DIR
+from eee.governance import EVENT_SUFFIX, EVENTS_DIR
 from eee.paths import (
     DATA_DIR,
     POINTER_SUFFIX,
@@ -61,11 +61,11 @@ def display_path(path: str | Path) -> str:
     return Display()(os.path.abspath(path))
 
 
-EVENT_SUFFIX = ".yaml"
+_EVENTS_MARKER = os.sep + EVENTS_DIR.replace("/", os.sep) + os.sep
 
 
 def kind_of(path: str) -> str:
-    if path.endswith(EVENT_SUFFIX) and f"{os.sep}governance{os.sep}events{os.sep}" in path:
+    if path.endswith(EVENT_SUFFIX) and _EVENTS_MARKER in path:
         return "event"
     if path.endswith(SIDECAR_SUFFIX + POINTER_SUFFIX):
         return "pointer"
@@ -474,8 +474,10 @@ def run(
     results = [FileResult(p.file, "input", findings=[p]) for p in found.problems]
     store = Store(registry, options, found.listings)
     display = Display()
-    events = [f for f in found.files if kind_of(f) == "event"]
-    files = [f for f in found.files if kind_of(f) != "event"]
+    events: list[str] = []
+    files: list[str] = []
+    for f in found.files:
+        (events if kind_of(f) == "event" else files).append(f)
     records = [f for f in files if f.endswith(RECORD_SUFFIX)]
     sidecars = [f for f in files if f.endswith(SIDECAR_SUFFIX)]
     others = [f for f in files if not f.endswith((RECORD_SUFFIX, SIDECAR_SUFFIX))]
@@ -512,9 +514,8 @@ def _check_events(events: list[str], display: Display) -> list[FileResult]:
     from eee.checks.events import check_events
 
     by_root: dict[str, list[str]] = {}
-    marker = os.sep + EVENTS_DIR.replace("/", os.sep) + os.sep
     for path in events:
-        root = path[: path.rindex(marker)]
+        root = path[: path.rindex(_EVENTS_MARKER)]
         by_root.setdefault(root, []).append(path)
     out: list[FileResult] = []
     for root, paths in sorted(by_root.items()):

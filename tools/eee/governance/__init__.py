@@ -7,4 +7,5 @@ status; the validator, the audit, the catalogue and the site all use it.
 """
 
 EVENTS_DIR = "governance/events"
+EVENT_SUFFIX = ".yaml"  # one file per event: governance/events/<id>.yaml
 ACTIONS = ("retract", "supersede", "dispute", "resolve", "reinstate")

@@ -10,7 +10,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from eee.governance import EVENTS_DIR
+from eee.governance import EVENT_SUFFIX, EVENTS_DIR
 
 EVENT_SCHEMA_VERSION = "1.0.0"
 FIELD_ORDER = (
@@ -141,7 +141,7 @@ def event_files(root: Path) -> list[Path]:
     folder = root / EVENTS_DIR
     if not folder.is_dir():
         return []
-    return sorted(p for p in folder.iterdir() if p.suffix == ".yaml" and not p.name.startswith("."))
+    return sorted(p for p in folder.iterdir() if p.suffix == EVENT_SUFFIX and not p.name.startswith("."))
 
 
 def load_all(root: Path) -> list[tuple[Path, dict[str, Any] | EventFileError]]:

@@ -7,13 +7,13 @@ supersession cycle, no retracted replacement.
 
 from __future__ import annotations
 
-from eee.governance import EVENTS_DIR
+from eee.governance import EVENT_SUFFIX, EVENTS_DIR
 from eee.hooks import emit_summary
 from eee.validate import run
 
 
 def main(argv: list[str]) -> int:
-    paths = [p for p in argv if p.replace("\\", "/").startswith(EVENTS_DIR + "/") and p.endswith(".yaml")]
+    paths = [p for p in argv if p.replace("\\", "/").startswith(EVENTS_DIR + "/") and p.endswith(EVENT_SUFFIX)]
     if not paths:
         return 0
     return emit_summary(run(paths))
