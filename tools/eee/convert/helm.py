@@ -160,6 +160,7 @@ def convert_run(run: Path, settings: Settings, batch: Batch) -> Converted:
     }
     generation = generation_config(r)
     results = []
+    seen: set[str] = set()  # result ids already emitted (the first stat of an id wins)
     counts = instance_counts(r.per_instance)
     split_counts = {
         label(_name(s).get("split")) or "": int(m)
@@ -173,8 +174,9 @@ def convert_run(run: Path, settings: Settings, batch: Batch) -> Converted:
         if score is None:
             continue
         rid = result_id(metric, split, perturbation)
-        if any(res["evaluation_result_id"] == rid for res in results):
+        if rid in seen:
             continue
+        seen.add(rid)
         details = {
             "num_train_trials": "" if stat.get("count") is None else str(stat["count"]),
             "stddev_across_train_trials": "" if stat.get("stddev") is None else str(stat["stddev"]),
@@ -219,7 +221,7 @@ def convert_run(run: Path, settings: Settings, batch: Batch) -> Converted:
     )
     rows = None
     if settings.include_samples:
-        rows = sample_rows(r, eval_id, info["id"], dataset, {res["evaluation_result_id"] for res in results}, batch)
+        rows = sample_rows(r, eval_id, info["id"], dataset, seen, batch)
         rows = rows or None  # no scored instance: no sidecar (sample_rows has said why)
     return Converted(dataset, doc, rows)
 
