@@ -20,6 +20,8 @@ from eee.checks.record import as_float as _f
 from eee.governance.status import Ledger
 from eee.paths import RECORD_SUFFIX
 
+CATALOG_FILE = "build/catalog/catalog.parquet"  # where the pipeline writes it (dvc.yaml)
+
 # (column, arrow type, description): the table's contract; docs are generated from it
 COLUMNS: list[tuple[str, str, str]] = [
     ("record_uuid", "string", "uuid of the record (its file name)"),

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from eee.catalog import CATALOG_FILE
 from eee.commands import store_root
 
 
@@ -18,7 +19,7 @@ def main(argv: list[str]) -> int:
         default=None,
         help="the store (default: the current folder if it has data/, else this checkout)",
     )
-    p.add_argument("--out", type=Path, default=Path("build/catalog/catalog.parquet"))
+    p.add_argument("--out", type=Path, default=Path(CATALOG_FILE))
     args = p.parse_args(argv)
     root = store_root(args.root)
     from eee.catalog import build, write

@@ -13,12 +13,13 @@ import re
 import subprocess
 from pathlib import Path
 
+from eee.catalog import CATALOG_FILE
 from eee.schemas import project_root
 
 OUTPUTS = {
     "validation report": "build/validate/report.json",
     "validation metrics": "build/validate/metrics.json",
-    "catalogue (Parquet)": "build/catalog/catalog.parquet",
+    "catalogue (Parquet)": CATALOG_FILE,
     "field fill rates": "build/stats/fill_rates.json",
     "site": "build/site/index.html",
 }

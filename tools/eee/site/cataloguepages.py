@@ -26,11 +26,12 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
+from eee.catalog import CATALOG_FILE
 from eee.governance.status import Ledger, read_ledger
 from eee.site.context import GeneratedPage, SiteContext
 from eee.site.mdtext import code, fence, number, relative, slug, table, text
 
-PARQUET = "build/catalog/catalog.parquet"
+PARQUET = CATALOG_FILE
 JSON_LIMIT = 300_000  # characters of a record's JSON shown on its page
 NAV_BENCHMARKS = 40  # benchmarks listed in the navigation up to this many
 STATUS_ORDER = ("active", "retracted", "superseded", "disputed")

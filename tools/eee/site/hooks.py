@@ -27,6 +27,7 @@ except ImportError:  # mkdocs run from an environment without the project instal
 from mkdocs.exceptions import PluginError
 from mkdocs.structure.files import File, Files, InclusionLevel
 
+from eee.catalog import CATALOG_FILE
 from eee.site.generate import Generated, edit_path, expand_nav, generate
 from eee.site.included import resolver, rewrite_links
 
@@ -90,7 +91,7 @@ def on_page_content(html: str, page: Any, config: Any, files: Files) -> str:
 
 def on_serve(server: Any, config: Any, builder: Any) -> Any:
     root = _root(config)
-    for name in ("governance", "schemas", "CHANGELOG.md", "build/catalog/catalog.parquet"):
+    for name in ("governance", "schemas", "CHANGELOG.md", CATALOG_FILE):
         if (root / name).exists():
             server.watch(str(root / name))
     return server
