@@ -194,6 +194,17 @@ def number(value: Any) -> float | None:
     return float(value) if math.isfinite(value) else None
 
 
+def attribution(extracted: str, method: str, turn: int = 0, source: str = "output.raw") -> dict[str, Any]:
+    """The one ``answer_attribution`` entry of a sidecar row: where the final answer came from."""
+    return {
+        "turn_idx": turn,
+        "source": source,
+        "extracted_value": extracted,
+        "extraction_method": method,
+        "is_terminal": True,
+    }
+
+
 def text(value: Any) -> str:
     """A free-form detail value as the schema wants it: a string (JSON for anything else)."""
     if isinstance(value, str):

@@ -21,10 +21,12 @@ from pathlib import Path
 from typing import Any
 
 from eee.convert.common import (
+    SCHEMA_VERSION,
     Batch,
     Converted,
     InputError,
     Settings,
+    attribution,
     evaluation_id,
     get,
     model_info,
@@ -457,7 +459,7 @@ def _row_base(
     if label(instance.get("perturbation")):
         metadata["perturbation"] = str(label(instance["perturbation"]))
     return {
-        "schema_version": "0.3.0",
+        "schema_version": SCHEMA_VERSION,
         "evaluation_id": eval_id,
         "model_id": model_id,
         "evaluation_name": dataset,
@@ -473,15 +475,7 @@ def _row_base(
         },
         "output": {"raw": texts, "reasoning_trace": _thinking(rs)},
         "messages": None,
-        "answer_attribution": [
-            {
-                "turn_idx": 0,
-                "source": "output.raw",
-                "extracted_value": texts[0].strip() if texts else "",
-                "extraction_method": "exact_match",
-                "is_terminal": True,
-            }
-        ],
+        "answer_attribution": [attribution(texts[0].strip() if texts else "", "exact_match")],
         "token_usage": _token_usage(entry),
         "performance": {
             "latency_ms": None if request_time is None else request_time * 1000,

@@ -28,11 +28,13 @@ from eee.convert.common import (
     DEVELOPER_APIS,
     ENGINES,
     PLATFORMS,
+    SCHEMA_VERSION,
     SERVICES,
     Batch,
     Converted,
     InputError,
     Settings,
+    attribution,
     evaluation_id,
     get,
     iso_epoch,
@@ -654,19 +656,11 @@ def _row(
     value = score_value(score.get("value")) if isinstance(score, dict) else None
     answer = score.get("answer") if isinstance(score, dict) else None
     assistant_turns = [m["turn_idx"] for m in transcript if m["role"] == "assistant"]
-    attribution = []
+    attributions = []
     if isinstance(answer, str):
         single = kind == "single_turn"
         turn = 0 if single or not assistant_turns else assistant_turns[-1]
-        attribution.append(
-            {
-                "turn_idx": turn,
-                "source": "output.raw" if single else f"messages[{turn}].content",
-                "extracted_value": answer,
-                "extraction_method": method,
-                "is_terminal": True,
-            }
-        )
+        attributions.append(attribution(answer, method, turn, "output.raw" if single else f"messages[{turn}].content"))
     user_turns = [m for m in transcript if m["role"] == "user" and m["content"]]
     error = sample.get("error")
     stop = opt(sample, "output", "stop_reason") or opt(sample, "output", "choices", 0, "stop_reason")
@@ -678,7 +672,7 @@ def _row(
         metadata["scored"] = "false"
     total_time, working_time = sample.get("total_time"), sample.get("working_time")
     return {
-        "schema_version": "0.3.0",
+        "schema_version": SCHEMA_VERSION,
         "evaluation_id": eval_id,
         "model_id": model_id,
         "evaluation_name": evaluation_name,
@@ -697,7 +691,7 @@ def _row(
         if kind == "single_turn"
         else None,
         "messages": None if kind == "single_turn" else transcript,
-        "answer_attribution": attribution,
+        "answer_attribution": attributions,
         "evaluation": {
             "score": value if value is not None else 0.0,
             "is_correct": value is not None and value >= 1.0,

@@ -18,10 +18,12 @@ from pathlib import Path
 from typing import Any
 
 from eee.convert.common import (
+    SCHEMA_VERSION,
     Batch,
     Converted,
     InputError,
     Settings,
+    attribution,
     evaluation_id,
     get,
     model_info,
@@ -417,7 +419,7 @@ def sample_rows(
                 continue
             rows.append(
                 {
-                    "schema_version": "0.3.0",
+                    "schema_version": SCHEMA_VERSION,
                     "evaluation_id": eval_id,
                     "model_id": model_id,
                     "evaluation_name": task,
@@ -431,15 +433,7 @@ def sample_rows(
                     "input": {"raw": prompt, "formatted": None, "reference": reference, "choices": choices},
                     "output": {"raw": [raw], "reasoning_trace": None},
                     "messages": None,
-                    "answer_attribution": [
-                        {
-                            "turn_idx": 0,
-                            "source": "output.raw",
-                            "extracted_value": extracted,
-                            "extraction_method": filter_name,
-                            "is_terminal": True,
-                        }
-                    ],
+                    "answer_attribution": [attribution(extracted, filter_name)],
                     "evaluation": {
                         "score": score,
                         "is_correct": score == 1.0,
