@@ -99,3 +99,19 @@ def test_events_are_audited_and_the_ledger_readme_is_not(repo: Path, capsys: pyt
     assert [f["check"] for f in findings] == ["ledger"]
     assert findings[0]["file"].startswith(f"{second}:governance/events/")
     assert "already retracted" in findings[0]["message"]
+
+
+def test_an_event_naming_a_record_absent_at_its_commit_is_reported(
+    repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from eee.governance.events import make_event, write
+
+    place_record(repo, load_example("aggregate", "valid", RECORD))
+    _sneak(repo, "a record")
+    missing = "99999999-9999-4999-8999-999999999999"
+    write(repo, make_event("retract", missing, "never there", {"name": "M", "email": "m@example.org"}))
+    commit = _sneak(repo, "retract a record that does not exist")
+    assert audit_main(["--repo", str(repo), "--format", "json"]) == 1
+    (finding,) = _report(capsys)["findings"]
+    assert finding["check"] == "ledger" and finding["file"].startswith(f"{commit}:governance/events/")
+    assert f"no record {missing[:8]}" in finding["message"]

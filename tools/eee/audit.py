@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import functools
 import os
-import re
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -124,9 +123,6 @@ def audit_commit(commit: str, parent: str | None, cwd: Path) -> list[Finding]:
     return findings
 
 
-_UUID_IN_TEXT = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}")
-
-
 def _event_findings(commit: str, added: list[Any], cwd: Path, where: Any) -> list[Finding]:
     """New events of a commit, checked against the ledger and the records at that commit."""
     if not added:
@@ -134,32 +130,27 @@ def _event_findings(commit: str, added: list[Any], cwd: Path, where: Any) -> lis
     from eee.checks.events import check_events
 
     events = tree_children(commit, EVENTS_DIR, cwd)
-    records = git("ls-tree", "-r", "-z", "--name-only", commit, "--", DATA_DIR + "/", cwd=cwd).decode().split("\0")
-    out: list[Finding] = []
+    listed = git("ls-tree", "-r", "-z", "--name-only", commit, "--", DATA_DIR + "/", cwd=cwd).decode().split("\0")
+    records = {
+        rel.rsplit("/", 1)[-1][: -len(RECORD_SUFFIX)]
+        for rel in listed
+        if rel.endswith(RECORD_SUFFIX) and rel.count("/") == 4
+    }
     with tempfile.TemporaryDirectory(prefix="eee-audit-events-") as tmp:
         root = Path(tmp)
         folder = root / EVENTS_DIR
         folder.mkdir(parents=True)
-        named: set[str] = set()
-        for name in events:
+        for name in events:  # the ledger at that commit, where check_events reads it
             data = blob(f"{commit}:{EVENTS_DIR}/{name}", cwd)
             if data is not None:
                 (folder / name).write_bytes(data)
-                named.update(_UUID_IN_TEXT.findall(data.decode("utf-8", "replace")))
-        for rel in records:
-            # placeholders for the records the events name: the ledger only asks whether they exist
-            if rel.endswith(RECORD_SUFFIX) and rel.rsplit("/", 1)[-1][: -len(RECORD_SUFFIX)] in named:
-                (root / rel).parent.mkdir(parents=True, exist_ok=True)
-                (root / rel).touch()
-        prefix = str(root.resolve()) + os.sep
-        results = check_events([str(root / c.path) for c in added], str(root), lambda p: p)
-        for result in results:
-            for f in result.findings:
-                f.file = where(
-                    os.path.abspath(f.file)[len(prefix) :] if os.path.abspath(f.file).startswith(prefix) else f.file
-                )
-                out.append(f)
-    return out
+        results = check_events(
+            [str(root / c.path) for c in added],
+            str(root),
+            lambda p: where(Path(p).relative_to(root).as_posix()),
+            exists=records.__contains__,
+        )
+    return [f for result in results for f in result.findings]
 
 
 def audit(start: str | None, end: str, cwd: Path) -> Summary:

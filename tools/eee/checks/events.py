@@ -9,6 +9,7 @@ replacement, resolves no dispute... is reported on its own file.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -55,8 +56,13 @@ def _key(path: str | Path) -> str:
     return str(p.parent.resolve() / p.name)
 
 
-def check_events(paths: list[str], root: str, display: Any) -> list[FileResult]:
-    """FileResults for the event files ``paths`` of the store at ``root``."""
+def check_events(
+    paths: list[str], root: str, display: Any, exists: Callable[[str], bool] | None = None
+) -> list[FileResult]:
+    """FileResults for the event files ``paths`` of the store at ``root``.
+
+    ``exists`` answers whether a record uuid is in the store (default: look in ``root``'s
+    ``data/``); the audit passes the records of the commit it checks."""
     from eee.governance.events import EventFileError, load, load_all
     from eee.governance.index import RecordIndex
     from eee.governance.status import fold
@@ -105,14 +111,16 @@ def check_events(paths: list[str], root: str, display: Any) -> list[FileResult]:
     # the ledger in time order
     everything = [(p, e) for p, e in ledger_files if not isinstance(e, EventFileError)]
     by_id = {e.get("id"): _key(p) for p, e in everything}
-    index = RecordIndex(Path(root))
-    named = [str(e.get("record")) for _, e in everything] + [
-        str(e.get("replacement")) for _, e in everything if e.get("replacement")
-    ]
-    if len(set(named)) > _LIST_ALL_ABOVE:
-        index.all()
-    index.lookup(named)
-    ledger = fold([e for _, e in everything if isinstance(e.get("id"), str)], exists=index.exists)
+    if exists is None:
+        index = RecordIndex(Path(root))
+        named = [str(e.get("record")) for _, e in everything] + [
+            str(e.get("replacement")) for _, e in everything if e.get("replacement")
+        ]
+        if len(set(named)) > _LIST_ALL_ABOVE:
+            index.all()
+        index.lookup(named)
+        exists = index.exists
+    ledger = fold([e for _, e in everything if isinstance(e.get("id"), str)], exists=exists)
     for event, problem in ledger.problems:
         target = by_id.get(event.get("id"))
         if target in results:
