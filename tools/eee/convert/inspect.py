@@ -213,14 +213,16 @@ def _served_model(samples: list[dict[str, Any]]) -> str | None:
     return None
 
 
-def _model_info(path: str, served: str | None, settings: Settings, file: Path) -> dict[str, Any]:
+def _model_info(
+    path: str, served: str | None, settings: Settings, file: Path, where: str = "$.eval.model"
+) -> dict[str, Any]:
     facts = normalise_model(path, served)
     return model_info(
         facts["name"],
         facts["id"],
         settings,
         file,
-        "$.eval.model",
+        where,
         platform=facts["platform"],
         engine=facts["engine"],
     )
@@ -474,18 +476,8 @@ def llm_scoring(scorer: dict[str, Any], doc: dict[str, Any], settings: Settings,
         for item in value if isinstance(value, list) else [value]:
             model = item.get("model") if isinstance(item, dict) else item
             if isinstance(model, str) and "/" in model:
-                facts = normalise_model(model)
                 judge_settings = replace(settings, model_id=None)  # --model-id names the evaluated model only
-                info = model_info(
-                    facts["name"],
-                    facts["id"],
-                    judge_settings,
-                    path,
-                    "$.results.scores",
-                    platform=facts["platform"],
-                    engine=facts["engine"],
-                )
-                judges.append({"model_info": info})
+                judges.append({"model_info": _model_info(model, None, judge_settings, path, "$.results.scores")})
         if judges:
             break
     if not judges:
