@@ -135,3 +135,15 @@ class Summary:
             "by_kind": dict(sorted(by_kind.items())),
             "records_by_schema_version": dict(sorted(by_version.items())),
         }
+
+
+class Refused(Exception):
+    """An action refused, with the findings that say why (the one refusal exception).
+
+    Tools raise it instead of a message-and-hint exception of their own; commands print
+    the findings to stderr (one line each, plus the hint) and exit 1.
+    """
+
+    def __init__(self, findings: Finding | list[Finding]) -> None:
+        self.findings = [findings] if isinstance(findings, Finding) else list(findings)
+        super().__init__("; ".join(f.one_line() for f in self.findings))

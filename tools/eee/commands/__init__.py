@@ -1,17 +1,82 @@
-"""One module per ``eee`` subcommand, each with ``main(argv) -> int``."""
+"""One module per ``eee`` subcommand, each with ``main(argv) -> int``, and the one
+command-line convention they share.
+
+Exit codes (the same for every ``eee`` command and ``tools/*``):
+
+    0   clean: done, nothing to report
+    1   errors: something was refused or invalid (nothing half-written)
+    2   warnings only: done, with warnings to read
+    64  usage error: the command line itself is wrong (EX_USAGE of sysexits.h)
+
+Reports go to stdout; errors, hints and progress go to stderr. The store is named by
+``--store DIR``; by default it is the git work tree that contains the current folder
+(never the installed package's own checkout).
+"""
 
 from __future__ import annotations
 
+import argparse
+import sys
 from pathlib import Path
+from typing import NoReturn
+
+EXIT_OK = 0
+EXIT_ERRORS = 1
+EXIT_WARNINGS = 2
+EXIT_USAGE = 64
+
+EXIT_CODES_TEXT = "exit codes: 0 clean, 1 errors (nothing written), 2 warnings only, 64 usage error"
 
 
-def store_root(given: Path | None) -> Path:
-    """The store a command works on: ``--root`` if given, else the current folder when it
-    holds ``data/``, else this checkout."""
+class UsageError(Exception):
+    """The command line is wrong (exit 64)."""
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse with the project's usage exit code and the exit-code table in --help."""
+
+    def __init__(self, prog: str, description: str, **kw: object) -> None:
+        kw.setdefault("epilog", EXIT_CODES_TEXT)
+        super().__init__(prog=prog, description=description, **kw)  # type: ignore[arg-type]
+
+    def error(self, message: str) -> NoReturn:
+        self.print_usage(sys.stderr)
+        print(f"{self.prog}: error: {message}", file=sys.stderr)
+        raise SystemExit(EXIT_USAGE)
+
+
+def parser(prog: str, description: str, **kw: object) -> Parser:
+    return Parser(prog, description, **kw)
+
+
+def add_store(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--store",
+        type=Path,
+        metavar="DIR",
+        help="the store (default: the git work tree that contains the current folder)",
+    )
+
+
+def store_of(given: Path | None) -> Path:
+    """The store a command works on: ``--store`` if given, else the git work tree of the
+    current folder. Raises :class:`UsageError` outside a work tree."""
+    if given is not None:
+        if not given.is_dir():
+            raise UsageError(f"--store {given}: no such folder")
+        return given.resolve()
+    from eee.gitutil import GitError, toplevel
+
+    try:
+        return toplevel(Path.cwd()).resolve()
+    except GitError:
+        raise UsageError("not inside a git work tree: run it inside the store, or pass --store DIR") from None
+
+
+def store_root(given: Path | None) -> Path:  # kept for the commands not yet moved to store_of
+    """Deprecated spelling of :func:`store_of` (the current folder when it holds ``data/``)."""
     if given is not None:
         return given
     if (Path.cwd() / "data").is_dir():
         return Path.cwd()
-    from eee.schemas import project_root
-
-    return project_root()
+    return store_of(None)
