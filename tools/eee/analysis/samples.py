@@ -188,7 +188,8 @@ class ResultSamples:
     def has_correct(self) -> bool:
         import numpy as np
 
-        return len(self.ids) > 0 and not bool(np.isnan(self.correct).any())
+        c = self.correct
+        return len(self.ids) > 0 and bool(np.all((c == 0.0) | (c == 1.0)))  # no nan, no averaged epochs
 
     def outcomes(self) -> Any:
         """0/1 outcomes: the score when it is binary, else is_correct (None when neither)."""
@@ -213,42 +214,56 @@ def read_samples(path: Path) -> dict[str, ResultSamples]:
     import orjson
 
     acc: dict[str, tuple[dict[str, int], list[str], list[str | None], list[float], list[float], list[int]]] = {}
+    last_key: Any = None
+    index: dict[str, int] = {}
+    ids: list[str] = []
+    hashes: list[str | None] = []
+    scores: list[float] = []
+    corrects: list[float] = []
+    counts: list[int] = []
+    nan = float("nan")
+    loads = orjson.loads
     with open(path, "rb") as fh:
         for n, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
             try:
-                row = orjson.loads(line)
+                row = loads(line)
             except orjson.JSONDecodeError as exc:
+                if not line.strip():
+                    continue
                 raise SidecarProblem(n, f"not JSON ({exc})") from None
-            if not isinstance(row, dict):
+            if type(row) is not dict:
                 raise SidecarProblem(n, "not a JSON object")
             sid = row.get("sample_id")
             ev = row.get("evaluation")
-            score = ev.get("score") if isinstance(ev, dict) else None
-            if not isinstance(sid, (str, int)) or isinstance(sid, bool):
-                raise SidecarProblem(n, "no sample_id")
-            if isinstance(score, bool):
-                score = float(score)
-            if not isinstance(score, (int, float)):
-                raise SidecarProblem(n, "no numeric evaluation.score")
-            correct = ev.get("is_correct")
+            score = ev.get("score") if type(ev) is dict else None
+            if type(score) is not float:
+                if isinstance(score, int):  # bool included: True is 1
+                    score = float(score)
+                else:
+                    raise SidecarProblem(n, "no numeric evaluation.score")
+            if type(sid) is not str:
+                if isinstance(sid, int) and not isinstance(sid, bool):
+                    sid = str(sid)
+                else:
+                    raise SidecarProblem(n, "no sample_id")
             key = row.get("evaluation_result_id") or row.get("evaluation_name") or ""
-            index, ids, hashes, scores, corrects, counts = acc.setdefault(str(key), ({}, [], [], [], [], []))
-            sid = str(sid)
-            c = float(correct) if isinstance(correct, bool) else float("nan")
+            if key != last_key:
+                index, ids, hashes, scores, corrects, counts = acc.setdefault(str(key), ({}, [], [], [], [], []))
+                last_key = key
+            correct = ev.get("is_correct")
+            c = (1.0 if correct else 0.0) if type(correct) is bool else nan
             at = index.get(sid)
             if at is None:
                 index[sid] = len(ids)
                 ids.append(sid)
                 h = row.get("sample_hash")
-                hashes.append(h if isinstance(h, str) else None)
-                scores.append(float(score))
+                hashes.append(h if type(h) is str else None)
+                scores.append(score)
                 corrects.append(c)
                 counts.append(1)
             else:  # a repeated sample (epochs): running mean
                 k = counts[at] + 1
-                scores[at] += (float(score) - scores[at]) / k
+                scores[at] += (score - scores[at]) / k
                 corrects[at] += (c - corrects[at]) / k
                 counts[at] = k
     out: dict[str, ResultSamples] = {}
