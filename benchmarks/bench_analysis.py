@@ -10,6 +10,9 @@
            (default 50 x 2,000; simulated from a Rasch model), fit and Parquet written:
            target under 30 s
   floor    reading and parsing the same sidecars with orjson only
+  catalog  ``eee catalog`` on stores of ``--catalog-records`` records (default 2,000 and
+           20,000): seconds and peak memory, which stays flat as the store grows (the
+           catalogue is streamed in row groups)
 
 Each figure is the median of ``--repeat`` fresh subprocesses (interpreter start-up
 included) and is printed with its ratio to the target and to the floor.
@@ -65,6 +68,7 @@ def main() -> int:
     p.add_argument("--models", type=int, default=50)
     p.add_argument("--items", type=int, default=2_000)
     p.add_argument("--repeat", type=int, default=3)
+    p.add_argument("--catalog-records", type=int, nargs="*", default=[2_000, 20_000])
     args = p.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         store = Path(tmp) / "store"
@@ -96,7 +100,37 @@ def main() -> int:
         f"irt:     {args.models} records x {args.items:,} items: {i:.2f} s (target 30 s: {i / 30:.2f}x of it); "
         f"parse-only floor {fi:.2f} s, ratio {i / fi:.1f}x"
     )
+    for n in args.catalog_records:
+        took, rss = _catalog(n)
+        print(f"catalog: {n:,} records: {took:.2f} s, {n / took:,.0f} records/s, peak memory {rss / 1024:.0f} MB")
     return 0
+
+
+def _catalog(records: int) -> tuple[float, int]:
+    """(seconds, peak RSS in KiB) of ``eee catalog`` on a store of ``records`` records."""
+    import json
+
+    from analysis_store import record_doc, uuid_of
+
+    with tempfile.TemporaryDirectory() as tmp:
+        store = Path(tmp) / "store"
+        doc = record_doc("acme/widget-7b", "helm", 0.5)
+        doc.pop("detailed_evaluation_results", None)
+        text = json.dumps(doc)
+        for i in range(records):
+            folder = store / "data" / f"bench-{i % 20}" / "acme" / f"model-{i % 50}"
+            folder.mkdir(parents=True, exist_ok=True)
+            (folder / f"{uuid_of(i + 1)}.json").write_text(text)
+        code = (
+            "import resource, sys, time\n"
+            "from eee.commands.catalog import main\n"
+            "t = time.perf_counter(); rc = main(['--store', sys.argv[1]]); t = time.perf_counter() - t\n"
+            "print(t, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)\n"
+            "sys.exit(rc)\n"
+        )
+        proc = subprocess.run([sys.executable, "-c", code, str(store)], capture_output=True, text=True, check=True)
+        took, rss = proc.stdout.strip().splitlines()[-1].split()
+        return float(took), int(rss)
 
 
 if __name__ == "__main__":

@@ -99,15 +99,28 @@ COLUMNS: list[tuple[str, str, str]] = [
 COLUMN_NAMES = [c[0] for c in COLUMNS]
 
 
-# Statuses that take a record out of the statistics, the comparison and the IRT fit by
-# default: it was withdrawn or repeats another record. Disputed and flagged records still
-# stand (their status column says so).
-WITHDRAWN = frozenset({"retracted", "superseded", "duplicate"})
+# What takes a record out of the statistics, the comparison and the IRT fit by default:
+# it was withdrawn (retracted, superseded) or it repeats another record (a duplicate, which
+# keeps its status in the fold: ``duplicate_of``). Disputed and flagged records still stand
+# (their status column says so).
+WITHDRAWN = ("retracted", "superseded")
+LEFT_OUT = (*WITHDRAWN, "duplicate")
 
 
-def is_active(status: str | None) -> bool:
-    """Whether a record with this governance status counts in the default statistics."""
-    return status not in WITHDRAWN
+def exclusion(state: Any) -> str | None:
+    """Why a record with this ledger state is left out of the default statistics
+    (``retracted``, ``superseded``, ``duplicate``), or None when it counts."""
+    status = getattr(state, "status", None)
+    if status in WITHDRAWN:
+        return str(status)
+    if getattr(state, "duplicate_of", None) or status == "duplicate":
+        return "duplicate"
+    return None
+
+
+def is_active(state: Any) -> bool:
+    """Whether a record with this ledger state counts in the default statistics."""
+    return exclusion(state) is None
 
 
 def atomic_write_text(path: Path, text: str) -> None:

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from eee.catalog import WITHDRAWN, is_active, record_paths
+from eee.catalog import LEFT_OUT, exclusion, record_paths
 
 
 def _known(value: Any) -> bool:
@@ -78,9 +78,9 @@ def fill_rates(root: Path, include_all: bool = False) -> dict[str, Any]:
     unreadable = 0
     left_out: Counter[str] = Counter()
     for uuid, rel in record_paths(root):
-        status = ledger.state(uuid).status
-        if not include_all and not is_active(status):
-            left_out[status] += 1
+        why = None if include_all else exclusion(ledger.state(uuid))
+        if why is not None:
+            left_out[why] += 1
             continue
         try:
             doc = loads((root / rel).read_bytes())
@@ -112,7 +112,7 @@ def fill_rates(root: Path, include_all: bool = False) -> dict[str, Any]:
         }
 
     return {
-        "scope": "all records" if include_all else f"active records (not {', '.join(sorted(WITHDRAWN))})",
+        "scope": "all records" if include_all else f"active records (not {', '.join(LEFT_OUT)})",
         "records": groups[("overall", "")][0][0] if ("overall", "") in groups else 0,
         "left_out": dict(sorted(left_out.items())),
         "unreadable": unreadable,

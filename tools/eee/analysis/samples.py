@@ -145,9 +145,10 @@ def records_of(
         for model_dir in sorted(p.name for p in (folder / developer).iterdir() if p.is_dir()):
             for path in sorted((folder / developer / model_dir).glob("*.json")):
                 uuid = path.name[: -len(".json")]
-                status = str(ledger.state(uuid).status)
-                if active_only and not is_active(status):
+                state = ledger.state(uuid)
+                if active_only and not is_active(state):
                     continue
+                status = str(state.status)
                 try:
                     doc = _load_doc(path)
                 except Refused:
