@@ -4,7 +4,6 @@ it, for the site) and ``DIR/irt/<benchmark>/*.parquet``."""
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
@@ -20,7 +19,6 @@ def main(argv: list[str]) -> int:
         "the comparisons of one model's records and SVG plots, and the fit as Parquet.",
     )
     add_store(p)
-    p.add_argument("--root", dest="store", type=Path, help=argparse.SUPPRESS)
     p.add_argument(
         "--out",
         type=Path,

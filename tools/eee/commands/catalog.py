@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
@@ -17,7 +16,6 @@ def main(argv: list[str]) -> int:
         "(DIR/benchmark=<name>/part-0.parquet), typed timestamps, a normalised score and governance status.",
     )
     add_store(p)
-    p.add_argument("--root", dest="store", type=Path, help=argparse.SUPPRESS)  # the old spelling of --store
     p.add_argument(
         "--out",
         type=Path,

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from pathlib import Path
@@ -17,7 +16,6 @@ def main(argv: list[str]) -> int:
         "(not retracted, superseded or marked duplicate) unless --all is given.",
     )
     add_store(p)
-    p.add_argument("--root", dest="store", type=Path, help=argparse.SUPPRESS)  # the old spelling of --store
     p.add_argument("--out", type=Path, default=None, metavar="FILE", help="write the JSON here (default: print it)")
     p.add_argument(
         "--all", action="store_true", help="count every record, whatever its governance status (default: active ones)"
