@@ -350,3 +350,57 @@ def test_the_stores_own_sidecars_when_pulled(capsys: pytest.CaptureFixture[str])
         assert groups and all(len(g) > 0 for g in groups.values())
     bench = pulled[0].parts[-4]
     assert irt.main(["--store", str(PROJECT), "--benchmark", bench, "--no-write"]) in (0, 1, 2)
+
+
+@pytest.mark.slow
+def test_the_stores_ai2_arc_sidecars_rebuilt_from_the_reference_logs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The store's two ai2_arc records keep their sidecars in DVC. Converting the reference
+    Inspect logs again gives the same bytes (the records' sha256 says so), so the analyses
+    run here on the store's own records and sidecars, whether or not they were pulled."""
+    import hashlib
+
+    from conftest import dvc, git
+    from eee.commands import analysis, compare, convert, irt
+
+    logs = reference("harness-logs", "inspect")
+    conv = tmp_path / "conv"
+    conv.mkdir()
+    git(conv, "init", "-q")
+    dvc(conv, "init", "-q")
+    for name in ("data_arc_qwen.json", "data_arc_sonnet.json"):
+        assert (
+            convert.main(
+                ["inspect", "--log-path", str(logs / name), "--include-samples", "--store", str(conv), "--no-stage"]
+            )
+            == 0
+        )
+    rebuilt = {hashlib.sha256(p.read_bytes()).hexdigest(): p for p in conv.rglob("*_samples.jsonl")}
+    store = tmp_path / "store"
+    used = []
+    for record in sorted((PROJECT / "data" / "ai2_arc").rglob("*.json")):
+        doc = json.loads(record.read_text())
+        side = rebuilt.get((doc.get("detailed_evaluation_results") or {}).get("checksum"))
+        if side is None:
+            continue
+        target = store / record.relative_to(PROJECT)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(record, target)
+        shutil.copyfile(side, target.with_name(record.stem + "_samples.jsonl"))
+        used.append(record.stem)
+    if len(used) < 2:
+        pytest.skip("the store's ai2_arc records are not the ones the reference logs convert to")
+    capsys.readouterr()
+    assert compare.main(["--store", str(store), *used, "--format", "json"]) == 0
+    rep = json.loads(capsys.readouterr().out)
+    (res,) = rep["samples"]["results"]
+    assert res["overlap"] == 3 and res["binary"]["agreement"] == pytest.approx(1 / 3)
+    assert res["binary"]["mcnemar_exact_p"] == pytest.approx(0.5)
+    assert rep["aggregates"] and rep["aggregates"][0]["paired_by"] == "evaluation_result_id"
+    assert irt.main(["--store", str(store), "--benchmark", "ai2_arc", "--format", "json"]) == 0
+    fit = json.loads(capsys.readouterr().out)
+    assert fit["records"] == 2 and fit["items"] == 5 and fit["fit"]["converged"]
+    assert analysis.main(["--store", str(store)]) == 0
+    page = (store / "build" / "analysis" / "pages" / "ai2_arc.md").read_text()
+    assert "![Model abilities with 95% intervals](ai2_arc-abilities.svg)" in page
