@@ -125,8 +125,26 @@ def scatter_plot(xs: Sequence[float], ys: Sequence[float], title: str, xlabel: s
     out.append(
         f'<text x="16" y="{mid:.1f}" text-anchor="middle" transform="rotate(-90 16 {mid:.1f})" {FONT} fill="{INK}">{escape(ylabel)}</text>'
     )
+    # points that fall on the same spot (2-pixel cells) are drawn once, their area growing
+    # with how many they are; a tooltip gives the count
+    cells: dict[tuple[int, int], list[float]] = {}
     for xv, yv in zip(xs, ys, strict=True):
         if math.isfinite(xv) and math.isfinite(yv):
-            out.append(f'<circle cx="{px(xv):.1f}" cy="{py(yv):.1f}" r="3" fill="{ACCENT}" fill-opacity="0.5"/>')
+            cell = cells.setdefault((round(px(xv) / 2), round(py(yv) / 2)), [0.0, 0.0, 0.0])
+            cell[0] += 1
+            cell[1] += xv
+            cell[2] += yv
+    for (cx, cy), (count, sx, sy) in sorted(cells.items()):
+        r = min(12.0, 2.5 + 1.2 * math.sqrt(count - 1))
+        tip = f"{_fmt(sx / count)}, {_fmt(sy / count)}: {int(count)} item{'s' if count > 1 else ''}"
+        out.append(
+            f'<circle cx="{cx * 2}" cy="{cy * 2}" r="{r:.1f}" fill="{ACCENT}" fill-opacity="0.55">'
+            f"<title>{escape(tip)}</title></circle>"
+        )
+    if any(c[0] > 1 for c in cells.values()):
+        out.append(
+            f'<text x="{width - right}" y="{height - 6}" text-anchor="end" {FONT} fill="#777">'
+            "larger dots: several items at one spot</text>"
+        )
     out.append("</svg>")
     return "\n".join(out) + "\n"
