@@ -161,6 +161,28 @@ def test_catalog_command_and_empty_store(tmp_path: Path, capsys: pytest.CaptureF
     assert catalog.main(["--store", str(tmp_path / "nope")]) == 64
 
 
+def test_an_output_folder_of_something_else_is_never_replaced(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from eee.commands import analysis, catalog, stats
+
+    store = _store(tmp_path)
+    before = sorted(p.relative_to(store).as_posix() for p in store.rglob("*"))
+    assert catalog.main(["--store", str(store), "--out", str(store / "data")]) == 1
+    assert "not a catalogue, left alone" in capsys.readouterr().err
+    assert analysis.main(["--store", str(store), "--out", str(store / "data")]) == 1
+    assert "not the analysis output, left alone" in capsys.readouterr().err
+    (store / "notes.txt").write_text("mine")
+    assert catalog.main(["--store", str(store), "--out", str(store / "notes.txt")]) == 1
+    assert "is not a folder" in capsys.readouterr().err
+    assert stats.main(["--store", str(store), "--out", str(store / "data")]) == 1
+    assert "cannot write" in capsys.readouterr().err
+    assert sorted(p.relative_to(store).as_posix() for p in store.rglob("*") if p.name != "notes.txt") == before
+    # a folder the command wrote is replaced
+    assert catalog.main(["--store", str(store), "--out", str(tmp_path / "cat")]) == 0
+    assert catalog.main(["--store", str(store), "--out", str(tmp_path / "cat")]) == 0
+
+
 def test_fill_rates_count_active_records_unless_all(tmp_path: Path) -> None:
     from eee.stats import fill_rates
 

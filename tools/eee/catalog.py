@@ -123,6 +123,31 @@ def is_active(state: Any) -> bool:
     return exclusion(state) is None
 
 
+def check_replaceable(out: Path, ours: Callable[[str], bool], what: str) -> None:
+    """Refuse to replace ``out`` unless it is absent or a folder of ours (every entry named
+    as ``ours`` says): an output folder is replaced whole, so a mistyped ``--out`` must never
+    take a folder of something else with it."""
+    from eee.findings import Finding, Refused
+
+    if not out.exists() and not out.is_symlink():
+        return
+    if out.is_symlink() or not out.is_dir():
+        raise Refused(
+            Finding(str(out), "$", f"{out} exists and is not a folder; {what} is written as a folder", check="output")
+        )
+    strange = sorted(name for name in os.listdir(out) if not ours(name))
+    if strange:
+        raise Refused(
+            Finding(
+                str(out),
+                "$",
+                f"{out} holds {', '.join(strange[:3])}{', ...' if len(strange) > 3 else ''}: not {what}, left alone",
+                hint="give --out a new folder or one this command wrote (it is replaced whole)",
+                check="output",
+            )
+        )
+
+
 def atomic_write_text(path: Path, text: str) -> None:
     """Write ``text`` to ``path`` through a temporary file beside it (never half-written)."""
     path = Path(path)
@@ -444,6 +469,7 @@ def write_rows(rows: Iterable[dict[str, Any]], out: Path, row_group_rows: int = 
 
     schema = _arrow_schema(with_partition=False)
     out = Path(out)
+    check_replaceable(out, lambda name: name.startswith(f"{PARTITION}="), "a catalogue")
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(f".{out.name}.tmp-{os.getpid()}")
     if tmp.exists():

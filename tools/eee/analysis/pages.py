@@ -242,7 +242,10 @@ def benchmark_page(root: Path, bench: str, recs: list[Any], out: Path) -> dict[s
 
 def write_pages(root: Path, out: Path, include_all: bool = False) -> list[dict[str, Any]]:
     """Write every benchmark's page into a fresh ``out`` (``pages/`` and ``irt/``)."""
+    from eee.catalog import check_replaceable
+
     out = Path(out)
+    check_replaceable(out, lambda name: name in ("pages", "irt"), "the analysis output")
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(f".{out.name}.tmp-{os.getpid()}")
     if tmp.exists():

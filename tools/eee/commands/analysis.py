@@ -7,7 +7,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from eee.commands import EXIT_OK, EXIT_USAGE, UsageError, add_store, parser, store_of
+from eee.commands import EXIT_ERRORS, EXIT_OK, EXIT_USAGE, UsageError, add_store, parser, store_of
 
 
 def main(argv: list[str]) -> int:
@@ -32,10 +32,19 @@ def main(argv: list[str]) -> int:
     except UsageError as exc:
         print(f"eee analysis: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    from eee.analysis import print_refused
     from eee.analysis.pages import write_pages
+    from eee.findings import Refused
 
     out = args.out if args.out is not None else root / ANALYSIS_DIR
-    summaries = write_pages(root, out, args.all)
+    try:
+        summaries = write_pages(root, out, args.all)
+    except Refused as exc:
+        print_refused(exc)
+        return EXIT_ERRORS
+    except OSError as exc:
+        print(f"{out}: cannot write: {exc.strerror or exc}", file=sys.stderr)
+        return EXIT_ERRORS
     fitted = sum(1 for s in summaries if s["fit"])
     print(f"{len(summaries)} benchmark pages with instance data ({fitted} with an IRT fit) -> {out / 'pages'}")
     return EXIT_OK

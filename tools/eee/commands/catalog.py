@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 
 from eee.catalog import CATALOG_DIR
-from eee.commands import EXIT_OK, EXIT_USAGE, EXIT_WARNINGS, UsageError, add_store, parser, store_of
+from eee.commands import EXIT_ERRORS, EXIT_OK, EXIT_USAGE, EXIT_WARNINGS, UsageError, add_store, parser, store_of
 
 
 def main(argv: list[str]) -> int:
@@ -29,10 +29,19 @@ def main(argv: list[str]) -> int:
     except UsageError as exc:
         print(f"eee catalog: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    from eee.analysis import print_refused
     from eee.catalog import write_catalog
+    from eee.findings import Refused
 
     out = args.out if args.out is not None else root / CATALOG_DIR
-    done = write_catalog(root, out)
+    try:
+        done = write_catalog(root, out)
+    except Refused as exc:
+        print_refused(exc)
+        return EXIT_ERRORS
+    except OSError as exc:
+        print(f"{out}: cannot write: {exc.strerror or exc}", file=sys.stderr)
+        return EXIT_ERRORS
     for line in done.skipped:
         print(f"skipped {line}", file=sys.stderr)
     print(f"{done.rows} results from {done.records} records in {done.benchmarks} benchmarks -> {out}")

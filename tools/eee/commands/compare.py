@@ -33,6 +33,8 @@ def main(argv: list[str]) -> int:
         "--list", type=int, default=20, metavar="N", help="disagreeing samples to list in text output (default 20)"
     )
     args = p.parse_args(argv)
+    if args.list < 0:
+        p.error("--list must be zero or positive")
     by_pair = args.model is not None or args.benchmark is not None
     if by_pair and (args.records or args.model is None or args.benchmark is None):
         p.error("give either two records, or --model and --benchmark (not both)")

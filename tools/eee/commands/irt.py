@@ -38,6 +38,10 @@ def main(argv: list[str]) -> int:
     p.add_argument("--ridge", type=float, default=None, metavar="L", help="the ridge penalty (default 0.05)")
     p.add_argument("--format", choices=("text", "json"), default="text", help="readable text (default) or JSON")
     args = p.parse_args(argv)
+    if args.ridge is not None and not args.ridge >= 0:
+        p.error("--ridge must be zero or positive")
+    if args.worst < 0:
+        p.error("--worst must be zero or positive")
     try:
         root = store_of(args.store)
     except UsageError as exc:
@@ -58,7 +62,11 @@ def main(argv: list[str]) -> int:
     written = []
     if res.fit is not None and not args.no_write:
         folder = args.out if args.out is not None else root / IRT_DIR / args.benchmark
-        written = write_parquet(res, folder)
+        try:
+            written = write_parquet(res, folder)
+        except OSError as exc:
+            print(f"{folder}: cannot write: {exc.strerror or exc}", file=sys.stderr)
+            return EXIT_ERRORS
         summary["written"] = [str(w) for w in written]
     if args.format == "json":
         print(json.dumps(summary, indent=2))

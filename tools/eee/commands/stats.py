@@ -6,7 +6,7 @@ import json
 import sys
 from pathlib import Path
 
-from eee.commands import EXIT_OK, EXIT_USAGE, UsageError, add_store, parser, store_of
+from eee.commands import EXIT_ERRORS, EXIT_OK, EXIT_USAGE, UsageError, add_store, parser, store_of
 
 
 def main(argv: list[str]) -> int:
@@ -32,7 +32,11 @@ def main(argv: list[str]) -> int:
     if args.out:
         from eee.catalog import atomic_write_text
 
-        atomic_write_text(args.out, text)
+        try:
+            atomic_write_text(args.out, text)
+        except OSError as exc:
+            print(f"{args.out}: cannot write: {exc.strerror or exc}", file=sys.stderr)
+            return EXIT_ERRORS
         print(f"fill rates -> {args.out}")
     else:
         print(text, end="")
