@@ -55,10 +55,12 @@ def store(tmp_path: Path) -> Path:
 def test_pipeline_outputs_and_incremental_runs(store: Path) -> None:
     first = _pipeline(store)
     assert first.returncode == 0, first.stdout + first.stderr
-    assert _ran(first.stdout) == {"validate", "catalog", "stats", "site"}
+    assert _ran(first.stdout) == {"validate", "catalog", "stats", "analysis", "site"}
     for rel in (
         "build/validate/report.json",
-        "build/catalog/catalog.parquet",
+        "build/catalog/benchmark=bench/part-0.parquet",
+        "build/catalog/benchmark=helm_lite/part-0.parquet",
+        "build/analysis/pages",
         "build/stats/fill_rates.json",
         "build/site/index.html",
     ):
@@ -81,7 +83,7 @@ def test_pipeline_outputs_and_incremental_runs(store: Path) -> None:
 
     place_record(store, _doc("mistralai/Mistral-7B-v0.1", 6.1), record_uuid="3c4d5e6f-7a8b-4c9d-8e0f-1a2b3c4d5e6f")
     fourth = _pipeline(store)
-    assert _ran(fourth.stdout) == {"validate", "catalog", "stats", "site"}, fourth.stdout
+    assert _ran(fourth.stdout) == {"validate", "catalog", "stats", "analysis", "site"}, fourth.stdout
     assert json.loads((store / "build/validate/metrics.json").read_text())["records"] == 4
 
 
@@ -107,10 +109,10 @@ def test_catalogue_carries_governance_status_and_duckdb_reads_it(store: Path) ->
     )
     proc = _pipeline(store)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    parquet = str(store / "build/catalog/catalog.parquet")
+    parquet = f"read_parquet('{store / 'build/catalog'}/**/*.parquet', hive_partitioning = true)"
     rows = duckdb.sql(
         f"SELECT record_uuid, any_value(status), any_value(status_reason), any_value(superseded_by), any_value(preceded_by), "
-        f"any_value(dispute_reference), count(*) FROM '{parquet}' GROUP BY record_uuid ORDER BY record_uuid"
+        f"any_value(dispute_reference), count(*) FROM {parquet} GROUP BY record_uuid ORDER BY record_uuid"
     ).fetchall()
     by_uuid = {r[0]: r[1:] for r in rows}
     assert by_uuid[B][:2] == ("retracted", "scored on the training split")
@@ -119,11 +121,14 @@ def test_catalogue_carries_governance_status_and_duckdb_reads_it(store: Path) ->
     assert by_uuid[C][5] == 2  # one row per result: the HELM record has two results
     # the 0.2.0 record is read as the current version
     ((declared, read_as),) = duckdb.sql(
-        f"SELECT DISTINCT schema_version, read_as FROM '{parquet}' WHERE record_uuid = '{C}'"
+        f"SELECT DISTINCT schema_version, read_as FROM {parquet} WHERE record_uuid = '{C}'"
     ).fetchall()
     assert declared == "0.2.0" and read_as == "0.3.0"
-    ((inf,),) = duckdb.sql(f"SELECT max_score FROM '{parquet}' WHERE record_uuid = '{B}'").fetchall()
+    ((inf,),) = duckdb.sql(f"SELECT max_score FROM {parquet} WHERE record_uuid = '{B}'").fetchall()
     assert inf == float("inf")
+    # the fill rates count the active records: the disputed one stands, the other two are withdrawn
+    fill = json.loads((store / "build/stats/fill_rates.json").read_text())
+    assert fill["records"] == 1 and fill["left_out"] == {"retracted": 1, "superseded": 1}
 
 
 def test_sidecar_with_wrong_checksum_fails_the_pipeline(store: Path) -> None:
@@ -173,8 +178,10 @@ def test_pipeline_runs_in_a_clone_whose_sidecars_were_never_pulled(store: Path, 
     # once the sidecar is there (pulled, or copied here), the stages that read it rerun
     shutil.copyfile(sidecar, clone / sidecar.relative_to(store))
     third = _pipeline(clone)
-    assert {"validate", "catalog"} <= _ran(third.stdout)
+    assert {"validate", "catalog", "analysis"} <= _ran(third.stdout)
     assert json.loads((clone / "build/validate/metrics.json").read_text())["sidecars"] == 1
+    page = (clone / "build/analysis/pages/qa-bench.md").read_text()
+    assert "# qa-bench: instance-level analysis" in page and "| read |" in page
 
 
 def test_committed_dvc_lock_matches_the_projects_own_inputs() -> None:

@@ -244,11 +244,10 @@ def test_governance_documents_are_published_from_their_source(built: tuple[Path,
 
 
 def test_site_uses_the_pipeline_catalogue_when_present(tmp_path: Path) -> None:
-    from eee.catalog import build, write
+    from eee.catalog import CATALOG_DIR, write_catalog
 
     store = make_site_store(tmp_path)
-    table, _ = build(store)
-    write(table, store / "build" / "catalog" / "catalog.parquet")
+    write_catalog(store, store / CATALOG_DIR)
     proc = build_site(store, tmp_path / "site")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     index = text_of(page(tmp_path / "site", "catalogue"))

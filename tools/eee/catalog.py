@@ -1,18 +1,32 @@
-"""The catalogue: one Parquet table of every evaluation result in the store.
+"""The catalogue: one typed Parquet dataset of every evaluation result in the store.
 
 One row per result (``evaluation_results[i]`` of every record), with the record's
 identity, provenance, metric and score, and its governance status from the one status
 fold. Records are read as the current schema version where a migration exists, so the
-columns mean the same thing for every row. DuckDB, pandas and polars read it directly::
+columns mean the same thing for every row. Timestamps are UTC timestamps (the record's
+own string kept beside them); ``score_normalised`` puts every score with known bounds and
+direction on [0, 1], higher is better.
 
-    SELECT benchmark, model_id, metric_id, score FROM 'build/catalog/catalog.parquet'
+The dataset is partitioned by benchmark in the hive layout,
+``build/catalog/benchmark=<benchmark>/part-0.parquet`` (the value percent-encoded), written
+record by record in row groups, so memory stays flat in the number of records. DuckDB,
+polars, pandas (pyarrow), Spark and Trino read the folder as one table::
+
+    SELECT benchmark, model_id, metric_id, score_normalised
+    FROM read_parquet('build/catalog/**/*.parquet', hive_partitioning = true,
+                      hive_types = {'benchmark': 'VARCHAR'})
     WHERE status = 'active';
+
+:func:`read_catalog` reads it back as one pyarrow table.
 """
 
 from __future__ import annotations
 
+import datetime as _dt
 import os
-from collections.abc import Callable, Iterator
+import shutil
+import urllib.parse
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +34,11 @@ from eee.checks.record import as_float as _f
 from eee.governance.status import Ledger
 from eee.paths import RECORD_SUFFIX
 
-CATALOG_FILE = "build/catalog/catalog.parquet"  # where the pipeline writes it (dvc.yaml)
+CATALOG_DIR = "build/catalog"  # where the pipeline writes it (dvc.yaml): one folder, hive-partitioned
+CATALOG_FILE = CATALOG_DIR  # the old name, kept for readers that import it (it is a folder now)
+PARTITION = "benchmark"  # the partition column: in the folder names, not inside the files
+PART_FILE = "part-0.parquet"
+ROW_GROUP_ROWS = 50_000  # rows buffered before a row group is written
 
 # (column, arrow type, description): the table's contract; docs are generated from it
 COLUMNS: list[tuple[str, str, str]] = [
@@ -59,16 +77,88 @@ COLUMNS: list[tuple[str, str, str]] = [
     ("ci_lower", "float64", "lower end of the confidence interval"),
     ("ci_upper", "float64", "upper end of the confidence interval"),
     ("num_samples", "int64", "score_details.uncertainty.num_samples"),
-    ("evaluation_timestamp", "string", "when the evaluation ran (as the record gives it)"),
-    ("retrieved_timestamp", "string", "when the record was made"),
-    ("has_samples", "bool", "whether the record has a per-sample sidecar"),
+    (
+        "score_normalised",
+        "float64",
+        "the score on [0, 1], higher is better: (score - min) / (max - min), flipped when lower_is_better; "
+        "null unless both bounds are finite and the direction is given (never guessed)",
+    ),
+    ("evaluation_timestamp", "timestamp", "when the evaluation ran, UTC (the result's own time, else the record's)"),
+    ("evaluation_timestamp_raw", "string", "the evaluation time as the record gives it"),
+    ("retrieved_timestamp", "timestamp", "when the record was made, UTC"),
+    ("retrieved_timestamp_raw", "string", "the record time as the record gives it"),
+    ("has_samples", "bool", "whether the record declares a per-sample sidecar"),
     ("status", "string", "active, retracted, superseded or disputed (the governance fold)"),
     ("status_reason", "string", "reason of the retraction (or of the supersession)"),
     ("superseded_by", "string", "uuid of the record that replaces this one"),
     ("preceded_by", "string", "uuid of the record this one replaces"),
     ("dispute_reference", "string", "URL of the open dispute"),
+    # RELATIONS: DataCite relations and duplicates come from the governance fold once it
+    # exposes them (RecordState.relations / .duplicate_of); see _relations() below.
 ]
 COLUMN_NAMES = [c[0] for c in COLUMNS]
+
+
+# What takes a record out of the statistics, the comparison and the IRT fit by default:
+# it was withdrawn (retracted, superseded) or it repeats another record (a duplicate, which
+# keeps its status in the fold: ``duplicate_of``). Disputed and flagged records still stand
+# (their status column says so).
+WITHDRAWN = ("retracted", "superseded")
+LEFT_OUT = (*WITHDRAWN, "duplicate")
+
+
+def exclusion(state: Any) -> str | None:
+    """Why a record with this ledger state is left out of the default statistics
+    (``retracted``, ``superseded``, ``duplicate``), or None when it counts."""
+    status = getattr(state, "status", None)
+    if status in WITHDRAWN:
+        return str(status)
+    if getattr(state, "duplicate_of", None) or status == "duplicate":
+        return "duplicate"
+    return None
+
+
+def is_active(state: Any) -> bool:
+    """Whether a record with this ledger state counts in the default statistics."""
+    return exclusion(state) is None
+
+
+def check_replaceable(out: Path, ours: Callable[[str], bool], what: str) -> None:
+    """Refuse to replace ``out`` unless it is absent or a folder of ours (every entry named
+    as ``ours`` says): an output folder is replaced whole, so a mistyped ``--out`` must never
+    take a folder of something else with it."""
+    from eee.findings import Finding, Refused
+
+    if not out.exists() and not out.is_symlink():
+        return
+    if out.is_symlink() or not out.is_dir():
+        raise Refused(
+            Finding(str(out), "$", f"{out} exists and is not a folder; {what} is written as a folder", check="output")
+        )
+    strange = sorted(name for name in os.listdir(out) if not ours(name))
+    if strange:
+        raise Refused(
+            Finding(
+                str(out),
+                "$",
+                f"{out} holds {', '.join(strange[:3])}{', ...' if len(strange) > 3 else ''}: not {what}, left alone",
+                hint="give --out a new folder or one this command wrote (it is replaced whole)",
+                check="output",
+            )
+        )
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` through a temporary file beside it (never half-written)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    try:
+        tmp.write_text(text)
+        os.replace(tmp, path)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
 
 
 def _s(value: Any) -> str | None:
@@ -83,17 +173,91 @@ def _d(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
+def _sorted_names(folder: Path, dirs: bool) -> list[str]:
+    try:
+        with os.scandir(folder) as it:
+            return sorted(
+                e.name for e in it if (e.is_dir(follow_symlinks=False) if dirs else e.is_file(follow_symlinks=False))
+            )
+    except OSError:
+        return []
+
+
 def record_paths(root: Path) -> Iterator[tuple[str, str]]:
-    """(uuid, repository path) of every record under ``root/data``, sorted."""
+    """(uuid, repository path) of every record under ``root/data``, benchmark by benchmark
+    (folders in sorted order). A generator that lists one folder at a time: memory does not
+    grow with the number of records."""
     data = root / "data"
-    out = []
-    for dirpath, _dirs, files in os.walk(data):
-        for name in files:
-            if name.endswith(RECORD_SUFFIX):
-                rel = os.path.relpath(os.path.join(dirpath, name), root).replace(os.sep, "/")
-                if rel.count("/") == 4:
-                    out.append((name[: -len(RECORD_SUFFIX)], rel))
-    yield from sorted(out, key=lambda t: t[1])
+    for benchmark in _sorted_names(data, dirs=True):
+        for developer in _sorted_names(data / benchmark, dirs=True):
+            for model in _sorted_names(data / benchmark / developer, dirs=True):
+                for name in _sorted_names(data / benchmark / developer / model, dirs=False):
+                    if name.endswith(RECORD_SUFFIX):
+                        yield name[: -len(RECORD_SUFFIX)], f"data/{benchmark}/{developer}/{model}/{name}"
+
+
+_EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.UTC)
+
+
+def parse_timestamp(value: Any) -> _dt.datetime | None:
+    """A record's timestamp as an aware UTC datetime, or None when it cannot be read.
+
+    Accepted: epoch seconds as a number or as a string of an int or float (``"1768964383"``,
+    ``"1742533660.0"``) and ISO 8601 (``2026-05-01T12:00:00Z``, with an offset, or a date);
+    an ISO time without an offset is taken as UTC, which the schema prescribes. Anything
+    else, and times outside years 1-9999, give None (the original string stays beside it).
+    """
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, (int, float)):
+        seconds: float | None = float(value)
+    elif isinstance(value, str):
+        text = value.strip()
+        try:
+            seconds = float(text) if text and text.lstrip("+-").replace(".", "", 1).isdigit() else None
+        except ValueError:
+            seconds = None
+        if seconds is None:
+            iso = text[:-1] + "+00:00" if text.endswith(("Z", "z")) else text
+            try:
+                parsed = _dt.datetime.fromisoformat(iso)
+            except ValueError:
+                return None
+            if parsed.tzinfo is None:
+                parsed = parsed.replace(tzinfo=_dt.UTC)
+            return parsed.astimezone(_dt.UTC)
+    else:
+        return None
+    if seconds is None or seconds != seconds or seconds in (float("inf"), float("-inf")):
+        return None
+    try:
+        return _EPOCH + _dt.timedelta(seconds=seconds)
+    except OverflowError:
+        return None
+
+
+def normalised_score(
+    score: float | None, lo: float | None, hi: float | None, lower_is_better: bool | None
+) -> float | None:
+    """``score`` on [0, 1] with higher better, or None where that would be a guess: a bound
+    missing or unbounded, an empty range, no declared direction, or a score outside its bounds."""
+    if score is None or lo is None or hi is None or not isinstance(lower_is_better, bool):
+        return None
+    if not (abs(lo) < float("inf") and abs(hi) < float("inf")) or hi <= lo:
+        return None
+    if not lo <= score <= hi:
+        return None
+    norm = (score - lo) / (hi - lo)
+    return 1.0 - norm if lower_is_better else norm
+
+
+def _relations(state: Any) -> dict[str, Any]:
+    """RELATIONS: the columns the governance fold gives for DataCite relations and duplicates.
+
+    The fold on main does not expose them yet; when ``RecordState`` gains ``relations`` and
+    ``duplicate_of`` (the ``ledger`` workstream), add the two columns to COLUMNS and return
+    them here. Until then there is nothing to return."""
+    return {}
 
 
 def rows_for(
@@ -132,14 +296,16 @@ def rows_for(
         "eval_library": _s(library.get("name")),
         "eval_library_version": _s(library.get("version")),
         "inference_platform": _s(info.get("inference_platform")),
-        "evaluation_timestamp": _s(doc.get("evaluation_timestamp")),
-        "retrieved_timestamp": _s(doc.get("retrieved_timestamp")),
+        "evaluation_timestamp_raw": _s(doc.get("evaluation_timestamp")),
+        "retrieved_timestamp": parse_timestamp(doc.get("retrieved_timestamp")),
+        "retrieved_timestamp_raw": _s(doc.get("retrieved_timestamp")),
         "has_samples": isinstance(doc.get("detailed_evaluation_results"), dict),
         "status": state.status,
         "status_reason": reason,
         "superseded_by": state.superseded_by,
         "preceded_by": state.preceded_by,
         "dispute_reference": state.dispute.get("reference") if state.dispute else None,
+        **_relations(state),
     }
     rows = []
     for result in doc.get("evaluation_results") or []:
@@ -152,6 +318,10 @@ def rows_for(
         )
         uncertainty = _d(details.get("uncertainty"))
         ci = _d(uncertainty.get("confidence_interval"))
+        lower_is_better = config.get("lower_is_better") if isinstance(config.get("lower_is_better"), bool) else None
+        lo, hi, score = _f(config.get("min_score")), _f(config.get("max_score")), _f(details.get("score"))
+        when = result.get("evaluation_timestamp")
+        when_raw = _s(when) if when is not None else base["evaluation_timestamp_raw"]
         rows.append(
             {
                 **base,
@@ -163,13 +333,14 @@ def rows_for(
                 "metric_name": _s(config.get("metric_name")),
                 "metric_kind": _s(config.get("metric_kind")),
                 "metric_unit": _s(config.get("metric_unit")),
-                "lower_is_better": config.get("lower_is_better")
-                if isinstance(config.get("lower_is_better"), bool)
-                else None,
+                "lower_is_better": lower_is_better,
                 "score_type": _s(config.get("score_type")),
-                "min_score": _f(config.get("min_score")),
-                "max_score": _f(config.get("max_score")),
-                "score": _f(details.get("score")),
+                "min_score": lo,
+                "max_score": hi,
+                "score": score,
+                "score_normalised": normalised_score(score, lo, hi, lower_is_better),
+                "evaluation_timestamp": parse_timestamp(when_raw),
+                "evaluation_timestamp_raw": when_raw,
                 "standard_error": _f(_d(uncertainty.get("standard_error")).get("value")),
                 "ci_lower": _f(ci.get("lower")),
                 "ci_upper": _f(ci.get("upper")),
@@ -212,41 +383,173 @@ def default_loader() -> Loader:
     return load
 
 
-def build(root: Path, loader: Loader | None = None, ledger: Ledger | None = None) -> tuple[Any, list[str]]:
-    """The catalogue table of the store at ``root``, and the records that could not be read.
-
-    ``ledger``: the store's folded events, when the caller has already read them.
-    """
+def _arrow_schema(with_partition: bool) -> Any:
     import pyarrow as pa
 
+    types = {
+        "string": pa.string(),
+        "bool": pa.bool_(),
+        "float64": pa.float64(),
+        "int64": pa.int64(),
+        "timestamp": pa.timestamp("us", tz="UTC"),
+    }
+    return pa.schema(
+        [
+            pa.field(name, types[kind], metadata={"description": desc})
+            for name, kind, desc in COLUMNS
+            if with_partition or name != PARTITION
+        ]
+    )
+
+
+def iter_rows(
+    root: Path, loader: Loader | None = None, ledger: Ledger | None = None, skipped: list[str] | None = None
+) -> Iterator[dict[str, Any]]:
+    """Every catalogue row of the store, record by record (benchmark folders in order).
+    Records that cannot be read are appended to ``skipped`` (``path: why``)."""
     from eee.governance.status import read_ledger
     from eee.strictjson import JSONProblem
 
     loader = loader or default_loader()
     ledger = ledger if ledger is not None else read_ledger(root)
-    columns: dict[str, list[Any]] = {name: [] for name in COLUMN_NAMES}
-    skipped: list[str] = []
     for uuid, rel in record_paths(root):
         try:
             doc, declared, read_as, filled = loader(root / rel)
         except (OSError, JSONProblem, ValueError) as exc:
-            skipped.append(f"{rel}: {exc}")
+            if skipped is not None:
+                skipped.append(f"{rel}: {exc}")
             continue
         if not isinstance(doc, dict):
-            skipped.append(f"{rel}: not a JSON object")
+            if skipped is not None:
+                skipped.append(f"{rel}: not a JSON object")
             continue
-        for row in rows_for(uuid, rel, doc, declared, read_as, filled, ledger):
-            for name in COLUMN_NAMES:
-                columns[name].append(row.get(name))
-    types = {"string": pa.string(), "bool": pa.bool_(), "float64": pa.float64(), "int64": pa.int64()}
-    schema = pa.schema([pa.field(name, types[kind], metadata={"description": desc}) for name, kind, desc in COLUMNS])
-    return pa.table(columns, schema=schema), skipped
+        yield from rows_for(uuid, rel, doc, declared, read_as, filled, ledger)
 
 
-def write(table: Any, out: Path) -> None:
+def _table(rows: list[dict[str, Any]], schema: Any) -> Any:
+    import pyarrow as pa
+
+    return pa.table({f.name: [r.get(f.name) for r in rows] for f in schema}, schema=schema)
+
+
+def build(root: Path, loader: Loader | None = None, ledger: Ledger | None = None) -> tuple[Any, list[str]]:
+    """The whole catalogue as one in-memory pyarrow table (``benchmark`` a column), and the
+    records that could not be read. For small stores and tests; the pipeline streams with
+    :func:`write_catalog`.
+
+    ``ledger``: the store's folded events, when the caller has already read them.
+    """
+    skipped: list[str] = []
+    rows = list(iter_rows(root, loader, ledger, skipped))
+    return _table(rows, _arrow_schema(with_partition=True)), skipped
+
+
+def partition_folder(benchmark: str) -> str:
+    """The hive folder of a benchmark: ``benchmark=<value>``, percent-encoded as pyarrow,
+    DuckDB and polars decode it."""
+    return f"{PARTITION}={urllib.parse.quote(benchmark, safe='')}"
+
+
+class Written:
+    """What :func:`write_catalog` wrote."""
+
+    def __init__(self) -> None:
+        self.rows = 0
+        self.records = 0  # a record's rows are consecutive: counted as the uuid changes
+        self.benchmarks = 0
+        self.skipped: list[str] = []
+
+
+def write_rows(rows: Iterable[dict[str, Any]], out: Path, row_group_rows: int = ROW_GROUP_ROWS) -> Written:
+    """Write catalogue rows (grouped by benchmark, as :func:`iter_rows` yields them) to the
+    hive-partitioned folder ``out``: one Parquet file per benchmark, row groups of at most
+    ``row_group_rows``. Written into a fresh folder beside ``out`` that replaces it at the
+    end, so a reader never sees half a catalogue and a failure leaves the old one."""
     import pyarrow.parquet as pq
 
+    schema = _arrow_schema(with_partition=False)
+    out = Path(out)
+    check_replaceable(out, lambda name: name.startswith(f"{PARTITION}="), "a catalogue")
     out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(out.name + ".tmp")
-    pq.write_table(table, tmp, compression="zstd")
-    os.replace(tmp, out)
+    tmp = out.with_name(f".{out.name}.tmp-{os.getpid()}")
+    if tmp.exists():
+        shutil.rmtree(tmp)
+    tmp.mkdir()
+    done = Written()
+    writer: Any = None
+    current: str | None = None
+    buffer: list[dict[str, Any]] = []
+    last_record: str | None = None
+
+    def flush() -> None:
+        if buffer:
+            writer.write_table(_table(buffer, schema), row_group_size=row_group_rows)
+            buffer.clear()
+
+    try:
+        for row in rows:
+            bench = row[PARTITION]
+            if bench != current:
+                if writer is not None:
+                    flush()
+                    writer.close()
+                folder = tmp / partition_folder(bench)
+                if folder.exists():
+                    raise ValueError(f"rows of benchmark {bench!r} are not together")
+                folder.mkdir()
+                writer = pq.ParquetWriter(folder / PART_FILE, schema, compression="zstd")
+                current = bench
+                done.benchmarks += 1
+            buffer.append(row)
+            done.rows += 1
+            if row["record_uuid"] != last_record:
+                done.records += 1
+                last_record = row["record_uuid"]
+            if len(buffer) >= row_group_rows:
+                flush()
+        if writer is not None:
+            flush()
+            writer.close()
+            writer = None
+        old = out.with_name(f".{out.name}.old-{os.getpid()}")
+        if out.exists():
+            os.replace(out, old)
+        os.replace(tmp, out)
+        if old.exists():
+            shutil.rmtree(old)
+    finally:
+        if writer is not None:
+            writer.close()
+        if tmp.exists():
+            shutil.rmtree(tmp)
+    return done
+
+
+def write_catalog(
+    root: Path,
+    out: Path,
+    loader: Loader | None = None,
+    ledger: Ledger | None = None,
+    row_group_rows: int = ROW_GROUP_ROWS,
+) -> Written:
+    """Stream the store's catalogue into the hive-partitioned folder ``out``."""
+    skipped: list[str] = []
+    done = write_rows(iter_rows(root, loader, ledger, skipped), out, row_group_rows)
+    done.skipped = skipped
+    return done
+
+
+def read_catalog(path: Path | str = CATALOG_DIR, columns: list[str] | None = None, filter: Any = None) -> Any:
+    """The catalogue folder at ``path`` as one pyarrow table, ``benchmark`` a string column
+    (``columns``: a subset; ``filter``: a pyarrow dataset expression)."""
+    import pyarrow as pa
+    import pyarrow.dataset as ds
+
+    part = ds.partitioning(pa.schema([pa.field(PARTITION, pa.string())]), flavor="hive")
+    dataset = ds.dataset(str(path), format="parquet", partitioning=part, schema=_arrow_schema(with_partition=True))
+    return dataset.to_table(columns=columns, filter=filter)
+
+
+def catalog_present(path: Path) -> bool:
+    """Whether ``path`` holds a written catalogue (at least the folder; an empty store has no parts)."""
+    return path.is_dir()

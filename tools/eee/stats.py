@@ -1,7 +1,9 @@
 """Field fill rates: how often records fill the fields that make results comparable.
 
 For each field, the share of records (overall, per source type and per eval library, the
-source format) that give it a real value: present, not null, not ``unknown``.
+source format) that give it a real value: present, not null, not ``unknown``. By default
+only active records count (not retracted, superseded or duplicate, by the governance
+fold); ``include_all`` counts every record.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from eee.catalog import record_paths
+from eee.catalog import LEFT_OUT, exclusion, record_paths
 
 
 def _known(value: Any) -> bool:
@@ -66,13 +68,20 @@ FIELDS: dict[str, Callable[[dict[str, Any]], bool]] = {
 }
 
 
-def fill_rates(root: Path) -> dict[str, Any]:
+def fill_rates(root: Path, include_all: bool = False) -> dict[str, Any]:
+    from eee.governance.status import read_ledger
     from eee.strictjson import JSONProblem, loads
 
+    ledger = read_ledger(root)
     # (dimension, value) -> [records, how many of them fill each field]
     groups: dict[tuple[str, str], tuple[list[int], Counter[str]]] = {}
     unreadable = 0
-    for _uuid, rel in record_paths(root):
+    left_out: Counter[str] = Counter()
+    for uuid, rel in record_paths(root):
+        why = None if include_all else exclusion(ledger.state(uuid))
+        if why is not None:
+            left_out[why] += 1
+            continue
         try:
             doc = loads((root / rel).read_bytes())
         except (OSError, JSONProblem):
@@ -103,7 +112,9 @@ def fill_rates(root: Path) -> dict[str, Any]:
         }
 
     return {
+        "scope": "all records" if include_all else f"active records (not {', '.join(LEFT_OUT)})",
         "records": groups[("overall", "")][0][0] if ("overall", "") in groups else 0,
+        "left_out": dict(sorted(left_out.items())),
         "unreadable": unreadable,
         "overall": shares(("overall", "")),
         "by_source_type": by("source_type"),

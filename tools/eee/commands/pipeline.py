@@ -1,8 +1,8 @@
 """``eee pipeline``: the main job. Sets up what is missing, runs ``dvc repro``, says where
 the results are.
 
-Stages (dvc.yaml): validate -> report and metrics; catalog -> Parquet; stats -> fill
-rates; site -> the MkDocs build. DVC redoes only what changed since the last run.
+Stages (dvc.yaml): validate -> report and metrics; catalog -> Parquet (partitioned by
+benchmark); stats -> fill rates; analysis -> IRT and comparison pages; site -> the MkDocs build. DVC redoes only what changed since the last run.
 """
 
 from __future__ import annotations
@@ -13,14 +13,15 @@ import re
 import subprocess
 from pathlib import Path
 
-from eee.catalog import CATALOG_FILE
+from eee.catalog import CATALOG_DIR
 from eee.schemas import project_root
 
 OUTPUTS = {
     "validation report": "build/validate/report.json",
     "validation metrics": "build/validate/metrics.json",
-    "catalogue (Parquet)": CATALOG_FILE,
+    "catalogue (Parquet)": CATALOG_DIR,
     "field fill rates": "build/stats/fill_rates.json",
+    "analysis pages": "build/analysis/pages",
     "site": "build/site/index.html",
 }
 

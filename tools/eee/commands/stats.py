@@ -1,34 +1,43 @@
-"""``eee stats [--out FILE]``: field fill rates across the store, as a metrics file."""
+"""``eee stats [--out FILE] [--all]``: field fill rates across the store, as a metrics file."""
 
 from __future__ import annotations
 
-import argparse
 import json
+import sys
 from pathlib import Path
 
-from eee.commands import store_root
+from eee.commands import EXIT_ERRORS, EXIT_OK, EXIT_USAGE, UsageError, add_store, parser, store_of
 
 
 def main(argv: list[str]) -> int:
-    p = argparse.ArgumentParser(
-        prog="eee stats", description="Field fill rates (share of records that fill each field)."
+    p = parser(
+        "eee stats",
+        "Field fill rates: the share of records that fill each field, over the active records "
+        "(not retracted, superseded or marked duplicate) unless --all is given.",
     )
+    add_store(p)
+    p.add_argument("--out", type=Path, default=None, metavar="FILE", help="write the JSON here (default: print it)")
     p.add_argument(
-        "--root",
-        type=Path,
-        default=None,
-        help="the store (default: the current folder if it has data/, else this checkout)",
+        "--all", action="store_true", help="count every record, whatever its governance status (default: active ones)"
     )
-    p.add_argument("--out", type=Path, default=None, help="write the JSON here (default: print it)")
     args = p.parse_args(argv)
-    root = store_root(args.root)
+    try:
+        root = store_of(args.store)
+    except UsageError as exc:
+        print(f"eee stats: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     from eee.stats import fill_rates
 
-    text = json.dumps(fill_rates(root), indent=2) + "\n"
+    text = json.dumps(fill_rates(root, include_all=args.all), indent=2) + "\n"
     if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(text)
+        from eee.catalog import atomic_write_text
+
+        try:
+            atomic_write_text(args.out, text)
+        except OSError as exc:
+            print(f"{args.out}: cannot write: {exc.strerror or exc}", file=sys.stderr)
+            return EXIT_ERRORS
         print(f"fill rates -> {args.out}")
     else:
         print(text, end="")
-    return 0
+    return EXIT_OK

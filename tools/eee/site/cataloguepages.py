@@ -26,12 +26,12 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
-from eee.catalog import CATALOG_FILE
+from eee.catalog import CATALOG_DIR, catalog_present, read_catalog
 from eee.governance.status import Ledger, read_ledger
 from eee.site.context import GeneratedPage, SiteContext
 from eee.site.mdtext import code, fence, number, relative, slug, table, text
 
-PARQUET = CATALOG_FILE
+PARQUET = CATALOG_DIR
 JSON_LIMIT = 300_000  # characters of a record's JSON shown on its page
 NAV_BENCHMARKS = 40  # benchmarks listed in the navigation up to this many
 STATUS_ORDER = ("active", "retracted", "superseded", "disputed")
@@ -112,11 +112,8 @@ def load_table(root: Path, ledger: Ledger) -> tuple[Any, str]:
     """The catalogue table and where it came from (built from the store and ``ledger``
     when the pipeline's Parquet file is absent)."""
     path = root / PARQUET
-    if path.exists():
-        import pyarrow.parquet as pq
-
-        names = set(pq.read_schema(path).names)
-        return pq.read_table(path, columns=[c for c in WANTED if c in names]), PARQUET
+    if catalog_present(path):
+        return read_catalog(path, columns=list(WANTED)), PARQUET
     from eee.catalog import build
 
     table, _skipped = build(root, ledger=ledger)
@@ -512,10 +509,13 @@ def index_page(
     out.append(table(["Record", "Status", "Latest event", "When (UTC)"], rows) if rows else "None yet.\n")
     out.append("## Load it yourself { #load-it-yourself }\n")
     out.append(
-        "The pipeline writes the catalogue as one Parquet file, one row per result:\n\n"
+        "The pipeline writes the catalogue as Parquet partitioned by benchmark (hive layout), one row per result:\n\n"
         + fence(
+            "from eee.catalog import read_catalog\n"
+            f"table = read_catalog('{PARQUET}')  # pyarrow; or with DuckDB:\n"
             "import duckdb\n"
-            f"duckdb.sql(\"SELECT benchmark, model_id, metric_id, score FROM '{PARQUET}' WHERE status = 'active'\")",
+            f"duckdb.sql(\"SELECT benchmark, model_id, metric_id, score_normalised FROM read_parquet('{PARQUET}/**/*.parquet', \"\n"
+            "           \"hive_partitioning = true, hive_types = {'benchmark': 'VARCHAR'}) WHERE status = 'active'\")",
             "python",
         )
         + "\nColumns:\n\n"

@@ -1,0 +1,97 @@
+"""``eee compare A B`` / ``eee compare --model M --benchmark B``: two runs of one benchmark,
+sample by sample (overlap, agreement, score difference with a bootstrap CI, exact McNemar
+test for binary scores, the samples that disagree); aggregates only without sidecars."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from eee.commands import EXIT_ERRORS, EXIT_OK, EXIT_USAGE, EXIT_WARNINGS, UsageError, add_store, parser, store_of
+from eee.findings import Finding, Refused
+
+
+def main(argv: list[str]) -> int:
+    p = parser(
+        "eee compare",
+        "Compare two records of one benchmark sample by sample (matched by sample id), or every record "
+        "of one model on one benchmark. Records without a readable sidecar are compared on their aggregates.",
+    )
+    add_store(p)
+    p.add_argument("records", nargs="*", metavar="RECORD", help="two records: uuids or unique prefixes (8+ hex digits)")
+    p.add_argument("--model", metavar="M", help="compare every record of this model_info.id (with --benchmark)")
+    p.add_argument("--benchmark", metavar="B", help="the benchmark folder (with --model)")
+    p.add_argument(
+        "--result-a", metavar="KEY", help="the result (evaluation_result_id) of A to compare (default: matched)"
+    )
+    p.add_argument("--result-b", metavar="KEY", help="the result of B to compare (default: as --result-a)")
+    p.add_argument(
+        "--all", action="store_true", help="with --model: include retracted, superseded and duplicate records"
+    )
+    p.add_argument("--format", choices=("text", "json"), default="text", help="readable text (default) or JSON")
+    p.add_argument(
+        "--list", type=int, default=20, metavar="N", help="disagreeing samples to list in text output (default 20)"
+    )
+    args = p.parse_args(argv)
+    if args.list < 0:
+        p.error("--list must be zero or positive")
+    by_pair = args.model is not None or args.benchmark is not None
+    if by_pair and (args.records or args.model is None or args.benchmark is None):
+        p.error("give either two records, or --model and --benchmark (not both)")
+    if not by_pair and len(args.records) != 2:
+        p.error("give two records to compare (uuids or prefixes), or --model M --benchmark B")
+    try:
+        root = store_of(args.store)
+    except UsageError as exc:
+        print(f"eee compare: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    from eee.analysis import print_refused
+    from eee.analysis.compare import compare_many, compare_records, render, render_many
+    from eee.analysis.samples import records_of, resolve
+    from eee.governance.status import read_ledger
+
+    ledger = read_ledger(root)
+    try:
+        if by_pair:
+            recs = list(records_of(root, args.benchmark, args.model, active_only=not args.all, ledger=ledger))
+            if len(recs) < 2:
+                raise Refused(
+                    Finding(
+                        f"data/{args.benchmark}",
+                        "$",
+                        f"{len(recs)} {'active ' if not args.all else ''}record(s) of {args.model} on {args.benchmark}: "
+                        "nothing to compare",
+                        hint="check the model id (model_info.id) and benchmark folder"
+                        + ("; --all includes withdrawn records" if not args.all else ""),
+                        check="analysis",
+                    )
+                )
+            report = compare_many(recs)
+            reports = report["comparisons"]
+            text = render_many(report, args.list)
+        else:
+            a, b = (resolve(root, ref, ledger) for ref in args.records)
+            if a.uuid == b.uuid:
+                raise Refused(Finding(a.rel, "$", "A and B are the same record", check="analysis"))
+            if a.benchmark != b.benchmark:
+                raise Refused(
+                    Finding(
+                        b.rel,
+                        "$",
+                        f"the records are of different benchmarks ({a.benchmark}, {b.benchmark})",
+                        hint="compare two records of one benchmark",
+                        check="analysis",
+                    )
+                )
+            report = compare_records(a, b, args.result_a, args.result_b)
+            reports = [report]
+            text = render(report, args.list)
+    except Refused as exc:
+        print_refused(exc)
+        return EXIT_ERRORS
+    if args.format == "json":
+        print(json.dumps(report, indent=2))
+    else:
+        print(text, end="")
+    aggregates_only = any(r["samples"] is None for r in reports)
+    return EXIT_WARNINGS if aggregates_only else EXIT_OK

@@ -1,0 +1,109 @@
+"""``eee irt --benchmark B``: a Rasch (1PL) fit over the per-sample rows of every active
+record of a benchmark; abilities, difficulties with standard errors, worst-fitting items."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from eee.commands import EXIT_ERRORS, EXIT_OK, EXIT_USAGE, EXIT_WARNINGS, UsageError, add_store, parser, store_of
+from eee.findings import Finding
+
+IRT_DIR = "build/analysis/irt"
+
+
+def main(argv: list[str]) -> int:
+    p = parser(
+        "eee irt",
+        "Fit a Rasch (one-parameter logistic) model over the per-sample rows of every active record of a "
+        "benchmark: one ability per record, one difficulty per sample, with standard errors and fit statistics.",
+    )
+    add_store(p)
+    p.add_argument("--benchmark", required=True, metavar="B", help="the benchmark folder under data/")
+    p.add_argument(
+        "--result",
+        metavar="KEY",
+        help="the result (evaluation_result_id) whose samples are the items (default: the most shared)",
+    )
+    p.add_argument("--all", action="store_true", help="include retracted, superseded and duplicate records")
+    p.add_argument(
+        "--out",
+        type=Path,
+        metavar="DIR",
+        help=f"write abilities.parquet and items.parquet here (default: {IRT_DIR}/<B>)",
+    )
+    p.add_argument("--no-write", action="store_true", help="print only; write no Parquet")
+    p.add_argument("--worst", type=int, default=10, metavar="N", help="worst-fitting items to list (default 10)")
+    p.add_argument("--ridge", type=float, default=None, metavar="L", help="the ridge penalty (default 0.05)")
+    p.add_argument("--format", choices=("text", "json"), default="text", help="readable text (default) or JSON")
+    args = p.parse_args(argv)
+    if args.ridge is not None and not args.ridge >= 0:
+        p.error("--ridge must be zero or positive")
+    if args.worst < 0:
+        p.error("--worst must be zero or positive")
+    try:
+        root = store_of(args.store)
+    except UsageError as exc:
+        print(f"eee irt: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    if not (root / "data" / args.benchmark).is_dir():
+        from eee.report import text_lines
+
+        for line in text_lines(
+            Finding(f"data/{args.benchmark}", "$", f"no benchmark {args.benchmark!r} in the store", check="analysis")
+        ):
+            print(line, file=sys.stderr)
+        return EXIT_ERRORS
+    from eee.analysis.irt import RIDGE, benchmark_irt, write_parquet
+
+    res = benchmark_irt(root, args.benchmark, args.result, args.all, RIDGE if args.ridge is None else args.ridge)
+    summary = res.summary(args.worst)
+    written = []
+    if res.fit is not None and not args.no_write:
+        folder = args.out if args.out is not None else root / IRT_DIR / args.benchmark
+        try:
+            written = write_parquet(res, folder)
+        except OSError as exc:
+            print(f"{folder}: cannot write: {exc.strerror or exc}", file=sys.stderr)
+            return EXIT_ERRORS
+        summary["written"] = [str(w) for w in written]
+    if args.format == "json":
+        print(json.dumps(summary, indent=2))
+    else:
+        print(render(summary), end="")
+    for note in res.notes:
+        print(f"note: {note}", file=sys.stderr)
+    if res.fit is None:
+        return EXIT_ERRORS
+    return EXIT_WARNINGS if res.notes else EXIT_OK
+
+
+def render(s: dict) -> str:
+    out = [
+        f"benchmark {s['benchmark']}: {s['records']} records, {s['items']} items (result {s['result'] or 'per record'})"
+    ]
+    fit = s.get("fit")
+    if fit is None:
+        out.append("no fit")
+        return "\n".join(out) + "\n"
+    out.append(
+        f"{fit['method']}, ridge {fit['ridge']}, {fit['iterations']} iterations"
+        + ("" if fit["converged"] else " (NOT converged)")
+        + f", {fit['responses']} responses, log-likelihood {fit['log_likelihood']:.2f}"
+    )
+    out.append("abilities (highest first):")
+    for r in s["abilities"]:
+        out.append(
+            f"  {r['ability']:+7.3f} ± {r['se']:.3f}  {r['share_correct']:6.1%}  {r['model_id']}"
+            f" ({r['eval_library'] or '?'}, {r['record_uuid'][:8]})  infit {r['infit']:.2f} outfit {r['outfit']:.2f}"
+        )
+    out.append("worst-fitting items (outfit mean square):")
+    for r in s["worst_fitting_items"]:
+        out.append(
+            f"  {r['item']}: outfit {r['outfit']:.2f}, infit {r['infit']:.2f}, difficulty {r['difficulty']:+.3f} ± "
+            f"{r['se']:.3f}, solved by {r['share_correct']:.0%} of {r['models']}"
+        )
+    for w in s.get("written", []):
+        out.append(f"-> {w}")
+    return "\n".join(out) + "\n"
