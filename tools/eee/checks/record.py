@@ -6,8 +6,8 @@ import math
 from typing import Any
 
 from eee.findings import ERROR, WARNING, Finding
+from eee.jsonpath import format_path
 from eee.paths import StorePath, canonical_folders, sidecar_path_for
-from eee.pointer import format_path
 
 _UNBOUNDED = {"Infinity": math.inf, "-Infinity": -math.inf}
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from eee.findings import Finding
-from eee.pointer import format_path
+from eee.jsonpath import format_path
 
 MAX_ERRORS_PER_DOC = 20
 

@@ -9,49 +9,57 @@ The file's row count and checksum are compared with what the aggregate declares.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 import orjson
 
 from eee.checks.schema import schema_findings
+from eee.dvcpointer import PointerError
+from eee.dvcpointer import parse as parse_dvc_pointer
 from eee.findings import FileResult, Finding
+from eee.paths import POINTER_SUFFIX
 from eee.schemas import INSTANCE, Registry
 from eee.strictjson import explain, find_duplicate, may_hide_colon
+from eee.tree import Tree, Unreadable
 
 CHUNK = 8 * 1024 * 1024
 DEFAULT_CAP = 20
 
 
-def iter_lines(path: Path, *hashers: Any) -> Iterator[bytes]:
-    """The file's lines without their newline, read in large chunks (fed to ``hashers``)."""
-    rest = b""
+def _file_chunks(path: Path) -> Iterator[bytes]:
     with open(path, "rb") as fh:
-        while True:
-            chunk = fh.read(CHUNK)
-            if not chunk:
-                break
-            for hasher in hashers:
-                if hasher is not None:
-                    hasher.update(chunk)
-            data = rest + chunk
-            cut = data.rfind(b"\n")
-            if cut < 0:
-                rest = data
-                continue
-            rest = data[cut + 1 :]
-            yield from data[:cut].split(b"\n")
+        while chunk := fh.read(CHUNK):
+            yield chunk
+
+
+def iter_lines(source: Path | Iterable[bytes], *hashers: Any) -> Iterator[bytes]:
+    """The lines without their newline of a file (a path) or of a stream of chunks (a
+    tree's :meth:`~eee.tree.Tree.chunks`), each chunk fed to ``hashers``.
+
+    The one line splitter of sidecars: the validator, ``eee samples add`` and migration
+    read rows through it."""
+    rest = b""
+    for chunk in _file_chunks(source) if isinstance(source, Path) else source:
+        for hasher in hashers:
+            if hasher is not None:
+                hasher.update(chunk)
+        data = rest + chunk
+        cut = data.rfind(b"\n")
+        if cut < 0:
+            rest = data
+            continue
+        rest = data[cut + 1 :]
+        yield from data[:cut].split(b"\n")
     if rest:
         yield rest
 
 
-def _pointer_beside(path: Path) -> Any:
-    from eee.dvcpointer import PointerError, parse
-
+def _pointer_beside(tree: Tree, rel: str) -> Any:
     try:
-        return parse(path.with_name(path.name + ".dvc").read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, PointerError):
+        return parse_dvc_pointer(tree.read(rel + POINTER_SUFFIX).decode("utf-8"))
+    except (Unreadable, UnicodeDecodeError, PointerError):
         return None
 
 
@@ -85,20 +93,21 @@ class _Collector:
 
 
 def check_sidecar(
-    path: Path,
+    tree: Tree,
+    rel: str,
     file: str,
     registry: Registry,
     aggregate: dict[str, Any] | None,
     result: FileResult,
     cap: int = DEFAULT_CAP,
 ) -> None:
-    """Validate one sidecar into ``result`` (rows, findings)."""
+    """Validate the sidecar ``rel`` of ``tree`` into ``result`` (rows, findings)."""
     out = _Collector(result, cap)
     der = aggregate.get("detailed_evaluation_results") if aggregate else None
     der = der if isinstance(der, dict) else {}
     alg = hash_algorithm(der)
     hasher = hashlib.new(alg) if alg else None
-    pointer = _pointer_beside(path)
+    pointer = _pointer_beside(tree, rel) if tree.exists(rel + POINTER_SUFFIX) else None
     dvc_md5 = hashlib.md5(usedforsecurity=False) if pointer is not None and pointer.md5 else None
     eval_id = aggregate.get("evaluation_id") if aggregate else None
     info = aggregate.get("model_info") if aggregate else None
@@ -116,7 +125,16 @@ def check_sidecar(
     versions: set[str] = set()
     lineno = 0
     # the hot loop of the validator: one pass per row, no allocation beyond the parse
-    for lineno, line in enumerate(iter_lines(path, hasher, dvc_md5), start=1):
+    lines = iter_lines(tree.chunks(rel), hasher, dvc_md5)
+    while True:
+        try:
+            line = next(lines)
+        except StopIteration:
+            break
+        except Unreadable as exc:  # the file could not be read (or not to the end)
+            result.findings.append(exc.finding)
+            return
+        lineno += 1
         try:
             row = loads(line)
         except orjson.JSONDecodeError as exc:

@@ -36,8 +36,8 @@ from pathlib import Path
 from typing import Any
 
 from eee.findings import ERROR, WARNING, Finding
+from eee.jsonpath import format_path, json_type
 from eee.paths import canonical_folders, canonical_record_path, new_uuid, sidecar_path_for
-from eee.pointer import format_path, json_type
 from eee.strictjson import canonical, canonical_row
 
 SCHEMA_VERSION = "0.3.0"

@@ -17,11 +17,10 @@ from pathlib import Path
 from typing import Any
 
 from eee.gitutil import GitError, config, git, git_dir
-from eee.governance import EVENTS_DIR
 from eee.governance.events import EventFileError, load_all, make_event, path_for, write
 from eee.governance.index import RecordIndex
 from eee.governance.status import IllegalEvent, Ledger, fold
-from eee.paths import canonical_folders, new_uuid, uuid_problem
+from eee.paths import EVENTS_DIR, canonical_folders, new_uuid, uuid_problem
 
 
 class ToolError(Exception):

@@ -10,7 +10,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from eee.governance import EVENT_SUFFIX, EVENTS_DIR
+from eee.paths import EVENT_SUFFIX, EVENTS_DIR
 
 EVENT_SCHEMA_VERSION = "1.0.0"
 FIELD_ORDER = (

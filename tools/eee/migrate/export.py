@@ -38,6 +38,7 @@ from eee.migrate.report import MIGRATED, REPORT_NAME, UNCHANGED, ExportReport, O
 from eee.paths import (
     DATA_DIR,
     POINTER_SUFFIX,
+    file_kind,
     find_store_root,
     record_path_for_sidecar,
     sidecar_path_for,
@@ -261,7 +262,7 @@ class _Exporter:
 
 def plan_inputs(paths: Iterable[str | Path]) -> tuple[list[str], list[str]]:
     """The records to migrate (a sidecar named alone brings its record) and sidecars without a record."""
-    from eee.validate import collect, kind_of
+    from eee.validate import collect
 
     found = collect(paths)
     if found.problems:
@@ -270,7 +271,7 @@ def plan_inputs(paths: Iterable[str | Path]) -> tuple[list[str], list[str]]:
     orphans: list[str] = []
     seen: set[str] = set()
     for absolute in found.files:
-        kind = kind_of(absolute)
+        kind = file_kind(absolute)
         if kind == "sidecar":
             record = record_path_for_sidecar(absolute)
             if not os.path.exists(record):
