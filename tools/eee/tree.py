@@ -315,6 +315,22 @@ class GitTree(Tree):
             pass
 
 
+class EmptyTree(Tree):
+    """A tree with nothing in it (what an overlay of planned files alone stands on)."""
+
+    def files(self, prefix: str = "") -> list[str]:
+        return []
+
+    def names(self, folder: str) -> list[str]:
+        return []
+
+    def mode(self, path: str) -> str | None:
+        return None
+
+    def read(self, path: str, limit: int = MAX_READ) -> bytes:
+        raise self._refuse(path, "cannot read the file: No such file or directory")
+
+
 class Overlay(Tree):
     """Planned files (path -> bytes) over ``base``: the store as it would be after a write."""
 

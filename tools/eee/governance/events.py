@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import datetime as dt
 import io
-import os
 import secrets
-import tempfile
 from pathlib import Path
 from typing import Any
 
+from eee.fsutil import write_new
 from eee.paths import EVENT_SUFFIX, EVENTS_DIR
 
 EVENT_SCHEMA_VERSION = "1.0.0"
@@ -100,19 +99,10 @@ def path_for(root: Path, event: dict[str, Any]) -> Path:
 
 
 def write(root: Path, event: dict[str, Any]) -> Path:
-    """Write one new event atomically (temporary file, then rename); never overwrite."""
+    """Write one new event, exclusively and atomically (:func:`eee.fsutil.write_new`)."""
     target = path_for(root, event)
     target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".event-", suffix=".tmp", dir=target.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(dumps(event))
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.link(tmp, target)  # fails if the target exists: an event is never overwritten
-    finally:
-        os.unlink(tmp)
-    return target
+    return write_new(target, dumps(event).encode("utf-8"))
 
 
 def load_text(text: str, name: str = "<event>") -> dict[str, Any]:
