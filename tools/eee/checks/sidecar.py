@@ -76,6 +76,33 @@ def hash_algorithm(der: Any) -> str | None:
     return None
 
 
+EMPTY_LINE = "empty line"
+
+
+def parse_row(line: bytes, file: str, lineno: int) -> tuple[Any, Finding | None]:
+    """One sidecar line as strict JSON: ``(row, None)``, or ``(None, finding)`` for an empty
+    line, a line that is not JSON, or one with a duplicate key.
+
+    The one strict row parser: the validator and migration (``eee.load_rows``) read rows
+    through it. orjson parses; only a line whose compact form differs suspiciously is
+    searched for a duplicate key, so the common row costs one parse and one dump."""
+    try:
+        row = orjson.loads(line)
+    except orjson.JSONDecodeError as exc:
+        if not line.strip():
+            return None, Finding(
+                file, "$", EMPTY_LINE, "remove blank lines: every line is one JSON object", line=lineno, check="json"
+            )
+        problem = explain(line, exc)
+        return None, Finding(file, problem.pointer, problem.message, problem.hint, line=lineno, check="json")
+    compact = orjson.dumps(row)
+    if compact != line and (line.count(b":") != compact.count(b":") or may_hide_colon(line)):
+        problem = find_duplicate(line)
+        if problem is not None:
+            return None, Finding(file, problem.pointer, problem.message, problem.hint, line=lineno, check="json")
+    return row, None
+
+
 class _Collector:
     def __init__(self, result: FileResult, cap: int) -> None:
         self.result = result
@@ -120,7 +147,6 @@ def check_sidecar(
             if isinstance(r, dict) and isinstance(r.get("evaluation_result_id"), str)
         }
     validators: dict[Any, tuple[str, Any] | None] = {}
-    loads, dumps = orjson.loads, orjson.dumps
     rows = 0
     versions: set[str] = set()
     lineno = 0
@@ -135,32 +161,13 @@ def check_sidecar(
             result.findings.append(exc.finding)
             return
         lineno += 1
-        try:
-            row = loads(line)
-        except orjson.JSONDecodeError as exc:
-            if not line.strip():
-                out.add(
-                    Finding(
-                        file,
-                        "$",
-                        "empty line",
-                        "remove blank lines: every line is one JSON object",
-                        line=lineno,
-                        check="json",
-                    )
-                )
-                continue
-            rows += 1
-            problem = explain(line, exc)
-            out.add(Finding(file, problem.pointer, problem.message, problem.hint, line=lineno, check="json"))
+        row, problem = parse_row(line, file, lineno)
+        if problem is not None:
+            if problem.message != EMPTY_LINE:
+                rows += 1
+            out.add(problem)
             continue
         rows += 1
-        compact = dumps(row)
-        if compact != line and (line.count(b":") != compact.count(b":") or may_hide_colon(line)):
-            problem = find_duplicate(line)
-            if problem is not None:
-                out.add(Finding(file, problem.pointer, problem.message, problem.hint, line=lineno, check="json"))
-                continue
         if type(row) is not dict:
             out.add(
                 Finding(
@@ -247,9 +254,20 @@ def check_sidecar(
         result.schema_version = ",".join(sorted(versions))
     if not aggregate:
         return
+    for finding in matches_record(der, file, rows, alg, hasher.hexdigest() if hasher is not None else None):
+        out.add(finding)
+
+
+def matches_record(der: dict[str, Any], file: str, rows: int, alg: str | None, actual: str | None) -> list[Finding]:
+    """A sidecar matches its record: its row count and checksum are what the record's
+    ``detailed_evaluation_results`` declares (its path is :func:`eee.checks.record.sidecar_pointer_findings`).
+
+    ``rows`` and ``actual`` (the file's digest under ``alg``) come from one read of the
+    file. The validator and ``eee samples add`` (through the validator) use this check."""
+    out: list[Finding] = []
     declared_rows = der.get("total_rows")
     if isinstance(declared_rows, int) and not isinstance(declared_rows, bool) and declared_rows != rows:
-        out.add(
+        out.append(
             Finding(
                 file,
                 "$",
@@ -259,10 +277,9 @@ def check_sidecar(
             )
         )
     checksum = der.get("checksum")
-    if hasher is not None and isinstance(checksum, str):
-        actual = hasher.hexdigest()
+    if actual is not None and isinstance(checksum, str):
         if actual != checksum.lower():
-            out.add(
+            out.append(
                 Finding(
                     file,
                     "$",
@@ -273,7 +290,7 @@ def check_sidecar(
                 )
             )
     elif checksum is None:
-        out.add(
+        out.append(
             Finding(
                 file,
                 "$",
@@ -283,3 +300,4 @@ def check_sidecar(
                 check="sidecar",
             )
         )
+    return out
