@@ -11,7 +11,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from eee.checks.events import check_events
 from eee.findings import FileResult, Finding, Summary
 from eee.gitutil import GitError, commit_changes, rev_list
 from eee.paths import DATA_DIR, EVENT, EVENTS_DIR, RECORD_SUFFIX, file_kind
@@ -24,6 +23,7 @@ from eee.rules.commit import (
     released_versions,
     sample_findings,
 )
+from eee.rules.events import check_events
 from eee.strictjson import JSONProblem, loads
 from eee.tree import GitTree, Tree, Unreadable
 from eee.validate import Options, validate_tree

@@ -16,9 +16,9 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from eee.checks.record import as_float as _f
 from eee.governance.status import Ledger
 from eee.paths import RECORD_SUFFIX
+from eee.rules.record import as_float as _f
 
 CATALOG_FILE = "build/catalog/catalog.parquet"  # where the pipeline writes it (dvc.yaml)
 

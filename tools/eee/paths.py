@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import re
+import uuid
 from functools import lru_cache
 
 DATA_DIR = "data"
@@ -18,7 +19,7 @@ EVENTS_DIR = "governance/events"
 EVENT_SUFFIX = ".yaml"  # one file per event: governance/events/<id>.yaml
 
 # The kinds of file of a store (:func:`file_kind`).
-RECORD, SIDECAR, DVC_POINTER, EVENT, OTHER = "record", "sidecar", "pointer", "event", "other"
+RECORD, SIDECAR, DVC_POINTER, EVENT, OTHER = "record", "sidecar", "dvc-pointer", "event", "other"
 
 UUID4_RE = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$")
 _UUID_ANY_RE = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
@@ -30,8 +31,6 @@ _UNPORTABLE_RE = re.compile(r'[<>:"\\|?*\x00-\x1f\x7f/]')
 
 def new_uuid() -> str:
     """A fresh lowercase canonical UUID v4."""
-    import uuid
-
     return str(uuid.uuid4())
 
 
@@ -184,7 +183,7 @@ def layout_problems(rel: str, sp: StorePath | None = None) -> list[tuple[str, st
             )
         return out
     if len(parts) != 5:
-        what = {"record": "<uuid>.json", "sidecar": "<uuid>_samples.jsonl", "pointer": "<uuid>_samples.jsonl.dvc"}[
+        what = {RECORD: "<uuid>.json", SIDECAR: "<uuid>_samples.jsonl", DVC_POINTER: "<uuid>_samples.jsonl.dvc"}[
             sp.kind
         ]
         out.append(

@@ -8,6 +8,7 @@ this interpreter (``python -m dvc``), so the same environment is used everywhere
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import subprocess
 import sys
@@ -58,8 +59,6 @@ def check_pairs(sidecars: list[Path], root: Path) -> None:
 
 def dvc_problem(root: Path) -> str | None:
     """Why sidecars cannot go into DVC in the store at ``root``, or None."""
-    import importlib.util
-
     if not (root / ".dvc").is_dir():
         return f"{root}: DVC is not initialised in this store; run `python3 tools/dev.py setup` (or `dvc init`) first"
     if importlib.util.find_spec("dvc") is None:

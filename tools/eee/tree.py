@@ -22,6 +22,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from eee.findings import Finding
+from eee.gitutil import GitError
 
 # The largest file any reader returns. Real records are ~100 kB (the largest of the
 # reference records is 110 kB) and sidecars a few MB; a sidecar is streamed in chunks
@@ -216,8 +217,6 @@ class GitTree(Tree):
             ["git", "--no-replace-objects", *args], cwd=self.repo, capture_output=True, env=self._env, check=False
         )
         if proc.returncode != 0:
-            from eee.gitutil import GitError  # lazy: gitutil is only needed on this error path
-
             raise GitError(f"git {' '.join(args)}: {proc.stderr.decode(errors='replace').strip()}")
         return proc.stdout
 

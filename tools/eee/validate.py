@@ -19,10 +19,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from eee.checks.events import check_events
-from eee.checks.record import folder_findings, score_findings, sidecar_pointer_findings
-from eee.checks.schema import schema_findings
-from eee.checks.sidecar import DEFAULT_CAP, check_sidecar
 from eee.dvcpointer import PointerError
 from eee.dvcpointer import parse as parse_dvc_pointer
 from eee.findings import FileResult, Finding, Summary
@@ -43,7 +39,11 @@ from eee.paths import (
     record_path_for_sidecar,
     sidecar_path_for,
 )
+from eee.rules.events import check_events
 from eee.rules.layout import case_clash
+from eee.rules.record import folder_findings, score_findings, sidecar_pointer_findings
+from eee.rules.schema import schema_findings
+from eee.rules.sidecar import DEFAULT_CAP, check_sidecar
 from eee.schemas import EVAL, Registry, RegistryError, default_registry
 from eee.strictjson import JSONProblem, loads
 from eee.tree import SYMLINK, Tree, Unreadable, WorkTree

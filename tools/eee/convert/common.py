@@ -27,19 +27,25 @@ import hashlib
 import json
 import math
 import os
+import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import orjson
+
+from eee import samples
+from eee.convert.metrics import unknown_bounds_details
 from eee.findings import WARNING, Finding
+from eee.gitutil import git, has_commit
 from eee.jsonpath import format_path, json_type
 from eee.paths import canonical_folders
 from eee.placement import NewRecord, WriteFailed, existing, new_record, remove
 from eee.placement import check as check_placement
 from eee.placement import write as write_records
-from eee.strictjson import canonical_row
+from eee.strictjson import canonical_row, explain
 
 SCHEMA_VERSION = "0.3.0"
 RELATIONSHIPS = ("first_party", "third_party", "collaborative", "other")
@@ -97,16 +103,12 @@ def display(path: str | Path) -> str:
 def parse_json(data: bytes, file: str | Path) -> Any:
     """Parse a harness log. Python's ``NaN``/``Infinity`` (which harnesses write) are read as
     floats and dropped later; anything else that is not JSON is an :class:`InputError`."""
-    import orjson
-
     try:
         return orjson.loads(data)
     except orjson.JSONDecodeError as exc:
         try:
             return json.loads(data)
         except (json.JSONDecodeError, UnicodeDecodeError):
-            from eee.strictjson import explain
-
             problem = explain(data, exc)
             raise InputError(file, "$", problem.message, "the log file is damaged; export it again") from None
 
@@ -346,8 +348,6 @@ def record(
     library_details: dict[str, str] | None = None,
 ) -> dict[str, Any]:
     """An aggregate record of the current schema version."""
-    from eee.convert.metrics import unknown_bounds_details
-
     doc: dict[str, Any] = {"schema_version": SCHEMA_VERSION, "evaluation_id": evaluation_id}
     if evaluation_timestamp is not None:
         doc["evaluation_timestamp"] = evaluation_timestamp
@@ -376,8 +376,6 @@ def record(
 
 def now_epoch() -> str:
     """The conversion time: only a fallback for logs that record no time at all."""
-    import time
-
     return str(int(time.time()))
 
 
@@ -467,9 +465,7 @@ def preflight(batch: Batch, root: Path, check_dvc: bool = True) -> tuple[list[Pl
     errors, warnings = validate_planned(planned, root)
     errors += target_findings(planned, root)
     if check_dvc and any(item.sidecar_rel for item in planned):
-        from eee.samples import dvc_problem
-
-        problem = dvc_problem(root)
+        problem = samples.dvc_problem(root)
         if problem:
             errors.append(Finding(display(root), "$", problem, check="convert"))
     return planned, errors, warnings
@@ -506,10 +502,7 @@ def place(batch: Batch, root: Path, stage: bool = True) -> tuple[list[Planned], 
 
 def _register(planned: list[Planned], root: Path, stage: bool) -> None:
     """``eee samples add`` the sidecars (one DVC run); stage the records with ``git add``."""
-    from eee.gitutil import git
-    from eee.samples import add_many
-
-    add_many([root / item.sidecar_rel for item in planned if item.sidecar_rel], stage=stage, root=root)
+    samples.add_many([root / item.sidecar_rel for item in planned if item.sidecar_rel], stage=stage, root=root)
     if stage:
         git("add", "--", *[item.record_rel for item in planned], cwd=root)
 
@@ -525,8 +518,6 @@ def _ignore_files(root: Path, sidecars: list[str]) -> dict[Path, bytes | None]:
 
 def _undo_registration(planned: list[Planned], root: Path, stage: bool, before: dict[Path, bytes | None]) -> None:
     """Remove pointers, restore ``.gitignore`` files and unstage what this run staged."""
-    from eee.gitutil import git, has_commit
-
     staged: list[str] = []
     for item in planned:
         staged.append(item.record_rel)

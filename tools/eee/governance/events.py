@@ -64,7 +64,7 @@ def make_event(
 
 
 def _yaml() -> Any:
-    from ruamel.yaml import YAML
+    from ruamel.yaml import YAML  # lazy: ruamel.yaml costs ~50 ms; only when an event is read or written
 
     yaml = YAML(typ="rt")
     yaml.default_flow_style = False
@@ -74,8 +74,11 @@ def _yaml() -> Any:
 
 def dumps(event: dict[str, Any]) -> str:
     """The event as YAML; strings that YAML would read as something else are quoted."""
-    from ruamel.yaml.comments import CommentedMap
-    from ruamel.yaml.scalarstring import DoubleQuotedScalarString, LiteralScalarString
+    from ruamel.yaml.comments import CommentedMap  # lazy: ruamel.yaml, only when an event is written
+    from ruamel.yaml.scalarstring import (  # lazy: ruamel.yaml, only when an event is written
+        DoubleQuotedScalarString,
+        LiteralScalarString,
+    )
 
     doc = CommentedMap()
     for key in FIELD_ORDER:
@@ -106,8 +109,8 @@ def write(root: Path, event: dict[str, Any]) -> Path:
 
 
 def load_text(text: str, name: str = "<event>") -> dict[str, Any]:
-    from ruamel.yaml import YAML
-    from ruamel.yaml.error import YAMLError
+    from ruamel.yaml import YAML  # lazy: ruamel.yaml costs ~50 ms; only when an event is read
+    from ruamel.yaml.error import YAMLError  # lazy: with the loader above
 
     try:
         doc = YAML(typ="safe", pure=True).load(text)

@@ -12,10 +12,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
-from eee.checks.sidecar import iter_lines, parse_row
 from eee.findings import Finding
 from eee.migrate.chain import Result, migrate
 from eee.migrate.changes import MigrationRefused
+from eee.rules.sidecar import iter_lines, parse_row
 from eee.schemas import EVAL, INSTANCE, Registry, default_registry
 from eee.strictjson import JSONProblem, canonical_row, loads
 

@@ -10,7 +10,6 @@ import json
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
-from eee.checks.record import folder_findings
 from eee.findings import ERROR, WARNING, Finding
 from eee.paths import (
     DATA_DIR,
@@ -24,6 +23,7 @@ from eee.paths import (
     layout_problems,
 )
 from eee.rules.layout import case_clash
+from eee.rules.record import folder_findings
 
 if TYPE_CHECKING:
     from eee.gitutil import Change

@@ -15,11 +15,11 @@ from typing import Any
 
 import orjson
 
-from eee.checks.schema import schema_findings
 from eee.dvcpointer import PointerError
 from eee.dvcpointer import parse as parse_dvc_pointer
 from eee.findings import FileResult, Finding
 from eee.paths import POINTER_SUFFIX
+from eee.rules.schema import schema_findings
 from eee.schemas import INSTANCE, Registry
 from eee.strictjson import explain, find_duplicate, may_hide_colon
 from eee.tree import Tree, Unreadable
@@ -260,7 +260,7 @@ def check_sidecar(
 
 def matches_record(der: dict[str, Any], file: str, rows: int, alg: str | None, actual: str | None) -> list[Finding]:
     """A sidecar matches its record: its row count and checksum are what the record's
-    ``detailed_evaluation_results`` declares (its path is :func:`eee.checks.record.sidecar_pointer_findings`).
+    ``detailed_evaluation_results`` declares (its path is :func:`eee.rules.record.sidecar_pointer_findings`).
 
     ``rows`` and ``actual`` (the file's digest under ``alg``) come from one read of the
     file. The validator and ``eee samples add`` (through the validator) use this check."""

@@ -18,6 +18,7 @@ from eee.governance.index import RecordIndex
 from eee.governance.status import fold
 from eee.jsonpath import format_path
 from eee.paths import EVENT_SUFFIX, EVENTS_DIR, RECORD_SUFFIX
+from eee.schemas import default_registry
 from eee.tree import SYMLINK, Tree, Unreadable, WorkTree
 
 
@@ -109,8 +110,6 @@ def check_events(tree: Tree, paths: list[str], exists: Callable[[str], bool] | N
 
     ``exists`` answers whether a record uuid is in the store (default: look in the tree's
     ``data/``)."""
-    from eee.schemas import default_registry  # lazy: jsonschema stays off the hook path until an event is checked
-
     validator = default_registry().other_validator("governance", "event.schema.json")
     # the ledger: every event of the store, read once; the files checked are among them
     ledger = load_ledger(tree)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from eee.findings import ERROR, WARNING, Finding
+from eee.findings import WARNING, Finding
 from eee.jsonpath import format_path
 from eee.paths import StorePath, canonical_folders, sidecar_path_for
 
@@ -202,7 +202,3 @@ def sidecar_pointer_findings(doc: dict[str, Any], file: str, where: StorePath) -
             )
         )
     return out
-
-
-def error_count(findings: list[Finding]) -> int:
-    return sum(1 for f in findings if f.severity == ERROR)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -21,6 +22,7 @@ from eee.governance.events import EventFileError, load_all, make_event, path_for
 from eee.governance.index import RecordIndex
 from eee.governance.status import IllegalEvent, Ledger, fold
 from eee.paths import EVENTS_DIR, canonical_folders, uuid_problem
+from eee.schemas import default_registry
 from eee.strictjson import JSONProblem, loads
 
 
@@ -72,8 +74,6 @@ def load_ledger(root: Path) -> Ledger:
 
 
 def check_event_schema(event: dict[str, Any]) -> None:
-    from eee.schemas import default_registry
-
     reg = default_registry()
     validator = reg.other_validator("governance", "event.schema.json")
     errors = [f"{'/'.join(map(str, e.instance_path)) or '$'}: {e.message}" for e in validator.iter_errors(event)]
@@ -202,8 +202,6 @@ def perform(
 
 
 def _commit(root: Path, action: str, record: str, reason: str, event: dict[str, Any], paths: list[Path]) -> None:
-    import subprocess
-
     rels = [p.relative_to(root).as_posix() for p in paths]
     git("add", "--", *rels, cwd=root)
     first = reason.splitlines()[0]
