@@ -79,8 +79,9 @@ def _audit(tree: GitTree, commit: str, parent: str | None, cwd: Path) -> list[Fi
         docs[path] = _doc(tree, path) if path.endswith(RECORD_SUFFIX) else None
         findings += naming_findings(path, docs[path], tree.names, where)
 
-    # validation of what the commit added or modified, read from the commit itself
-    summary = validate_tree(tree, data_changes, Options())
+    # validation of what the commit added or modified, read from the commit itself (names
+    # that differ only in case are the naming rule's, above)
+    summary = validate_tree(tree, data_changes, Options(case_clash=False))
     findings += [f for result in summary.results for f in result.findings]
 
     for path, doc in docs.items():

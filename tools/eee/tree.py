@@ -205,62 +205,79 @@ class GitTree(Tree):
         self.commit = commit
         self.short = commit[:10]
         self._env = dict(os.environ, GIT_NO_REPLACE_OBJECTS="1")
-        self._entries: dict[str, tuple[str, str, int]] | None = None  # path -> (mode, blob, size)
-        self._folders: dict[str, list[str]] | None = None
+        # folder -> {name: (mode, blob, size)}; each folder listed once, when first asked
+        self._folders: dict[str, dict[str, tuple[str, str, int]]] = {}
         self._batch: subprocess.Popen[bytes] | None = None
 
     def display(self, path: str) -> str:
         return f"{self.short}:{path}"
 
-    def _git(self, *args: str) -> bytes:
+    def _git(self, *args: str, check: bool = True) -> bytes | None:
         proc = subprocess.run(
             ["git", "--no-replace-objects", *args], cwd=self.repo, capture_output=True, env=self._env, check=False
         )
         if proc.returncode != 0:
+            if not check:
+                return None
             raise GitError(f"git {' '.join(args)}: {proc.stderr.decode(errors='replace').strip()}")
         return proc.stdout
 
-    def _load(self) -> dict[str, tuple[str, str, int]]:
-        if self._entries is None:
-            out = self._git("ls-tree", "-r", "-t", "-z", "--long", "--full-tree", self.commit)
-            entries: dict[str, tuple[str, str, int]] = {}
-            folders: dict[str, list[str]] = {"": []}
-            for item in out.split(b"\0"):
-                if not item:
-                    continue
-                meta, _, raw = item.partition(b"\t")
-                mode, kind, blob, size = meta.decode().split()
-                path = raw.decode("utf-8", errors="surrogateescape")
-                parent, _, name = path.rpartition("/")
-                folders.setdefault(parent, []).append(name)
-                if kind == "tree":
-                    folders.setdefault(path, [])
-                    entries[path] = ("040000", blob, 0)
-                elif kind == "blob":
-                    entries[path] = (mode, blob, int(size))
-            self._entries, self._folders = entries, folders
-        return self._entries
+    @staticmethod
+    def _entries(out: bytes) -> Iterator[tuple[str, tuple[str, str, int]]]:
+        """(path, (mode, blob, size)) of ``git ls-tree -z --long`` output."""
+        for item in out.split(b"\0"):
+            if not item:
+                continue
+            meta, _, raw = item.partition(b"\t")
+            mode, kind, blob, size = meta.decode().split()
+            path = raw.decode("utf-8", errors="surrogateescape")
+            if kind == "tree":
+                yield path, ("040000", blob, 0)
+            elif kind == "blob":
+                yield path, (mode, blob, int(size))
+            else:  # a submodule: neither a file nor a folder the store can use
+                yield path, ("other", blob, 0)
+
+    def _folder(self, folder: str) -> dict[str, tuple[str, str, int]]:
+        folder = folder.strip("/")
+        found = self._folders.get(folder)
+        if found is None:
+            parent, _, name = folder.rpartition("/")
+            if folder and self._folder(parent).get(name, ("",))[0] != "040000":
+                found = {}  # not a folder of this commit: no git call
+            else:
+                spec = f"{self.commit}:{folder}" if folder else f"{self.commit}^{{tree}}"
+                out = self._git("ls-tree", "-z", "--long", spec, check=False)
+                found = dict(self._entries(out or b""))
+            self._folders[folder] = found
+        return found
+
+    def _entry(self, path: str) -> tuple[str, str, int] | None:
+        parent, _, name = path.rpartition("/")
+        return self._folder(parent).get(name)
 
     def files(self, prefix: str = "") -> list[str]:
-        entries = self._load()
-        base = prefix.rstrip("/") + "/" if prefix else ""
-        return sorted(p for p, (mode, _, _) in entries.items() if mode != "040000" and p.startswith(base))
+        prefix = prefix.strip("/")
+        if prefix and self.mode(prefix) != "040000":
+            return []
+        spec = f"{self.commit}:{prefix}" if prefix else f"{self.commit}^{{tree}}"
+        out = self._git("ls-tree", "-r", "-z", "--long", spec, check=False) or b""
+        base = prefix + "/" if prefix else ""
+        return sorted(base + path for path, _ in self._entries(out))
 
     def names(self, folder: str) -> list[str]:
-        self._load()
-        assert self._folders is not None
-        return list(self._folders.get(folder.rstrip("/"), []))
+        return list(self._folder(folder))
 
     def mode(self, path: str) -> str | None:
-        entry = self._load().get(path)
+        entry = self._entry(path) if path else ("040000", "", 0)
         return entry[0] if entry else None
 
     def blob(self, path: str) -> str | None:
-        entry = self._load().get(path)
+        entry = self._entry(path)
         return entry[1] if entry else None
 
     def read(self, path: str, limit: int = MAX_READ) -> bytes:
-        entry = self._load().get(path)
+        entry = self._entry(path)
         if entry is None:
             raise self._refuse(path, "cannot read the file: No such file or directory")
         mode, blob, size = entry
@@ -269,9 +286,9 @@ class GitTree(Tree):
         if mode not in (REGULAR, EXECUTABLE):
             raise self._refuse(path, "is not a regular file", "use regular files only")
         self._check_size(path, size, limit)
-        return self._cat(blob, size)
+        return self._cat(path, blob)
 
-    def _cat(self, blob: str, size: int) -> bytes:
+    def _cat(self, path: str, blob: str) -> bytes:
         if self._batch is None or self._batch.poll() is not None:
             self._batch = subprocess.Popen(
                 ["git", "--no-replace-objects", "cat-file", "--batch"],
@@ -286,7 +303,7 @@ class GitTree(Tree):
         proc.stdin.flush()
         header = proc.stdout.readline().split()
         if len(header) != 3 or header[1] != b"blob":
-            raise self._refuse(blob, "cannot read the blob from git's object store")
+            raise self._refuse(path, f"cannot read blob {blob} from git's object store")
         length = int(header[2])
         data = proc.stdout.read(length)
         proc.stdout.read(1)  # the newline after the content

@@ -57,6 +57,7 @@ class Options:
     repo_checks: bool = True  # layout, naming and pairing rules of the store
     cap: int = DEFAULT_CAP  # findings shown per file
     root: Path | None = None  # store root; found from each path when None
+    case_clash: bool = True  # names against the tree; off where a commit rule checks them (the audit)
 
 
 class Display:
@@ -192,7 +193,7 @@ class Store:
         return self.aggregates[key]
 
 
-def layout_findings(item: _Item, file: str) -> tuple[StorePath | None, list[Finding]]:
+def layout_findings(store: Store, item: _Item, file: str) -> tuple[StorePath | None, list[Finding]]:
     if not item.in_store:
         return None, [
             Finding(
@@ -205,7 +206,7 @@ def layout_findings(item: _Item, file: str) -> tuple[StorePath | None, list[Find
         ]
     where = classify(item.rel)
     out = [Finding(file, "$", msg, hint, check="layout") for msg, hint in layout_problems(where.rel, where)]
-    clash = case_clash(item.tree, item.rel)
+    clash = case_clash(item.tree, item.rel) if store.options.case_clash else None
     if clash:
         out.append(
             Finding(
@@ -225,7 +226,7 @@ def check_record(item: _Item, file: str, store: Store, result: FileResult) -> di
     findings = result.findings
     where: StorePath | None = None
     if opts.repo_checks:
-        where, found = layout_findings(item, file)
+        where, found = layout_findings(store, item, file)
         findings.extend(found)
     if item.tree.mode(item.rel) == SYMLINK:
         findings.append(
@@ -327,7 +328,7 @@ def _check_sidecar_file(store: Store, item: _Item, file: str) -> FileResult:
     result = FileResult(file, "sidecar")
     aggregate = None
     if options.repo_checks:
-        result.findings.extend(layout_findings(item, file)[1])
+        result.findings.extend(layout_findings(store, item, file)[1])
     if tree.mode(item.rel) == SYMLINK:
         result.findings.append(
             Finding(
@@ -375,7 +376,7 @@ def _check_other(store: Store, item: _Item, file: str) -> FileResult | None:
     if not store.options.repo_checks:
         return FileResult(file, kind) if kind == DVC_POINTER else None
     result = FileResult(file, kind)
-    where, found = layout_findings(item, file)
+    where, found = layout_findings(store, item, file)
     result.findings.extend(found)
     if kind == DVC_POINTER and where is not None:
         result.findings.extend(_pointer_findings(tree, item.rel, file))
