@@ -10,7 +10,6 @@ module) so that nothing else in a run needs a temporary file or folder.
 from __future__ import annotations
 
 import os
-import secrets
 from pathlib import Path
 
 
@@ -34,7 +33,7 @@ def write_new(path: str | os.PathLike[str], data: bytes) -> Path:
     absent (or, when it existed before, untouched)."""
     target = Path(path)
     folder = target.parent
-    tmp = folder / f".{target.name}.{secrets.token_hex(6)}.tmp"
+    tmp = folder / f".{target.name}.{os.urandom(6).hex()}.tmp"
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o644)
     try:
         try:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import re
-import uuid
 from functools import lru_cache
 
 DATA_DIR = "data"
@@ -31,6 +30,8 @@ _UNPORTABLE_RE = re.compile(r'[<>:"\\|?*\x00-\x1f\x7f/]')
 
 def new_uuid() -> str:
     """A fresh lowercase canonical UUID v4."""
+    import uuid  # lazy: uuid imports platform (~10 ms); only a new record needs it
+
     return str(uuid.uuid4())
 
 

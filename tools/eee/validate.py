@@ -39,7 +39,6 @@ from eee.paths import (
     record_path_for_sidecar,
     sidecar_path_for,
 )
-from eee.rules.events import check_events
 from eee.rules.layout import case_clash
 from eee.rules.record import folder_findings, score_findings, sidecar_pointer_findings
 from eee.rules.schema import schema_findings
@@ -499,6 +498,10 @@ def _check_events(events: list[_Item]) -> list[FileResult]:
     by_tree: dict[int, tuple[Tree, list[str]]] = {}
     for item in events:
         by_tree.setdefault(id(item.tree), (item.tree, []))[1].append(item.rel)
+    if not by_tree:
+        return []
+    from eee.rules.events import check_events  # lazy: the ledger's modules load only when an event is checked
+
     out: list[FileResult] = []
     for tree, rels in sorted(by_tree.values(), key=lambda entry: entry[0].display("")):
         out.extend(check_events(tree, rels))
