@@ -82,3 +82,14 @@ def test_overlay_puts_planned_files_over_the_base(tmp_path: Path) -> None:
     assert t.exists("data/c/d") and t.exists("data/c/d/x.json") and not t.exists("data/c/e")
     assert t.display("data/b/new.json") == "data/b/new.json"
     assert not (tmp_path / "store" / "data" / "c").exists()
+
+
+def test_an_event_over_the_work_tree_finds_a_planned_record(tmp_path: Path) -> None:
+    """An overlay's events are checked against its planned records and the store below."""
+    from eee.rules.events import record_exists
+
+    base = WorkTree(_store(tmp_path))
+    planned = "data/b/d/m/2b5e4f1c-7a8d-4c3b-9e6f-1a2b3c4d5e6f.json"
+    exists = record_exists(Overlay(base, {planned: b"{}"}), ["2b5e4f1c-7a8d-4c3b-9e6f-1a2b3c4d5e6f"])
+    assert exists("2b5e4f1c-7a8d-4c3b-9e6f-1a2b3c4d5e6f")
+    assert not exists("3b5e4f1c-7a8d-4c3b-9e6f-1a2b3c4d5e6f")

@@ -19,7 +19,7 @@ from eee.governance.status import fold
 from eee.jsonpath import format_path
 from eee.paths import EVENT_SUFFIX, EVENTS_DIR, RECORD_SUFFIX
 from eee.schemas import default_registry
-from eee.tree import SYMLINK, Tree, Unreadable, WorkTree
+from eee.tree import SYMLINK, Overlay, Tree, Unreadable, WorkTree
 
 
 def _id_findings(event: dict[str, Any], name: str, file: str) -> list[Finding]:
@@ -91,6 +91,14 @@ def load_ledger(tree: Tree) -> list[tuple[str, dict[str, Any] | EventFileError]]
 def record_exists(tree: Tree, named: list[str]) -> Callable[[str], bool]:
     """Whether a record uuid is in the tree: a git index search in a work tree, one listing
     otherwise."""
+    if isinstance(tree, Overlay):  # planned records, then the tree below them
+        planned = {
+            rel.rsplit("/", 1)[-1][: -len(RECORD_SUFFIX)]
+            for rel in tree.planned
+            if rel.endswith(RECORD_SUFFIX) and rel.count("/") == 4 and rel.startswith("data/")
+        }
+        below = record_exists(tree.base, named)
+        return lambda uuid: uuid in planned or below(uuid)
     if isinstance(tree, WorkTree):
         index = RecordIndex(tree.root)
         if len(set(named)) > _LIST_ALL_ABOVE:
