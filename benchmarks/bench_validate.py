@@ -51,7 +51,7 @@ def _mode(mode: str, target: str) -> dict[str, float]:
     if mode in ("parse", "parse-rows"):
         import orjson
 
-        from eee.checks.sidecar import iter_lines
+        from eee.rules.sidecar import iter_lines
     elif mode in ("eee", "eee-rows"):
         from eee.schemas import default_registry
         from eee.validate import run

@@ -115,3 +115,21 @@ def test_an_event_naming_a_record_absent_at_its_commit_is_reported(
     (finding,) = _report(capsys)["findings"]
     assert finding["check"] == "ledger" and finding["file"].startswith(f"{commit}:governance/events/")
     assert f"no record {missing[:8]}" in finding["message"]
+
+
+def test_a_commit_is_read_from_the_object_store_not_the_work_tree(repo: Path, capsys) -> None:
+    """The audit reads blobs of each commit: a work tree that differs (or a case-only clash
+    with the rest of the commit's tree) is seen as the commit has it, each problem once."""
+    doc = load_example("aggregate", "valid", RECORD)
+    path = place_record(repo, doc)
+    _sneak(repo, "a valid record")
+    other = FIXED_UUID[:-1] + "0"
+    clash = repo / "data" / "Bench" / path.parent.parent.name / path.parent.name / f"{other}.json"
+    clash.parent.mkdir(parents=True)
+    clash.write_bytes(path.read_bytes())
+    bad = _sneak(repo, "a folder differing only in case")
+    path.write_text("not json")  # the work tree changes after the commits; the audit does not see it
+    assert audit_main(["--repo", str(repo), "--format", "json"]) == 1
+    findings = [f for f in _report(capsys)["findings"] if f["severity"] == "error"]
+    expected = [(f"{bad}:{clash.relative_to(repo).as_posix()}", "naming")]
+    assert [(f["file"], f["check"]) for f in findings] == expected, findings

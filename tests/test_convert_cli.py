@@ -111,7 +111,7 @@ def test_an_invalid_output_leaves_data_untouched(
 
 def test_an_existing_target_is_never_overwritten(store: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     uuids = iter([FIXED, "1f5c2d1e-7a3b-4c5d-8e9f-0a1b2c3d4e5f", "2f5c2d1e-7a3b-4c5d-8e9f-0a1b2c3d4e5f"])
-    monkeypatch.setattr("eee.convert.common.new_uuid", lambda: next(uuids))
+    monkeypatch.setattr("eee.placement.new_uuid", lambda: next(uuids))
     target = store / "data" / "tiny_mc" / "acme" / "tiny-lm" / f"{FIXED}.json"
     target.parent.mkdir(parents=True)
     target.write_text("mine\n")

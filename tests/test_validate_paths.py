@@ -151,17 +151,17 @@ def test_globs_and_directories_are_expanded(tmp_path: Path) -> None:
 
 
 def test_unreadable_file_is_reported_not_raised(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import builtins
+    import os
 
     path = _put(tmp_path, f"{FOLDER}/{FIXED_UUID}.json")
-    real_open = builtins.open
+    real_open = os.open
 
     def deny(file, *args, **kwargs):  # type: ignore[no-untyped-def]
         if str(file) == str(path):
             raise PermissionError(13, "Permission denied")
         return real_open(file, *args, **kwargs)
 
-    monkeypatch.setattr(builtins, "open", deny)
+    monkeypatch.setattr(os, "open", deny)  # the tree reads files with os.open (O_NOFOLLOW)
     summary = run([str(path)])
     assert summary.exit_code() == 1
     assert any("cannot read the file: Permission denied" in m for m in _messages(summary))

@@ -20,7 +20,7 @@ def __getattr__(name: str) -> Any:
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'eee' has no attribute {name!r}")
-    import importlib
+    import importlib  # lazy: load_record/load_rows load migration on first use
 
     return getattr(importlib.import_module(module), name)
 

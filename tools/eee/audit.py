@@ -8,17 +8,13 @@ modified, duplicate warnings.
 
 from __future__ import annotations
 
-import functools
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
 from eee.findings import FileResult, Finding, Summary
-from eee.gitutil import GitError, blob, commit_changes, git, rev_list, tree_children
-from eee.governance import EVENT_SUFFIX, EVENTS_DIR
-from eee.paths import DATA_DIR, POINTER_SUFFIX, RECORD_SUFFIX, sidecar_path_for
-from eee.rules import (
+from eee.gitutil import GitError, commit_changes, rev_list
+from eee.paths import DATA_DIR, EVENT, EVENTS_DIR, RECORD_SUFFIX, file_kind
+from eee.rules.commit import (
     REGISTRY,
     duplicate_findings,
     immutability_findings,
@@ -27,130 +23,80 @@ from eee.rules import (
     released_versions,
     sample_findings,
 )
+from eee.rules.events import check_events
 from eee.strictjson import JSONProblem, loads
-from eee.validate import Options, run
+from eee.tree import GitTree, Tree, Unreadable
+from eee.validate import Options, validate_tree
 
 
-def _doc(data: bytes | None) -> dict[str, Any] | None:
-    if data is None:
-        return None
+def _doc(tree: Tree, path: str) -> dict[str, Any] | None:
     try:
-        doc = loads(data)
-    except JSONProblem:
+        doc = loads(tree.read(path))
+    except (Unreadable, JSONProblem):
         return None
     return doc if isinstance(doc, dict) else None
 
 
+def _bytes(tree: Tree, path: str) -> bytes | None:
+    try:
+        return tree.read(path)
+    except Unreadable:
+        return None
+
+
 def audit_commit(commit: str, parent: str | None, cwd: Path) -> list[Finding]:
-    """The rules applied to ``commit``'s own changes against its first ``parent``."""
-    short = commit[:10]
+    """The rules applied to ``commit``'s own changes against its first ``parent``.
 
-    def where(path: str) -> str:
-        return f"{short}:{path}"
+    Both commits are read as :class:`eee.tree.GitTree`: blobs come from git's object
+    store, nothing is written to disk, and findings name ``<short-commit>:path``."""
+    with GitTree(cwd, commit) as tree:
+        return _audit(tree, commit, parent, cwd)
 
-    @functools.cache
-    def read(rev_path: str) -> bytes | None:  # each blob once per commit, however many rules ask
-        return blob(rev_path, cwd)
 
+def _audit(tree: GitTree, commit: str, parent: str | None, cwd: Path) -> list[Finding]:
+    where = tree.display
     changes = commit_changes(commit, cwd)
     findings: list[Finding] = []
     if parent is not None:
-        released = set(released_versions(read(f"{parent}:{REGISTRY}")))
+        with GitTree(cwd, parent) as before:
+            old_registry = _bytes(before, REGISTRY)
+        released = set(released_versions(old_registry))
         findings += immutability_findings(changes, released, where)
         if any(c.path == REGISTRY for c in changes):
-            findings += registry_findings(read(f"{parent}:{REGISTRY}"), read(f"{commit}:{REGISTRY}"), where(REGISTRY))
+            findings += registry_findings(old_registry, _bytes(tree, REGISTRY), where(REGISTRY))
     present = [c for c in changes if c.status in ("A", "M", "T")]
     findings += sample_findings([c.path for c in present], where)
 
-    findings += _event_findings(
-        commit,
-        [c for c in present if c.path.startswith(EVENTS_DIR + "/") and c.path.endswith(EVENT_SUFFIX)],
-        cwd,
-        where,
-    )
-    data_changes = [c for c in present if c.path.startswith(DATA_DIR + "/")]
+    added_events = [c.path for c in present if c.path.startswith(EVENTS_DIR + "/") and file_kind(c.path) == EVENT]
+    if added_events:  # new events, checked against the ledger and the records at that commit
+        findings += [f for result in check_events(tree, added_events) for f in result.findings]
+    data_changes = [c.path for c in present if c.path.startswith(DATA_DIR + "/")]
     if not data_changes:
         return findings
-    listing: dict[str, list[str]] = {}
-
-    def siblings(directory: str) -> list[str]:
-        if directory not in listing:
-            listing[directory] = tree_children(commit, directory, cwd)
-        return listing[directory]
 
     docs: dict[str, dict[str, Any] | None] = {}
-    for c in data_changes:
-        docs[c.path] = _doc(read(f"{commit}:{c.path}")) if c.path.endswith(RECORD_SUFFIX) else None
-        findings += naming_findings(c.path, docs[c.path], siblings, where)
+    for path in data_changes:
+        docs[path] = _doc(tree, path) if path.endswith(RECORD_SUFFIX) else None
+        findings += naming_findings(path, docs[path], tree.names, where)
 
-    # validation of what the commit added or modified, materialised in a scratch store
-    with tempfile.TemporaryDirectory(prefix="eee-audit-") as tmp:
-        for c in data_changes:
-            target = Path(tmp) / c.path
-            target.parent.mkdir(parents=True, exist_ok=True)
-            if c.new_mode == "120000":
-                os.symlink((read(f"{commit}:{c.path}") or b"").decode(errors="replace"), target)
-                continue
-            target.write_bytes(read(f"{commit}:{c.path}") or b"")
-            if c.path.endswith(RECORD_SUFFIX):
-                pointer = sidecar_path_for(c.path) + POINTER_SUFFIX
-                data = read(f"{commit}:{pointer}")
-                if data is not None and not (Path(tmp) / pointer).exists():
-                    (Path(tmp) / pointer).write_bytes(data)
-        summary = run([str(Path(tmp) / c.path) for c in data_changes], Options(root=Path(tmp)))
-        prefix = str(Path(tmp).resolve()) + os.sep
-        for result in summary.results:
-            for f in result.findings:
-                rel = os.path.abspath(f.file)
-                if rel.startswith(prefix):
-                    f.file = where(rel[len(prefix) :])
-                elif f.file.startswith(tmp):
-                    f.file = where(f.file[len(tmp) + 1 :])
-                findings.append(f)
+    # validation of what the commit added or modified, read from the commit itself (names
+    # that differ only in case are the naming rule's, above)
+    summary = validate_tree(tree, data_changes, Options(case_clash=False))
+    findings += [f for result in summary.results for f in result.findings]
 
     for path, doc in docs.items():
         if doc is None:
             continue
         folder = path.rsplit("/", 1)[0]
         others = {}
-        for name in siblings(folder):
+        for name in tree.names(folder):
             other = f"{folder}/{name}"
             if name.endswith(RECORD_SUFFIX) and other != path:
-                loaded = _doc(read(f"{commit}:{other}"))
+                loaded = _doc(tree, other)
                 if loaded is not None:
                     others[other] = loaded
         findings += duplicate_findings(path, doc, others, where)
     return findings
-
-
-def _event_findings(commit: str, added: list[Any], cwd: Path, where: Any) -> list[Finding]:
-    """New events of a commit, checked against the ledger and the records at that commit."""
-    if not added:
-        return []
-    from eee.checks.events import check_events
-
-    events = tree_children(commit, EVENTS_DIR, cwd)
-    listed = git("ls-tree", "-r", "-z", "--name-only", commit, "--", DATA_DIR + "/", cwd=cwd).decode().split("\0")
-    records = {
-        rel.rsplit("/", 1)[-1][: -len(RECORD_SUFFIX)]
-        for rel in listed
-        if rel.endswith(RECORD_SUFFIX) and rel.count("/") == 4
-    }
-    with tempfile.TemporaryDirectory(prefix="eee-audit-events-") as tmp:
-        root = Path(tmp)
-        folder = root / EVENTS_DIR
-        folder.mkdir(parents=True)
-        for name in events:  # the ledger at that commit, where check_events reads it
-            data = blob(f"{commit}:{EVENTS_DIR}/{name}", cwd)
-            if data is not None:
-                (folder / name).write_bytes(data)
-        results = check_events(
-            [str(root / c.path) for c in added],
-            str(root),
-            lambda p: where(Path(p).relative_to(root).as_posix()),
-            exists=records.__contains__,
-        )
-    return [f for result in results for f in result.findings]
 
 
 def audit(start: str | None, end: str, cwd: Path) -> Summary:

@@ -30,9 +30,9 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from eee.checks.record import as_float as _f
 from eee.governance.status import Ledger
 from eee.paths import RECORD_SUFFIX
+from eee.rules.record import as_float as _f
 
 CATALOG_DIR = "build/catalog"  # where the pipeline writes it (dvc.yaml): one folder, hive-partitioned
 CATALOG_FILE = CATALOG_DIR  # the old name, kept for readers that import it (it is a folder now)

@@ -61,7 +61,7 @@ class Finding:
 
 
 class FileResult:
-    """Everything found in one file (kind: record, sidecar, pointer, event, commit, ...)."""
+    """Everything found in one file (kind: record, sidecar, dvc-pointer, event, commit, ...)."""
 
     __slots__ = ("file", "findings", "kind", "rows", "schema_version", "suppressed")
 

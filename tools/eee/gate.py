@@ -20,10 +20,11 @@ import re
 import shlex
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
-from eee.gitutil import git, git_dir
+from eee.gitutil import STAGED_RAW_ENV, git, git_dir, parse_raw, staged_raw
 
 HOOK_MARK = "# eee lean gate"
 
@@ -47,7 +48,7 @@ def unstaged_among(root: Path, paths: list[str]) -> list[str]:
 
 
 def load_hooks(root: Path) -> list[dict[str, Any]]:
-    import yaml
+    import yaml  # lazy: PyYAML costs ~35 ms; only when the gate reads the hook config
 
     config = yaml.load(
         (root / ".pre-commit-config.yaml").read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -108,9 +109,6 @@ def _pre_commit(root: Path, reason: str) -> int:
 
 
 def check(root: Path) -> int:
-    import tempfile
-
-    from eee.gitutil import STAGED_RAW_ENV, parse_raw, staged_raw
 
     raw = staged_raw(root)  # one read of the index, shared with the hooks
     staged = staged_files(parse_raw(raw))

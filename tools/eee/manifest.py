@@ -18,8 +18,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from eee.governance import EVENTS_DIR
-from eee.paths import POINTER_SUFFIX, RECORD_SUFFIX, SIDECAR_SUFFIX
+from eee.paths import EVENTS_DIR, POINTER_SUFFIX, RECORD_SUFFIX, SIDECAR_SUFFIX
 from eee.schemas import sha256_file
 
 DEFAULT = Path("build/manifest/store.json")

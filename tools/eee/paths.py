@@ -14,6 +14,11 @@ DATA_DIR = "data"
 RECORD_SUFFIX = ".json"
 SIDECAR_SUFFIX = "_samples.jsonl"
 POINTER_SUFFIX = ".dvc"
+EVENTS_DIR = "governance/events"
+EVENT_SUFFIX = ".yaml"  # one file per event: governance/events/<id>.yaml
+
+# The kinds of file of a store (:func:`file_kind`).
+RECORD, SIDECAR, DVC_POINTER, EVENT, OTHER = "record", "sidecar", "dvc-pointer", "event", "other"
 
 UUID4_RE = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$")
 _UUID_ANY_RE = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
@@ -25,7 +30,7 @@ _UNPORTABLE_RE = re.compile(r'[<>:"\\|?*\x00-\x1f\x7f/]')
 
 def new_uuid() -> str:
     """A fresh lowercase canonical UUID v4."""
-    import uuid
+    import uuid  # lazy: uuid imports platform (~10 ms); only a new record needs it
 
     return str(uuid.uuid4())
 
@@ -128,17 +133,31 @@ class StorePath:
         self.uuid = uuid
 
 
+_STEM = {RECORD: RECORD_SUFFIX, SIDECAR: SIDECAR_SUFFIX, DVC_POINTER: SIDECAR_SUFFIX + POINTER_SUFFIX}
+
+
+def file_kind(rel: str) -> str:
+    """The one answer to "what is this file?" for a store-relative (or absolute) path:
+    a governance event (``.yaml`` under ``governance/events/``), a DVC pointer of a
+    sidecar, a sidecar, a record, or other."""
+    if rel.endswith(EVENT_SUFFIX) and (rel.startswith(EVENTS_DIR + "/") or "/" + EVENTS_DIR + "/" in rel):
+        return EVENT
+    if rel.endswith(SIDECAR_SUFFIX + POINTER_SUFFIX):
+        return DVC_POINTER
+    if rel.endswith(SIDECAR_SUFFIX):
+        return SIDECAR
+    if rel.endswith(RECORD_SUFFIX):
+        return RECORD
+    return OTHER
+
+
 def classify(rel: str) -> StorePath:
     parts = rel.split("/")
     name = parts[-1]
-    if name.endswith(SIDECAR_SUFFIX + POINTER_SUFFIX):
-        kind, stem = "pointer", name[: -len(SIDECAR_SUFFIX + POINTER_SUFFIX)]
-    elif name.endswith(SIDECAR_SUFFIX):
-        kind, stem = "sidecar", name[: -len(SIDECAR_SUFFIX)]
-    elif name.endswith(RECORD_SUFFIX):
-        kind, stem = "record", name[: -len(RECORD_SUFFIX)]
-    else:
-        return StorePath(rel, "other")
+    kind = file_kind(name)
+    if kind not in _STEM:
+        return StorePath(rel, OTHER)
+    stem = name[: -len(_STEM[kind])]
     if len(parts) == 5 and parts[0] == DATA_DIR:
         return StorePath(rel, kind, parts[1], parts[2], parts[3], stem)
     return StorePath(rel, kind, uuid=stem)
@@ -165,7 +184,7 @@ def layout_problems(rel: str, sp: StorePath | None = None) -> list[tuple[str, st
             )
         return out
     if len(parts) != 5:
-        what = {"record": "<uuid>.json", "sidecar": "<uuid>_samples.jsonl", "pointer": "<uuid>_samples.jsonl.dvc"}[
+        what = {RECORD: "<uuid>.json", SIDECAR: "<uuid>_samples.jsonl", DVC_POINTER: "<uuid>_samples.jsonl.dvc"}[
             sp.kind
         ]
         out.append(

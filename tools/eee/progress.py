@@ -10,7 +10,13 @@ MIN_TOTAL = 200
 
 @contextmanager
 def bar(label: str, min_total: int = MIN_TOTAL) -> Iterator[Callable[[int, int], None]]:
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+    from rich.progress import (  # lazy: rich costs ~90 ms; only a shown progress bar needs it
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeRemainingColumn,
+    )
 
     progress = Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(), transient=True)
     task = None

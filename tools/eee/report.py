@@ -39,8 +39,8 @@ def render_rich(summary: Summary, stream: IO[str], what: str = "file") -> None:
         for line in _plain(summary, what):
             stream.write(line + "\n")
         return
-    from rich.console import Console
-    from rich.markup import escape
+    from rich.console import Console  # lazy: rich costs ~90 ms; only the rich format needs it
+    from rich.markup import escape  # lazy: with rich above
 
     console = Console(file=stream, highlight=False, soft_wrap=True)
     if summary.fatal:

@@ -1,14 +1,14 @@
 """Per-sample sidecars in DVC: add (checked against the aggregate, then ``dvc add`` and
 staged), push and pull.
 
-The aggregate record is the contract: before a sidecar enters DVC its sha256 and row count
-must be what the record declares, and the pair must validate. DVC runs as a subprocess of
+The aggregate record is the contract: before a sidecar enters DVC the pair must validate
+(its path, sha256 and row count are what the record declares). DVC runs as a subprocess of
 this interpreter (``python -m dvc``), so the same environment is used everywhere.
 """
 
 from __future__ import annotations
 
-import hashlib
+import importlib.util
 import os
 import subprocess
 import sys
@@ -16,25 +16,12 @@ from pathlib import Path
 
 from eee.gitutil import GitError, git, toplevel
 from eee.paths import POINTER_SUFFIX, SIDECAR_SUFFIX, record_path_for_sidecar
-from eee.strictjson import JSONProblem, loads
+from eee.tree import WorkTree
+from eee.validate import validate_tree
 
 
 class SamplesError(Exception):
     """A sidecar that cannot be added or fetched; the message says why and what to do."""
-
-
-def sha256_and_rows(path: Path) -> tuple[str, int]:
-    digest = hashlib.sha256()
-    rows = 0
-    rest = b""
-    with open(path, "rb") as fh:
-        while chunk := fh.read(8 * 1024 * 1024):
-            digest.update(chunk)
-            rows += chunk.count(b"\n")
-            rest = chunk[-1:]
-    if rest and rest != b"\n":
-        rows += 1  # a last line without newline
-    return digest.hexdigest(), rows
 
 
 def dvc(*args: str, cwd: Path, capture: bool = True) -> subprocess.CompletedProcess[str]:
@@ -49,41 +36,29 @@ def _rel(path: Path, root: Path) -> str:
     return path.resolve().relative_to(root.resolve()).as_posix()
 
 
-def check_against_aggregate(sidecar: Path, root: Path) -> None:
-    """Raise SamplesError unless the aggregate declares exactly this file."""
-    rel = _rel(sidecar, root)
-    record = Path(record_path_for_sidecar(str(sidecar)))
-    if not record.exists():
-        raise SamplesError(f"{rel}: no aggregate record {record.name} beside it; write the record first")
-    try:
-        doc = loads(record.read_bytes())
-    except JSONProblem as exc:
-        raise SamplesError(f"{_rel(record, root)}: {exc.message}") from None
-    der = doc.get("detailed_evaluation_results") if isinstance(doc, dict) else None
-    if not isinstance(der, dict):
-        raise SamplesError(f"{_rel(record, root)}: declares no detailed_evaluation_results for {sidecar.name}")
-    digest, rows = sha256_and_rows(sidecar)
-    problems = []
-    if der.get("file_path") != rel:
-        problems.append(f"file_path is {der.get('file_path')!r}, expected {rel!r}")
-    if der.get("hash_algorithm", "sha256") != "sha256":
-        problems.append(f"hash_algorithm is {der.get('hash_algorithm')!r}; the store uses sha256")
-    if der.get("checksum") != digest:
-        problems.append(f"checksum is {der.get('checksum')!r} but the file's sha256 is {digest}")
-    if der.get("total_rows") != rows:
-        problems.append(f"total_rows is {der.get('total_rows')!r} but the file has {rows} rows")
-    if problems:
+def check_pairs(sidecars: list[Path], root: Path) -> None:
+    """Raise SamplesError unless every sidecar and its record validate together: the
+    validator's one "sidecar matches its record" (path, checksum, row count, ids), each
+    file read once."""
+    rels = [_rel(s, root) for s in sidecars]
+    pairs = [p for rel in rels for p in (record_path_for_sidecar(rel), rel)]
+    summary = validate_tree(WorkTree(root), pairs)
+    # a sidecar enters DVC only with a checksum to hold it to: its warning refuses here too
+    errors = [
+        f.one_line() for r in summary.results for f in r.findings if f.severity == "error" or f.check == "sidecar"
+    ]
+    if summary.fatal:
+        errors.append(summary.fatal)
+    if errors:
         raise SamplesError(
-            f"{_rel(record, root)}::$.detailed_evaluation_results: "
-            + "; ".join(problems)
-            + " (hint: set them in the record before adding the sidecar)"
+            "the record and its sidecar do not validate:\n  "
+            + "\n  ".join(errors[:10])
+            + "\n(hint: set detailed_evaluation_results in the record before adding the sidecar)"
         )
 
 
 def dvc_problem(root: Path) -> str | None:
     """Why sidecars cannot go into DVC in the store at ``root``, or None."""
-    import importlib.util
-
     if not (root / ".dvc").is_dir():
         return f"{root}: DVC is not initialised in this store; run `python3 tools/dev.py setup` (or `dvc init`) first"
     if importlib.util.find_spec("dvc") is None:
@@ -117,15 +92,7 @@ def add_many(sidecars: list[Path], stage: bool = True, root: Path | None = None)
     problem = dvc_problem(root)
     if problem:
         raise SamplesError(problem)
-    for sidecar in sidecars:
-        check_against_aggregate(sidecar, root)
-    from eee.validate import run
-
-    pairs = [str(p) for s in sidecars for p in (Path(record_path_for_sidecar(str(s))), s)]
-    summary = run(pairs)
-    errors = [f.one_line() for r in summary.results for f in r.findings if f.severity == "error"]
-    if errors:
-        raise SamplesError("the record and its sidecar do not validate:\n  " + "\n  ".join(errors[:10]))
+    check_pairs(sidecars, root)
     rels = [_rel(s, root) for s in sidecars]
     proc = dvc("add", "--quiet", *rels, cwd=root)
     if proc.returncode != 0:

@@ -125,7 +125,7 @@ class Registry:
         key = (f"{folder}/{name}", "")
         found = self._validators.get(key)
         if found is None:
-            import jsonschema_rs
+            import jsonschema_rs  # lazy: jsonschema_rs costs ~70 ms; only when a schema is first compiled
 
             found = jsonschema_rs.Draft7Validator(orjson.loads((self.root / folder / name).read_bytes()))
             self._validators[key] = found
@@ -135,7 +135,7 @@ class Registry:
         key = (version, kind)
         found = self._validators.get(key)
         if found is None:
-            import jsonschema_rs
+            import jsonschema_rs  # lazy: as above
 
             found = jsonschema_rs.Draft7Validator(self.schema(version, kind))
             self._validators[key] = found

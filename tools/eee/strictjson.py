@@ -17,7 +17,7 @@ from typing import Any
 
 import orjson
 
-from eee.pointer import format_path
+from eee.jsonpath import format_path
 
 
 class JSONProblem(Exception):

@@ -1,10 +1,13 @@
-"""The validator: collect files, check each, return a :class:`Summary`.
+"""The validator: check the files of a tree, return a :class:`Summary`.
 
-Checks, in order, for every file: strict JSON, the schema of the version the document
-declares, and the repository rules (layout, names, uuids, sidecar pairing, scores).
+:func:`validate_tree` reads a :class:`eee.tree.Tree` (the work tree, a git commit, planned
+files over the store) and checks, in order, for every file: strict JSON, the schema of the
+version the document declares, and the store's rules (layout, names, uuids, sidecar
+pairing, scores). :func:`run` is the command line's view: paths on disk, collected into
+the work trees of the stores they belong to (and loose files, checked on their own).
 
-Paths are plain absolute strings inside this module: it runs once per file of a whole
-store, where pathlib's overhead would cost more than the checks.
+Paths are plain strings inside this module: it runs once per file of a whole store, where
+pathlib's overhead would cost more than the checks.
 """
 
 from __future__ import annotations
@@ -16,25 +19,33 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from eee.checks.record import folder_findings, score_findings, sidecar_pointer_findings
-from eee.checks.schema import schema_findings
-from eee.checks.sidecar import DEFAULT_CAP, check_sidecar
-from eee.findings import ERROR, FileResult, Finding, Summary
-from eee.governance import EVENT_SUFFIX, EVENTS_DIR
+from eee.dvcpointer import PointerError
+from eee.dvcpointer import parse as parse_dvc_pointer
+from eee.findings import FileResult, Finding, Summary
 from eee.paths import (
     DATA_DIR,
+    DVC_POINTER,
+    EVENT,
+    EVENT_SUFFIX,
+    EVENTS_DIR,
     POINTER_SUFFIX,
     RECORD_SUFFIX,
     SIDECAR_SUFFIX,
     StorePath,
     classify,
+    file_kind,
     find_store_root,
     layout_problems,
     record_path_for_sidecar,
     sidecar_path_for,
 )
+from eee.rules.layout import case_clash
+from eee.rules.record import folder_findings, score_findings, sidecar_pointer_findings
+from eee.rules.schema import schema_findings
+from eee.rules.sidecar import DEFAULT_CAP, check_sidecar
 from eee.schemas import EVAL, Registry, RegistryError, default_registry
 from eee.strictjson import JSONProblem, loads
+from eee.tree import SYMLINK, Tree, Unreadable, WorkTree
 
 _GLOB_CHARS = set("*?[")
 Progress = Callable[[int, int], None]
@@ -45,6 +56,7 @@ class Options:
     repo_checks: bool = True  # layout, naming and pairing rules of the store
     cap: int = DEFAULT_CAP  # findings shown per file
     root: Path | None = None  # store root; found from each path when None
+    case_clash: bool = True  # names against the tree; off where a commit rule checks them (the audit)
 
 
 class Display:
@@ -55,25 +67,6 @@ class Display:
 
     def __call__(self, absolute: str) -> str:
         return absolute[len(self.prefix) :] if absolute.startswith(self.prefix) else absolute
-
-
-def display_path(path: str | Path) -> str:
-    return Display()(os.path.abspath(path))
-
-
-_EVENTS_MARKER = os.sep + EVENTS_DIR.replace("/", os.sep) + os.sep
-
-
-def kind_of(path: str) -> str:
-    if path.endswith(EVENT_SUFFIX) and _EVENTS_MARKER in path:
-        return "event"
-    if path.endswith(SIDECAR_SUFFIX + POINTER_SUFFIX):
-        return "pointer"
-    if path.endswith(SIDECAR_SUFFIX):
-        return "sidecar"
-    if path.endswith(RECORD_SUFFIX):
-        return "record"
-    return "other"
 
 
 class Collected:
@@ -163,76 +156,44 @@ def _walk(top: str, listings: dict[str, list[str]], problems: list[Finding] | No
     return out
 
 
-class Store:
-    """Where each file sits in its store, plus caches shared by the checks."""
+class _Item:
+    """One file to check: its tree, its path there, and whether it lies in a store."""
 
-    def __init__(self, registry: Registry, options: Options, listings: dict[str, list[str]] | None = None) -> None:
+    __slots__ = ("in_store", "rel", "tree")
+
+    def __init__(self, tree: Tree, rel: str, in_store: bool = True) -> None:
+        self.tree = tree
+        self.rel = rel
+        self.in_store = in_store
+
+    def key(self) -> tuple[int, str]:
+        return id(self.tree), self.rel
+
+    def beside(self, rel: str) -> _Item:
+        return _Item(self.tree, rel, self.in_store)
+
+
+class Store:
+    """The registry and options of a run, plus caches shared by the checks."""
+
+    def __init__(self, registry: Registry, options: Options) -> None:
         self.registry = registry
         self.options = options
-        self._names = listings or {}
-        self._listing: dict[str, dict[str, list[str]]] = {}
-        self._roots: dict[str, str | None] = {}  # directory -> store root
-        self.aggregates: dict[str, dict[str, Any] | None] = {}
+        self.aggregates: dict[tuple[int, str], dict[str, Any] | None] = {}
 
-    def locate(self, absolute: str) -> tuple[str, StorePath] | None:
-        directory = os.path.dirname(absolute)
-        try:
-            root = self._roots[directory]
-        except KeyError:
-            root = os.path.abspath(self.options.root) if self.options.root else find_store_root(absolute)
-            self._roots[directory] = root
-        if root is None or not absolute.startswith(root + os.sep):
-            return None
-        rel = absolute[len(root) + 1 :]
-        if os.sep != "/":  # pragma: no cover - POSIX in practice
-            rel = rel.replace(os.sep, "/")
-        return root, classify(rel)
-
-    def siblings_by_case(self, directory: str) -> dict[str, list[str]]:
-        found = self._listing.get(directory)
-        if found is None:
-            names = self._names.get(directory)
-            if names is None:
-                try:
-                    names = os.listdir(directory)
-                except OSError:
-                    names = []
-            found = {}
-            for name in names:
-                key = name.casefold()
-                if key in found:
-                    found[key].append(name)
-                else:
-                    found[key] = [name]
-            self._listing[directory] = found
-        return found
-
-    def case_clash(self, root: str, rel: str) -> tuple[str, str] | None:
-        """The first component of ``rel`` that differs only in case from a sibling on disk."""
-        directory = root
-        for part in rel.split("/"):
-            names = self.siblings_by_case(directory).get(part.casefold())
-            if names and (len(names) > 1 or names[0] != part):
-                other = next(n for n in names if n != part)
-                here = os.path.join(directory, part)[len(root) + 1 :]
-                return here, other
-            directory = directory + os.sep + part
-        return None
-
-    def aggregate(self, absolute: str) -> dict[str, Any] | None:
-        if absolute not in self.aggregates:
+    def aggregate(self, item: _Item) -> dict[str, Any] | None:
+        key = item.key()
+        if key not in self.aggregates:
             try:
-                with open(absolute, "rb") as fh:
-                    doc = loads(fh.read())
-            except (OSError, JSONProblem):
+                doc = loads(item.tree.read(item.rel))
+            except (Unreadable, JSONProblem):
                 doc = None
-            self.aggregates[absolute] = doc if isinstance(doc, dict) else None
-        return self.aggregates[absolute]
+            self.aggregates[key] = doc if isinstance(doc, dict) else None
+        return self.aggregates[key]
 
 
-def layout_findings(store: Store, absolute: str, file: str) -> tuple[StorePath | None, list[Finding]]:
-    located = store.locate(absolute)
-    if located is None:
+def layout_findings(store: Store, item: _Item, file: str) -> tuple[StorePath | None, list[Finding]]:
+    if not item.in_store:
         return None, [
             Finding(
                 file,
@@ -242,9 +203,9 @@ def layout_findings(store: Store, absolute: str, file: str) -> tuple[StorePath |
                 check="layout",
             )
         ]
-    root, where = located
+    where = classify(item.rel)
     out = [Finding(file, "$", msg, hint, check="layout") for msg, hint in layout_problems(where.rel, where)]
-    clash = store.case_clash(root, where.rel)
+    clash = case_clash(item.tree, item.rel) if store.options.case_clash else None
     if clash:
         out.append(
             Finding(
@@ -258,15 +219,15 @@ def layout_findings(store: Store, absolute: str, file: str) -> tuple[StorePath |
     return where, out
 
 
-def check_record(absolute: str, file: str, store: Store, result: FileResult) -> dict[str, Any] | None:
+def check_record(item: _Item, file: str, store: Store, result: FileResult) -> dict[str, Any] | None:
     """Check one aggregate record; returns the parsed document (None when unreadable)."""
     opts = store.options
     findings = result.findings
     where: StorePath | None = None
     if opts.repo_checks:
-        where, found = layout_findings(store, absolute, file)
+        where, found = layout_findings(store, item, file)
         findings.extend(found)
-    if os.path.islink(absolute):
+    if item.tree.mode(item.rel) == SYMLINK:
         findings.append(
             Finding(
                 file,
@@ -278,10 +239,9 @@ def check_record(absolute: str, file: str, store: Store, result: FileResult) -> 
         )
         return None
     try:
-        with open(absolute, "rb") as fh:
-            data = fh.read()
-    except OSError as exc:
-        findings.append(Finding(file, "$", f"cannot read the file: {exc.strerror}", None, check="input"))
+        data = item.tree.read(item.rel)
+    except Unreadable as exc:
+        findings.append(exc.finding)
         return None
     try:
         doc = loads(data)
@@ -329,44 +289,46 @@ def check_record(absolute: str, file: str, store: Store, result: FileResult) -> 
 
 
 def _check_records(
-    store: Store, records: list[str], display: Display, queued: set[str], extra: list[str]
+    store: Store, records: list[_Item], queued: set[tuple[int, str]], extra: list[_Item]
 ) -> Iterable[FileResult]:
     repo = store.options.repo_checks
-    for absolute in records:
-        file = display(absolute)
+    for item in records:
+        tree = item.tree
+        file = tree.display(item.rel)
         result = FileResult(file, "record")
-        doc = check_record(absolute, file, store, result)
+        doc = check_record(item, file, store, result)
         if doc is not None:
             der = doc.get("detailed_evaluation_results")
             # keep whole documents only where a sidecar needs them; others shrink to a stub
-            store.aggregates[absolute] = doc if isinstance(der, dict) else {"evaluation_id": doc.get("evaluation_id")}
+            store.aggregates[item.key()] = doc if isinstance(der, dict) else {"evaluation_id": doc.get("evaluation_id")}
             if repo and isinstance(der, dict):
-                sidecar = sidecar_path_for(absolute)
-                name = os.path.basename(sidecar)
-                if os.path.exists(sidecar):
-                    if sidecar not in queued:  # a record and its sidecar are checked together
-                        queued.add(sidecar)
+                sidecar = item.beside(sidecar_path_for(item.rel))
+                name = sidecar.rel.rsplit("/", 1)[-1]
+                if tree.exists(sidecar.rel):
+                    if sidecar.key() not in queued:  # a record and its sidecar are checked together
+                        queued.add(sidecar.key())
                         extra.append(sidecar)
-                elif not os.path.lexists(sidecar + POINTER_SUFFIX):
+                elif not tree.exists(sidecar.rel + POINTER_SUFFIX):
                     result.findings.append(
                         Finding(
                             file,
                             "$.detailed_evaluation_results",
                             f"declares a sidecar but neither {name} nor its DVC pointer {name}.dvc exists",
-                            f"add the sidecar with `eee samples add {display(sidecar)}`, or drop detailed_evaluation_results",
+                            f"add the sidecar with `eee samples add {tree.display(sidecar.rel)}`, or drop detailed_evaluation_results",
                             check="sidecar",
                         )
                     )
         yield result
 
 
-def _check_sidecar_file(store: Store, absolute: str, file: str) -> FileResult:
+def _check_sidecar_file(store: Store, item: _Item, file: str) -> FileResult:
     options = store.options
+    tree = item.tree
     result = FileResult(file, "sidecar")
     aggregate = None
     if options.repo_checks:
-        result.findings.extend(layout_findings(store, absolute, file)[1])
-    if os.path.islink(absolute):
+        result.findings.extend(layout_findings(store, item, file)[1])
+    if tree.mode(item.rel) == SYMLINK:
         result.findings.append(
             Finding(
                 file,
@@ -378,13 +340,14 @@ def _check_sidecar_file(store: Store, absolute: str, file: str) -> FileResult:
         )
         return result
     if options.repo_checks:
-        record = record_path_for_sidecar(absolute)
-        if not os.path.exists(record):
+        record = item.beside(record_path_for_sidecar(item.rel))
+        record_name = record.rel.rsplit("/", 1)[-1]
+        if not tree.exists(record.rel):
             result.findings.append(
                 Finding(
                     file,
                     "$",
-                    f"sidecar without aggregate: {os.path.basename(record)} does not exist beside it",
+                    f"sidecar without aggregate: {record_name} does not exist beside it",
                     "a sidecar belongs to the record with the same uuid in the same folder; add the record or remove the file",
                     check="sidecar",
                 )
@@ -396,53 +359,55 @@ def _check_sidecar_file(store: Store, absolute: str, file: str) -> FileResult:
                     Finding(
                         file,
                         "$",
-                        f"{os.path.basename(record)} does not declare this sidecar (no detailed_evaluation_results)",
+                        f"{record_name} does not declare this sidecar (no detailed_evaluation_results)",
                         "the record must point at its sidecar: set detailed_evaluation_results.file_path, checksum and total_rows",
                         check="sidecar",
                     )
                 )
                 aggregate = None
-    try:
-        check_sidecar(Path(absolute), file, store.registry, aggregate, result, cap=options.cap)
-    except OSError as exc:
-        result.findings.append(Finding(file, "$", f"cannot read the file: {exc.strerror}", None, check="input"))
+    check_sidecar(tree, item.rel, file, store.registry, aggregate, result, cap=options.cap)
     return result
 
 
-def _check_other(store: Store, absolute: str, file: str) -> FileResult | None:
-    kind = kind_of(absolute)
+def _check_other(store: Store, item: _Item, file: str) -> FileResult | None:
+    tree = item.tree
+    kind = file_kind(item.rel)
     if not store.options.repo_checks:
-        return FileResult(file, kind) if kind == "pointer" else None
+        return FileResult(file, kind) if kind == DVC_POINTER else None
     result = FileResult(file, kind)
-    where, found = layout_findings(store, absolute, file)
+    where, found = layout_findings(store, item, file)
     result.findings.extend(found)
-    if kind == "pointer" and where is not None:
-        result.findings.extend(_pointer_findings(absolute, file))
-        record = record_path_for_sidecar(absolute[: -len(POINTER_SUFFIX)])
-        if not os.path.exists(record):
+    if kind == DVC_POINTER and where is not None:
+        result.findings.extend(_pointer_findings(tree, item.rel, file))
+        record = record_path_for_sidecar(item.rel[: -len(POINTER_SUFFIX)])
+        if not tree.exists(record):
             result.findings.append(
                 Finding(
                     file,
                     "$",
-                    f"DVC pointer without aggregate: {os.path.basename(record)} does not exist beside it",
+                    f"DVC pointer without aggregate: {record.rsplit('/', 1)[-1]} does not exist beside it",
                     "add the record or remove the pointer",
                     check="sidecar",
                 )
             )
-    if os.path.islink(absolute):
+    if tree.mode(item.rel) == SYMLINK:
         result.findings.append(Finding(file, "$", "is a symbolic link", "use regular files only", check="layout"))
     return result
 
 
-def _pointer_findings(absolute: str, file: str) -> list[Finding]:
+def _pointer_findings(tree: Tree, rel: str, file: str) -> list[Finding]:
     """A DVC pointer must be one, and name its own sidecar."""
-    from eee.dvcpointer import PointerError, parse
-
-    sidecar_name = os.path.basename(absolute)[: -len(POINTER_SUFFIX)]
+    sidecar_name = rel.rsplit("/", 1)[-1][: -len(POINTER_SUFFIX)]
     try:
-        with open(absolute, encoding="utf-8") as fh:
-            pointer = parse(fh.read())
-    except (OSError, UnicodeDecodeError, PointerError) as exc:
+        pointer = parse_dvc_pointer(tree.read(rel).decode("utf-8"))
+    except Unreadable as exc:
+        problem = exc.finding.message
+        return [
+            Finding(
+                file, "$", f"unreadable DVC pointer: {problem}", "re-create it with `eee samples add`", check="sidecar"
+            )
+        ]
+    except (UnicodeDecodeError, PointerError) as exc:
         return [
             Finding(file, "$", f"unreadable DVC pointer: {exc}", "re-create it with `eee samples add`", check="sidecar")
         ]
@@ -459,69 +424,124 @@ def _pointer_findings(absolute: str, file: str) -> list[Finding]:
     return []
 
 
+def store_files(tree: Tree) -> list[str]:
+    """What validating a whole store checks: every file under data/ and the event files."""
+    events = [
+        rel
+        for rel in tree.files(EVENTS_DIR)
+        if "/" not in rel[len(EVENTS_DIR) + 1 :]
+        and (tree.mode(rel) == SYMLINK or (rel.endswith(EVENT_SUFFIX) and not rel.rsplit("/", 1)[-1].startswith(".")))
+    ]
+    return tree.files(DATA_DIR) + events
+
+
+def validate_tree(
+    tree: Tree,
+    paths: Iterable[str] | None = None,
+    options: Options | None = None,
+    progress: Progress | None = None,
+    registry: Registry | None = None,
+) -> Summary:
+    """Check ``paths`` of ``tree`` (default: the whole store: data/ and the events)."""
+    rels = store_files(tree) if paths is None else list(dict.fromkeys(paths))
+    return _validate([_Item(tree, rel) for rel in rels], options or Options(), progress, registry)
+
+
+def _validate(
+    items: list[_Item],
+    options: Options,
+    progress: Progress | None = None,
+    registry: Registry | None = None,
+    results: list[FileResult] | None = None,
+) -> Summary:
+    try:
+        registry = registry or default_registry()
+    except RegistryError as exc:
+        return Summary([], fatal=str(exc))
+    results = results if results is not None else []
+    store = Store(registry, options)
+    events: list[_Item] = []
+    files: list[_Item] = []
+    for item in items:
+        (events if file_kind(item.rel) == EVENT else files).append(item)
+    records = [i for i in files if i.rel.endswith(RECORD_SUFFIX)]
+    sidecars = [i for i in files if i.rel.endswith(SIDECAR_SUFFIX)]
+    others = [i for i in files if not i.rel.endswith((RECORD_SUFFIX, SIDECAR_SUFFIX))]
+    queued = {i.key() for i in sidecars}
+    total = len(items)
+
+    done = 0
+    for result in _check_records(store, records, queued, sidecars):
+        results.append(result)
+        done += 1
+        if progress:
+            progress(done, total)
+    total = len(records) + len(sidecars) + len(others)
+    for item in sidecars:
+        results.append(_check_sidecar_file(store, item, item.tree.display(item.rel)))
+        done += 1
+        if progress:
+            progress(done, total)
+    for item in others:
+        result = _check_other(store, item, item.tree.display(item.rel))
+        if result is not None:
+            results.append(result)
+        done += 1
+        if progress:
+            progress(done, total)
+    results.extend(_check_events(events))
+    return Summary(results)
+
+
+def _check_events(events: list[_Item]) -> list[FileResult]:
+    """Event files, grouped by the store they belong to (the ledger is per store)."""
+    by_tree: dict[int, tuple[Tree, list[str]]] = {}
+    for item in events:
+        by_tree.setdefault(id(item.tree), (item.tree, []))[1].append(item.rel)
+    if not by_tree:
+        return []
+    from eee.rules.events import check_events  # lazy: the ledger's modules load only when an event is checked
+
+    out: list[FileResult] = []
+    for tree, rels in sorted(by_tree.values(), key=lambda entry: entry[0].display("")):
+        out.extend(check_events(tree, rels))
+    return out
+
+
+_EVENTS_MARKER = os.sep + EVENTS_DIR.replace("/", os.sep) + os.sep
+_LOOSE = "/"  # loose files are read through a work tree of the file system's root
+
+
 def run(
     args: Iterable[str | Path],
     options: Options | None = None,
     registry: Registry | None = None,
     progress: Progress | None = None,
 ) -> Summary:
+    """Validate the files named on the command line (files, folders, globs).
+
+    Each file is read through the work tree of the store it belongs to (``options.root``,
+    or found from its path); a file outside any store is checked on its own."""
     options = options or Options()
-    try:
-        registry = registry or default_registry()
-    except RegistryError as exc:
-        return Summary([], fatal=str(exc))
     found = collect(args)
     results = [FileResult(p.file, "input", findings=[p]) for p in found.problems]
-    store = Store(registry, options, found.listings)
-    display = Display()
-    events: list[str] = []
-    files: list[str] = []
-    for f in found.files:
-        (events if kind_of(f) == "event" else files).append(f)
-    records = [f for f in files if f.endswith(RECORD_SUFFIX)]
-    sidecars = [f for f in files if f.endswith(SIDECAR_SUFFIX)]
-    others = [f for f in files if not f.endswith((RECORD_SUFFIX, SIDECAR_SUFFIX))]
-    queued = set(sidecars)
-    total = len(found.files)
+    trees: dict[str, WorkTree] = {}
 
-    done = 0
-    for result in _check_records(store, records, display, queued, sidecars):
-        results.append(result)
-        done += 1
-        if progress:
-            progress(done, total)
-    total = len(records) + len(sidecars) + len(others)
-    for absolute in sidecars:
-        results.append(_check_sidecar_file(store, absolute, display(absolute)))
-        done += 1
-        if progress:
-            progress(done, total)
-    for absolute in others:
-        result = _check_other(store, absolute, display(absolute))
-        if result is not None:
-            results.append(result)
-        done += 1
-        if progress:
-            progress(done, total)
-    results.extend(_check_events(events, display))
-    return Summary(results)
+    def tree_at(root: str) -> WorkTree:
+        if root not in trees:
+            trees[root] = WorkTree(root, found.listings)
+        return trees[root]
 
-
-def _check_events(events: list[str], display: Display) -> list[FileResult]:
-    """Event files, grouped by the store they belong to (the ledger is per store)."""
-    if not events:
-        return []
-    from eee.checks.events import check_events
-
-    by_root: dict[str, list[str]] = {}
-    for path in events:
-        root = path[: path.rindex(_EVENTS_MARKER)]
-        by_root.setdefault(root, []).append(path)
-    out: list[FileResult] = []
-    for root, paths in sorted(by_root.items()):
-        out.extend(check_events(paths, root, display))
-    return out
-
-
-def has_errors(findings: Iterable[Finding]) -> bool:
-    return any(f.severity == ERROR for f in findings)
+    fixed = os.path.abspath(options.root) if options.root else None
+    items: list[_Item] = []
+    for absolute in found.files:
+        if absolute.endswith(EVENT_SUFFIX) and _EVENTS_MARKER in absolute:
+            root = absolute[: absolute.rindex(_EVENTS_MARKER)]
+        else:
+            root = fixed or find_store_root(absolute)
+        rel = tree_at(root).rel(absolute) if root else None
+        if rel is None:
+            items.append(_Item(tree_at(_LOOSE), absolute.lstrip(os.sep), in_store=False))
+        else:
+            items.append(_Item(tree_at(root), rel))
+    return _validate(items, options, progress, registry, results)

@@ -13,8 +13,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from eee.actions import ToolError, perform, status
 from eee.gitutil import GitError, toplevel
-from eee.governance.actions import ToolError, perform, status
 from eee.paths import UUID4_RE
 
 DESCRIPTIONS = {

@@ -9,8 +9,6 @@ from pathlib import Path
 from eee.report import FORMATS, render
 from eee.validate import Options, run
 
-PROGRESS_MIN_FILES = 200
-
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(

@@ -27,18 +27,25 @@ import hashlib
 import json
 import math
 import os
-import shutil
-import tempfile
+import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from eee.findings import ERROR, WARNING, Finding
-from eee.paths import canonical_folders, canonical_record_path, new_uuid, sidecar_path_for
-from eee.pointer import format_path, json_type
-from eee.strictjson import canonical, canonical_row
+import orjson
+
+from eee import samples
+from eee.convert.metrics import unknown_bounds_details
+from eee.findings import WARNING, Finding
+from eee.gitutil import git, has_commit
+from eee.jsonpath import format_path, json_type
+from eee.paths import canonical_folders
+from eee.placement import NewRecord, WriteFailed, existing, new_record, remove
+from eee.placement import check as check_placement
+from eee.placement import write as write_records
+from eee.strictjson import canonical_row, explain
 
 SCHEMA_VERSION = "0.3.0"
 RELATIONSHIPS = ("first_party", "third_party", "collaborative", "other")
@@ -96,16 +103,12 @@ def display(path: str | Path) -> str:
 def parse_json(data: bytes, file: str | Path) -> Any:
     """Parse a harness log. Python's ``NaN``/``Infinity`` (which harnesses write) are read as
     floats and dropped later; anything else that is not JSON is an :class:`InputError`."""
-    import orjson
-
     try:
         return orjson.loads(data)
     except orjson.JSONDecodeError as exc:
         try:
             return json.loads(data)
         except (json.JSONDecodeError, UnicodeDecodeError):
-            from eee.strictjson import explain
-
             problem = explain(data, exc)
             raise InputError(file, "$", problem.message, "the log file is damaged; export it again") from None
 
@@ -345,8 +348,6 @@ def record(
     library_details: dict[str, str] | None = None,
 ) -> dict[str, Any]:
     """An aggregate record of the current schema version."""
-    from eee.convert.metrics import unknown_bounds_details
-
     doc: dict[str, Any] = {"schema_version": SCHEMA_VERSION, "evaluation_id": evaluation_id}
     if evaluation_timestamp is not None:
         doc["evaluation_timestamp"] = evaluation_timestamp
@@ -375,8 +376,6 @@ def record(
 
 def now_epoch() -> str:
     """The conversion time: only a fallback for logs that record no time at all."""
-    import time
-
     return str(int(time.time()))
 
 
@@ -409,136 +408,53 @@ class PlacementError(Exception):
 
 
 def plan(batch: Batch) -> list[Planned]:
-    """Give every output a fresh uuid, its canonical paths and its bytes."""
+    """Give every output a fresh uuid, its canonical paths and its bytes (:func:`eee.placement.new_record`)."""
     planned = []
     for output in batch.outputs:
-        record_uuid = new_uuid()
-        model_id = output.record["model_info"]["id"]
-        rel = canonical_record_path(output.benchmark, model_id, record_uuid)
-        doc = output.record
-        sidecar_rel = sidecar_bytes = None
-        if output.rows is not None:
-            sidecar_rel = sidecar_path_for(rel)
-            sidecar_bytes = b"".join(canonical_row(row) for row in output.rows)
-            doc = {
-                **doc,
-                "detailed_evaluation_results": {
-                    "format": "jsonl",
-                    "file_path": sidecar_rel,
-                    "hash_algorithm": "sha256",
-                    "checksum": hashlib.sha256(sidecar_bytes).hexdigest(),
-                    "total_rows": len(output.rows),
-                },
-            }
-            output.record = doc
-        planned.append(Planned(output, rel, canonical(doc), sidecar_rel, sidecar_bytes))
+        sidecar = b"".join(canonical_row(row) for row in output.rows) if output.rows is not None else None
+        new = new_record(output.benchmark, output.record, sidecar, len(output.rows or []))
+        output.record = new.doc
+        planned.append(Planned(output, new.rel, new.data, new.sidecar_rel, new.sidecar_data))
     return planned
 
 
-def validate_planned(planned: list[Planned]) -> tuple[list[Finding], list[Finding]]:
-    """(errors, warnings) of the outputs, checked by the store's validator in a temporary store."""
-    from eee.validate import Options, run
+def _new_records(planned: list[Planned]) -> list[NewRecord]:
+    return [
+        NewRecord("", item.record_rel, item.record_bytes, item.output.record, item.sidecar_rel, item.sidecar_bytes)
+        for item in planned
+    ]
 
-    if not planned:
-        return [], []
-    tmp = Path(tempfile.mkdtemp(prefix="eee-convert-"))
-    try:
-        for item in planned:
-            for rel, data in item.files():
-                path = tmp / rel
-                path.parent.mkdir(parents=True, exist_ok=True)
-                path.write_bytes(data)
-        summary = run([str(tmp / "data")], Options(root=tmp))
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-    findings = [f for r in summary.results for f in r.findings]
-    prefix = str(tmp) + os.sep
-    for f in findings:  # name the paths the files will have in the store (data/...)
-        f.file = f.file.replace(prefix, "")
-    if summary.fatal:
-        findings.append(Finding("schemas/registry.json", "$", summary.fatal, check="validate"))
-    return [f for f in findings if f.severity == ERROR], [f for f in findings if f.severity != ERROR]
+
+def validate_planned(planned: list[Planned], root: Path | None = None) -> tuple[list[Finding], list[Finding]]:
+    """(errors, warnings) of the outputs, checked by the store's validator on the store at
+    ``root`` as it would be with them (on their own when ``root`` is None); nothing is written."""
+    return check_placement(root, _new_records(planned))
 
 
 def target_findings(planned: list[Planned], root: Path) -> list[Finding]:
-    """Targets that exist already, or whose folders differ only in letter case from existing ones."""
-    out: list[Finding] = []
-    for item in planned:
-        for rel, _ in item.files():
-            if os.path.lexists(root / rel):
-                out.append(Finding(rel, "$", "already exists; the converter never overwrites a file", check="convert"))
-                continue
-            clash = _case_clash(root, rel)
-            if clash:
-                out.append(
-                    Finding(
-                        rel,
-                        "$",
-                        f"{clash[0]!r} differs only in letter case from {clash[1]!r} in the store",
-                        "pass --model-id with the existing spelling so the record joins its folder",
-                        check="convert",
-                    )
-                )
-    return out
-
-
-def _case_clash(root: Path, rel: str) -> tuple[str, str] | None:
-    directory = root
-    parts = rel.split("/")
-    for depth, part in enumerate(parts):
-        try:
-            names = os.listdir(directory)
-        except OSError:
-            return None
-        for name in names:
-            if name != part and name.casefold() == part.casefold():
-                return "/".join(parts[: depth + 1]), "/".join([*parts[:depth], name])
-        if part not in names:
-            return None
-        directory = directory / part
-    return None
+    """Targets that exist already (folders that differ only in letter case from existing
+    ones are the validator's layout finding)."""
+    return [
+        Finding(rel, "$", "already exists; the converter never overwrites a file", check="convert")
+        for rel in existing(root, _new_records(planned))
+    ]
 
 
 def write_planned(planned: list[Planned], root: Path) -> tuple[list[Path], list[Path]]:
-    """Write every file with exclusive creation; on any failure remove what was written.
+    """Write every file exclusively and atomically; on any failure remove what was written.
 
     Returns the files written and the folders created (in creation order).
     """
-    written: list[Path] = []
-    created_dirs: list[Path] = []
     try:
-        for item in planned:
-            for rel, data in item.files():
-                path = root / rel
-                for parent in reversed(path.relative_to(root).parents):
-                    folder = root / parent
-                    if not folder.exists():
-                        folder.mkdir()
-                        created_dirs.append(folder)
-                with open(path, "xb") as fh:
-                    written.append(path)
-                    fh.write(data)
-    except OSError as exc:
-        remove(written, created_dirs)
-        where = str(exc.filename or "data/")
+        return write_records(root, _new_records(planned))
+    except WriteFailed as exc:
         raise PlacementError(
-            [Finding(display(where), "$", f"cannot write: {exc.strerror}; nothing was written", check="convert")]
+            [
+                Finding(
+                    display(exc.path), "$", f"cannot write: {exc.error.strerror}; nothing was written", check="convert"
+                )
+            ]
         ) from None
-    return written, created_dirs
-
-
-def remove(files: list[Path], folders: list[Path]) -> None:
-    """Undo a partial placement: the files this run wrote and the folders it created."""
-    for path in files:
-        try:
-            path.unlink()
-        except OSError:
-            pass
-    for folder in reversed(folders):
-        try:
-            folder.rmdir()
-        except OSError:
-            pass
 
 
 def preflight(batch: Batch, root: Path, check_dvc: bool = True) -> tuple[list[Planned], list[Finding], list[Finding]]:
@@ -546,12 +462,10 @@ def preflight(batch: Batch, root: Path, check_dvc: bool = True) -> tuple[list[Pl
     (validation, existing targets, and with ``check_dvc`` DVC missing for a sidecar) and
     the warnings. The dry run leaves DVC out: it shows the conversion in any store."""
     planned = plan(batch)
-    errors, warnings = validate_planned(planned)
+    errors, warnings = validate_planned(planned, root)
     errors += target_findings(planned, root)
     if check_dvc and any(item.sidecar_rel for item in planned):
-        from eee.samples import dvc_problem
-
-        problem = dvc_problem(root)
+        problem = samples.dvc_problem(root)
         if problem:
             errors.append(Finding(display(root), "$", problem, check="convert"))
     return planned, errors, warnings
@@ -588,10 +502,7 @@ def place(batch: Batch, root: Path, stage: bool = True) -> tuple[list[Planned], 
 
 def _register(planned: list[Planned], root: Path, stage: bool) -> None:
     """``eee samples add`` the sidecars (one DVC run); stage the records with ``git add``."""
-    from eee.gitutil import git
-    from eee.samples import add_many
-
-    add_many([root / item.sidecar_rel for item in planned if item.sidecar_rel], stage=stage, root=root)
+    samples.add_many([root / item.sidecar_rel for item in planned if item.sidecar_rel], stage=stage, root=root)
     if stage:
         git("add", "--", *[item.record_rel for item in planned], cwd=root)
 
@@ -607,8 +518,6 @@ def _ignore_files(root: Path, sidecars: list[str]) -> dict[Path, bytes | None]:
 
 def _undo_registration(planned: list[Planned], root: Path, stage: bool, before: dict[Path, bytes | None]) -> None:
     """Remove pointers, restore ``.gitignore`` files and unstage what this run staged."""
-    from eee.gitutil import git, has_commit
-
     staged: list[str] = []
     for item in planned:
         staged.append(item.record_rel)

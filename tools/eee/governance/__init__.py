@@ -6,6 +6,6 @@ never edited. :func:`eee.governance.status.fold` turns the events into each reco
 status; the validator, the audit, the catalogue and the site all use it.
 """
 
-EVENTS_DIR = "governance/events"
-EVENT_SUFFIX = ".yaml"  # one file per event: governance/events/<id>.yaml
-ACTIONS = ("retract", "supersede", "dispute", "resolve", "reinstate")
+from eee.paths import EVENT_SUFFIX, EVENTS_DIR  # where events live is a path rule of the store
+
+__all__ = ["EVENTS_DIR", "EVENT_SUFFIX"]

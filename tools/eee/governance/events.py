@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import datetime as dt
 import io
-import os
 import secrets
-import tempfile
 from pathlib import Path
 from typing import Any
 
-from eee.governance import EVENT_SUFFIX, EVENTS_DIR
+from eee.fsutil import write_new
+from eee.paths import EVENT_SUFFIX, EVENTS_DIR
 
 EVENT_SCHEMA_VERSION = "1.0.0"
 FIELD_ORDER = (
@@ -65,7 +64,7 @@ def make_event(
 
 
 def _yaml() -> Any:
-    from ruamel.yaml import YAML
+    from ruamel.yaml import YAML  # lazy: ruamel.yaml costs ~50 ms; only when an event is read or written
 
     yaml = YAML(typ="rt")
     yaml.default_flow_style = False
@@ -75,8 +74,11 @@ def _yaml() -> Any:
 
 def dumps(event: dict[str, Any]) -> str:
     """The event as YAML; strings that YAML would read as something else are quoted."""
-    from ruamel.yaml.comments import CommentedMap
-    from ruamel.yaml.scalarstring import DoubleQuotedScalarString, LiteralScalarString
+    from ruamel.yaml.comments import CommentedMap  # lazy: ruamel.yaml, only when an event is written
+    from ruamel.yaml.scalarstring import (  # lazy: ruamel.yaml, only when an event is written
+        DoubleQuotedScalarString,
+        LiteralScalarString,
+    )
 
     doc = CommentedMap()
     for key in FIELD_ORDER:
@@ -100,24 +102,15 @@ def path_for(root: Path, event: dict[str, Any]) -> Path:
 
 
 def write(root: Path, event: dict[str, Any]) -> Path:
-    """Write one new event atomically (temporary file, then rename); never overwrite."""
+    """Write one new event, exclusively and atomically (:func:`eee.fsutil.write_new`)."""
     target = path_for(root, event)
     target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".event-", suffix=".tmp", dir=target.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(dumps(event))
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.link(tmp, target)  # fails if the target exists: an event is never overwritten
-    finally:
-        os.unlink(tmp)
-    return target
+    return write_new(target, dumps(event).encode("utf-8"))
 
 
 def load_text(text: str, name: str = "<event>") -> dict[str, Any]:
-    from ruamel.yaml import YAML
-    from ruamel.yaml.error import YAMLError
+    from ruamel.yaml import YAML  # lazy: ruamel.yaml costs ~50 ms; only when an event is read
+    from ruamel.yaml.error import YAMLError  # lazy: with the loader above
 
     try:
         doc = YAML(typ="safe", pure=True).load(text)

@@ -13,6 +13,8 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
+from eee.governance.events import EventFileError, load_all
+
 Event = dict[str, Any]
 
 
@@ -193,6 +195,4 @@ def read_ledger(root: Path) -> Ledger:
 
     Unreadable event files are left out here; reporting them is the validator's job.
     """
-    from eee.governance.events import EventFileError, load_all
-
     return fold([e for _, e in load_all(root) if not isinstance(e, EventFileError)])

@@ -11,6 +11,7 @@ from collections.abc import Iterable
 from typing import IO
 
 from eee.findings import ERROR, Finding, Summary
+from eee.report import text_lines
 
 HOOKS = ("validate", "naming", "immutable", "samples", "duplicates", "events")
 
@@ -24,7 +25,6 @@ def emit(findings: Iterable[Finding], stream: IO[str] | None = None) -> int:
 
     A finding another hook of this process already printed (same place, same message) is
     not printed again; it still counts for the exit code."""
-    from eee.report import text_lines
 
     stream = stream or sys.stdout
     code = 0

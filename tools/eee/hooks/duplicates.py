@@ -12,7 +12,7 @@ import os
 
 from eee.hooks import data_paths, emit
 from eee.jsonlite import load_object as _load
-from eee.rules import duplicate_findings
+from eee.rules.commit import duplicate_findings
 
 
 def main(argv: list[str]) -> int:

@@ -7,8 +7,8 @@ supersession cycle, no retracted replacement.
 
 from __future__ import annotations
 
-from eee.governance import EVENT_SUFFIX, EVENTS_DIR
 from eee.hooks import emit_summary
+from eee.paths import EVENT_SUFFIX, EVENTS_DIR
 from eee.validate import run
 
 

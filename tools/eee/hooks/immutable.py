@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from eee.gitutil import blob, has_commit, staged_changes
 from eee.hooks import emit
-from eee.rules import REGISTRY, immutability_findings, registry_findings, released_versions
+from eee.rules.commit import REGISTRY, immutability_findings, registry_findings, released_versions
 
 
 def main(argv: list[str]) -> int:

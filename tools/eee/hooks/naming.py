@@ -8,7 +8,7 @@ from functools import cache
 from eee.gitutil import has_commit, tree_children
 from eee.hooks import data_paths, emit
 from eee.jsonlite import load_object
-from eee.rules import naming_findings
+from eee.rules.commit import naming_findings
 
 
 def main(argv: list[str]) -> int:

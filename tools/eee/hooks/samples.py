@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from eee.hooks import data_paths, emit
-from eee.rules import sample_findings
+from eee.rules.commit import sample_findings
 
 
 def main(argv: list[str]) -> int:

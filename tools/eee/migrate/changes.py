@@ -18,7 +18,7 @@ from typing import Any
 import orjson
 
 from eee.findings import Finding
-from eee.pointer import format_path, json_type
+from eee.jsonpath import format_path, json_type
 
 UNKNOWN = "unknown"
 ROOT = "$"

@@ -28,7 +28,6 @@ from typing import Any
 
 import orjson
 
-from eee.checks.sidecar import hash_algorithm
 from eee.findings import WARNING, Finding
 from eee.migrate.chain import migrate, target_version
 from eee.migrate.changes import Changes, MigrationRefused
@@ -38,12 +37,15 @@ from eee.migrate.report import MIGRATED, REPORT_NAME, UNCHANGED, ExportReport, O
 from eee.paths import (
     DATA_DIR,
     POINTER_SUFFIX,
+    file_kind,
     find_store_root,
     record_path_for_sidecar,
     sidecar_path_for,
 )
+from eee.rules.sidecar import hash_algorithm
 from eee.schemas import EVAL, Registry, default_registry
 from eee.strictjson import canonical
+from eee.validate import Display, collect
 
 Progress = Callable[[int, int], None]
 
@@ -261,8 +263,6 @@ class _Exporter:
 
 def plan_inputs(paths: Iterable[str | Path]) -> tuple[list[str], list[str]]:
     """The records to migrate (a sidecar named alone brings its record) and sidecars without a record."""
-    from eee.validate import collect, kind_of
-
     found = collect(paths)
     if found.problems:
         raise UsageError("; ".join(p.one_line() for p in found.problems))
@@ -270,7 +270,7 @@ def plan_inputs(paths: Iterable[str | Path]) -> tuple[list[str], list[str]]:
     orphans: list[str] = []
     seen: set[str] = set()
     for absolute in found.files:
-        kind = kind_of(absolute)
+        kind = file_kind(absolute)
         if kind == "sidecar":
             record = record_path_for_sidecar(absolute)
             if not os.path.exists(record):
@@ -297,8 +297,6 @@ def export(
     Raises :class:`UsageError` before writing anything when the target version is unknown,
     an input does not exist, or the output folder lies inside a store's ``data/``.
     """
-    from eee.validate import Display
-
     registry = registry or default_registry()
     try:
         target = target_version(to, registry)

@@ -12,13 +12,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
-import orjson
-
 from eee.findings import Finding
 from eee.migrate.chain import Result, migrate
 from eee.migrate.changes import MigrationRefused
+from eee.rules.sidecar import iter_lines, parse_row
 from eee.schemas import EVAL, INSTANCE, Registry, default_registry
-from eee.strictjson import JSONProblem, canonical_row, explain, find_duplicate, loads, may_hide_colon
+from eee.strictjson import JSONProblem, canonical_row, loads
 
 PathLike = str | os.PathLike[str]
 
@@ -59,34 +58,13 @@ def load_record(path: PathLike, as_version: str | None = None, registry: Registr
 
 
 def _lines(path: PathLike) -> Iterator[bytes]:
-    from eee.checks.sidecar import iter_lines
-
     yield from iter_lines(Path(path))
 
 
 def _row(line: bytes, file: str, lineno: int) -> Any:
-    if not line.strip():
-        raise MigrationRefused(
-            [
-                Finding(
-                    file, "$", "empty line", "remove blank lines: every line is one JSON object", lineno, check="json"
-                )
-            ]
-        )
-    try:
-        row = orjson.loads(line)
-    except orjson.JSONDecodeError as exc:
-        problem = explain(line, exc)
-        raise MigrationRefused(
-            [Finding(file, problem.pointer, problem.message, problem.hint, line=lineno, check="json")]
-        ) from None
-    compact = orjson.dumps(row)
-    if compact != line and (line.count(b":") != compact.count(b":") or may_hide_colon(line)):
-        problem = find_duplicate(line)
-        if problem is not None:
-            raise MigrationRefused(
-                [Finding(file, problem.pointer, problem.message, problem.hint, line=lineno, check="json")]
-            )
+    row, problem = parse_row(line, file, lineno)
+    if problem is not None:
+        raise MigrationRefused([problem])
     return row
 
 

@@ -17,11 +17,11 @@ __all__ = ["EvaluationRecord", "InstanceLevelRow"]
 
 def __getattr__(name: str) -> Any:  # imported lazily: pydantic costs ~0.4 s, kept off the hook path
     if name == "EvaluationRecord":
-        from eee.models.eval_v0_3_0 import EvaluationRecord
+        from eee.models.eval_v0_3_0 import EvaluationRecord  # lazy: pydantic costs ~0.4 s, kept off the hook path
 
         return EvaluationRecord
     if name == "InstanceLevelRow":
-        from eee.models.instance_level_eval_v0_3_0 import InstanceLevelRow
+        from eee.models.instance_level_eval_v0_3_0 import InstanceLevelRow  # lazy: as above
 
         return InstanceLevelRow
     raise AttributeError(name)

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 from eee.schemas import Registry, schemas_dir
@@ -31,8 +33,6 @@ def module_name(kind: str, version: str) -> str:
 
 def generate(out_dir: Path = MODELS_DIR) -> list[Path]:
     """Generate into a scratch folder (so no project settings leak into the formatting), then copy."""
-    import shutil
-    import tempfile
 
     version = Registry.load().current
     written = []

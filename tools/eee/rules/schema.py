@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from eee.findings import Finding
-from eee.pointer import format_path
+from eee.jsonpath import format_path
 
 MAX_ERRORS_PER_DOC = 20
 
@@ -52,8 +53,6 @@ def _brief(value: Any) -> str:
         return "an object" if value else "an empty object"
     if isinstance(value, list):
         return "an array" if value else "an empty array"
-    import json
-
     text = json.dumps(value, ensure_ascii=False)
     return _short(text, 60)
 

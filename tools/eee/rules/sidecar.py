@@ -9,49 +9,57 @@ The file's row count and checksum are compared with what the aggregate declares.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 import orjson
 
-from eee.checks.schema import schema_findings
+from eee.dvcpointer import PointerError
+from eee.dvcpointer import parse as parse_dvc_pointer
 from eee.findings import FileResult, Finding
+from eee.paths import POINTER_SUFFIX
+from eee.rules.schema import schema_findings
 from eee.schemas import INSTANCE, Registry
 from eee.strictjson import explain, find_duplicate, may_hide_colon
+from eee.tree import Tree, Unreadable
 
 CHUNK = 8 * 1024 * 1024
 DEFAULT_CAP = 20
 
 
-def iter_lines(path: Path, *hashers: Any) -> Iterator[bytes]:
-    """The file's lines without their newline, read in large chunks (fed to ``hashers``)."""
-    rest = b""
+def _file_chunks(path: Path) -> Iterator[bytes]:
     with open(path, "rb") as fh:
-        while True:
-            chunk = fh.read(CHUNK)
-            if not chunk:
-                break
-            for hasher in hashers:
-                if hasher is not None:
-                    hasher.update(chunk)
-            data = rest + chunk
-            cut = data.rfind(b"\n")
-            if cut < 0:
-                rest = data
-                continue
-            rest = data[cut + 1 :]
-            yield from data[:cut].split(b"\n")
+        while chunk := fh.read(CHUNK):
+            yield chunk
+
+
+def iter_lines(source: Path | Iterable[bytes], *hashers: Any) -> Iterator[bytes]:
+    """The lines without their newline of a file (a path) or of a stream of chunks (a
+    tree's :meth:`~eee.tree.Tree.chunks`), each chunk fed to ``hashers``.
+
+    The one line splitter of sidecars: the validator, ``eee samples add`` and migration
+    read rows through it."""
+    rest = b""
+    for chunk in _file_chunks(source) if isinstance(source, Path) else source:
+        for hasher in hashers:
+            if hasher is not None:
+                hasher.update(chunk)
+        data = rest + chunk
+        cut = data.rfind(b"\n")
+        if cut < 0:
+            rest = data
+            continue
+        rest = data[cut + 1 :]
+        yield from data[:cut].split(b"\n")
     if rest:
         yield rest
 
 
-def _pointer_beside(path: Path) -> Any:
-    from eee.dvcpointer import PointerError, parse
-
+def _pointer_beside(tree: Tree, rel: str) -> Any:
     try:
-        return parse(path.with_name(path.name + ".dvc").read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, PointerError):
+        return parse_dvc_pointer(tree.read(rel + POINTER_SUFFIX).decode("utf-8"))
+    except (Unreadable, UnicodeDecodeError, PointerError):
         return None
 
 
@@ -66,6 +74,33 @@ def hash_algorithm(der: Any) -> str | None:
     if isinstance(checksum, str):
         return {64: "sha256", 32: "md5"}.get(len(checksum))
     return None
+
+
+EMPTY_LINE = "empty line"
+
+
+def parse_row(line: bytes, file: str, lineno: int) -> tuple[Any, Finding | None]:
+    """One sidecar line as strict JSON: ``(row, None)``, or ``(None, finding)`` for an empty
+    line, a line that is not JSON, or one with a duplicate key.
+
+    The one strict row parser: the validator and migration (``eee.load_rows``) read rows
+    through it. orjson parses; only a line whose compact form differs suspiciously is
+    searched for a duplicate key, so the common row costs one parse and one dump."""
+    try:
+        row = orjson.loads(line)
+    except orjson.JSONDecodeError as exc:
+        if not line.strip():
+            return None, Finding(
+                file, "$", EMPTY_LINE, "remove blank lines: every line is one JSON object", line=lineno, check="json"
+            )
+        problem = explain(line, exc)
+        return None, Finding(file, problem.pointer, problem.message, problem.hint, line=lineno, check="json")
+    compact = orjson.dumps(row)
+    if compact != line and (line.count(b":") != compact.count(b":") or may_hide_colon(line)):
+        problem = find_duplicate(line)
+        if problem is not None:
+            return None, Finding(file, problem.pointer, problem.message, problem.hint, line=lineno, check="json")
+    return row, None
 
 
 class _Collector:
@@ -85,20 +120,21 @@ class _Collector:
 
 
 def check_sidecar(
-    path: Path,
+    tree: Tree,
+    rel: str,
     file: str,
     registry: Registry,
     aggregate: dict[str, Any] | None,
     result: FileResult,
     cap: int = DEFAULT_CAP,
 ) -> None:
-    """Validate one sidecar into ``result`` (rows, findings)."""
+    """Validate the sidecar ``rel`` of ``tree`` into ``result`` (rows, findings)."""
     out = _Collector(result, cap)
     der = aggregate.get("detailed_evaluation_results") if aggregate else None
     der = der if isinstance(der, dict) else {}
     alg = hash_algorithm(der)
     hasher = hashlib.new(alg) if alg else None
-    pointer = _pointer_beside(path)
+    pointer = _pointer_beside(tree, rel) if tree.exists(rel + POINTER_SUFFIX) else None
     dvc_md5 = hashlib.md5(usedforsecurity=False) if pointer is not None and pointer.md5 else None
     eval_id = aggregate.get("evaluation_id") if aggregate else None
     info = aggregate.get("model_info") if aggregate else None
@@ -111,38 +147,27 @@ def check_sidecar(
             if isinstance(r, dict) and isinstance(r.get("evaluation_result_id"), str)
         }
     validators: dict[Any, tuple[str, Any] | None] = {}
-    loads, dumps = orjson.loads, orjson.dumps
     rows = 0
     versions: set[str] = set()
     lineno = 0
     # the hot loop of the validator: one pass per row, no allocation beyond the parse
-    for lineno, line in enumerate(iter_lines(path, hasher, dvc_md5), start=1):
+    lines = iter_lines(tree.chunks(rel), hasher, dvc_md5)
+    while True:
         try:
-            row = loads(line)
-        except orjson.JSONDecodeError as exc:
-            if not line.strip():
-                out.add(
-                    Finding(
-                        file,
-                        "$",
-                        "empty line",
-                        "remove blank lines: every line is one JSON object",
-                        line=lineno,
-                        check="json",
-                    )
-                )
-                continue
-            rows += 1
-            problem = explain(line, exc)
-            out.add(Finding(file, problem.pointer, problem.message, problem.hint, line=lineno, check="json"))
+            line = next(lines)
+        except StopIteration:
+            break
+        except Unreadable as exc:  # the file could not be read (or not to the end)
+            result.findings.append(exc.finding)
+            return
+        lineno += 1
+        row, problem = parse_row(line, file, lineno)
+        if problem is not None:
+            if problem.message != EMPTY_LINE:
+                rows += 1
+            out.add(problem)
             continue
         rows += 1
-        compact = dumps(row)
-        if compact != line and (line.count(b":") != compact.count(b":") or may_hide_colon(line)):
-            problem = find_duplicate(line)
-            if problem is not None:
-                out.add(Finding(file, problem.pointer, problem.message, problem.hint, line=lineno, check="json"))
-                continue
         if type(row) is not dict:
             out.add(
                 Finding(
@@ -229,9 +254,20 @@ def check_sidecar(
         result.schema_version = ",".join(sorted(versions))
     if not aggregate:
         return
+    for finding in matches_record(der, file, rows, alg, hasher.hexdigest() if hasher is not None else None):
+        out.add(finding)
+
+
+def matches_record(der: dict[str, Any], file: str, rows: int, alg: str | None, actual: str | None) -> list[Finding]:
+    """A sidecar matches its record: its row count and checksum are what the record's
+    ``detailed_evaluation_results`` declares (its path is :func:`eee.rules.record.sidecar_pointer_findings`).
+
+    ``rows`` and ``actual`` (the file's digest under ``alg``) come from one read of the
+    file. The validator and ``eee samples add`` (through the validator) use this check."""
+    out: list[Finding] = []
     declared_rows = der.get("total_rows")
     if isinstance(declared_rows, int) and not isinstance(declared_rows, bool) and declared_rows != rows:
-        out.add(
+        out.append(
             Finding(
                 file,
                 "$",
@@ -241,10 +277,9 @@ def check_sidecar(
             )
         )
     checksum = der.get("checksum")
-    if hasher is not None and isinstance(checksum, str):
-        actual = hasher.hexdigest()
+    if actual is not None and isinstance(checksum, str):
         if actual != checksum.lower():
-            out.add(
+            out.append(
                 Finding(
                     file,
                     "$",
@@ -255,7 +290,7 @@ def check_sidecar(
                 )
             )
     elif checksum is None:
-        out.add(
+        out.append(
             Finding(
                 file,
                 "$",
@@ -265,3 +300,4 @@ def check_sidecar(
                 check="sidecar",
             )
         )
+    return out

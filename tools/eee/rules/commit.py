@@ -11,15 +11,19 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from eee.findings import ERROR, WARNING, Finding
-from eee.governance import EVENTS_DIR
 from eee.paths import (
     DATA_DIR,
-    POINTER_SUFFIX,
-    RECORD_SUFFIX,
-    SIDECAR_SUFFIX,
+    DVC_POINTER,
+    EVENT,
+    EVENTS_DIR,
+    RECORD,
+    SIDECAR,
     classify,
+    file_kind,
     layout_problems,
 )
+from eee.rules.layout import case_clash
+from eee.rules.record import folder_findings
 
 if TYPE_CHECKING:
     from eee.gitutil import Change
@@ -30,13 +34,10 @@ REGISTRY = "schemas/registry.json"
 
 def protected_kind(path: str, released: set[str]) -> str | None:
     """What an accepted path is, if it may never change after it is committed."""
+    kind = file_kind(path)
     if path.startswith(DATA_DIR + "/"):
-        if path.endswith(SIDECAR_SUFFIX + POINTER_SUFFIX):
-            return "sidecar pointer"
-        if path.endswith(RECORD_SUFFIX):
-            return "record"
-        return None
-    if path.startswith(EVENTS_DIR + "/"):
+        return {DVC_POINTER: "sidecar pointer", RECORD: "record"}.get(kind)
+    if kind == EVENT or path.startswith(EVENTS_DIR + "/"):
         return "governance event"
     if path.startswith(SCHEMAS_DIR + "/"):
         parts = path.split("/")
@@ -158,7 +159,7 @@ def sample_findings(paths: Iterable[str], where: Callable[[str], str] = lambda p
             check="samples",
         )
         for p in paths
-        if p.startswith(DATA_DIR + "/") and p.endswith(SIDECAR_SUFFIX)
+        if p.startswith(DATA_DIR + "/") and file_kind(p) == SIDECAR
     ]
 
 
@@ -171,26 +172,20 @@ def naming_findings(
     """Layout, uuid, portable names, case-only collisions, folders from model_info.id."""
     file = where(path)
     out = [Finding(file, "$", msg, hint, check="naming") for msg, hint in layout_problems(path)]
-    parts = path.split("/")
-    for depth in range(1, len(parts)):
-        directory = "/".join(parts[:depth])
-        name = parts[depth]
-        clash = sorted(n for n in siblings(directory) if n != name and n.casefold() == name.casefold())
-        if clash:
-            out.append(
-                Finding(
-                    file,
-                    "$",
-                    f"{'/'.join(parts[: depth + 1])!r} differs only in letter case from {directory}/{clash[0]!r} in the tree",
-                    "two paths that differ only in case collide on macOS and Windows; use the existing spelling",
-                    check="naming",
-                )
+    clash = case_clash(siblings, path)
+    if clash:
+        folder, _, name = clash[1].rpartition("/")
+        out.append(
+            Finding(
+                file,
+                "$",
+                f"{clash[0]!r} differs only in letter case from {folder}/{name!r} in the tree",
+                "two paths that differ only in case collide on macOS and Windows; use the existing spelling",
+                check="naming",
             )
-            break
+        )
     sp = classify(path)
     if doc is not None and sp.kind == "record":
-        from eee.checks.record import folder_findings
-
         out += folder_findings(doc, file, sp, severity=ERROR)
     return out
 

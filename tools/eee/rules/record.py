@@ -5,9 +5,9 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from eee.findings import ERROR, WARNING, Finding
+from eee.findings import WARNING, Finding
+from eee.jsonpath import format_path
 from eee.paths import StorePath, canonical_folders, sidecar_path_for
-from eee.pointer import format_path
 
 _UNBOUNDED = {"Infinity": math.inf, "-Infinity": -math.inf}
 
@@ -202,7 +202,3 @@ def sidecar_pointer_findings(doc: dict[str, Any], file: str, where: StorePath) -
             )
         )
     return out
-
-
-def error_count(findings: list[Finding]) -> int:
-    return sum(1 for f in findings if f.severity == ERROR)

@@ -11,17 +11,19 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
-import tempfile
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from eee import placement
 from eee.gitutil import GitError, config, git, git_dir
-from eee.governance import EVENTS_DIR
 from eee.governance.events import EventFileError, load_all, make_event, path_for, write
 from eee.governance.index import RecordIndex
 from eee.governance.status import IllegalEvent, Ledger, fold
-from eee.paths import canonical_folders, new_uuid, uuid_problem
+from eee.paths import EVENTS_DIR, canonical_folders, uuid_problem
+from eee.schemas import default_registry
+from eee.strictjson import JSONProblem, loads
 
 
 class ToolError(Exception):
@@ -72,8 +74,6 @@ def load_ledger(root: Path) -> Ledger:
 
 
 def check_event_schema(event: dict[str, Any]) -> None:
-    from eee.schemas import default_registry
-
     reg = default_registry()
     validator = reg.other_validator("governance", "event.schema.json")
     errors = [f"{'/'.join(map(str, e.instance_path)) or '$'}: {e.message}" for e in validator.iter_errors(event)]
@@ -92,9 +92,6 @@ def _place_record(root: Path, source: Path, old_rel: str, dry_run: bool) -> tupl
 
     Returns (uuid, repository path, placed file or None on a dry run).
     """
-    from eee.strictjson import JSONProblem, canonical, loads
-    from eee.validate import Options, run
-
     try:
         doc = loads(source.read_bytes())
     except OSError as exc:
@@ -105,34 +102,21 @@ def _place_record(root: Path, source: Path, old_rel: str, dry_run: bool) -> tupl
         raise ToolError(f"{source}: a record is a JSON object")
     info = doc.get("model_info")
     model_id = info.get("id") if isinstance(info, dict) else None
-    folders = canonical_folders(model_id) if isinstance(model_id, str) else None
-    if folders is None:
+    if not isinstance(model_id, str) or canonical_folders(model_id) is None:
         raise ToolError(f"{source}::$.model_info.id: missing or not of the form developer/model")
-    benchmark = old_rel.split("/")[1]
-    record_uuid = new_uuid()
-    rel = f"data/{benchmark}/{folders[0]}/{folders[1]}/{record_uuid}.json"
-    # validate in a scratch store first: nothing is placed unless it is valid
-    with tempfile.TemporaryDirectory(prefix="eee-supersede-") as tmp:
-        scratch = Path(tmp) / rel
-        scratch.parent.mkdir(parents=True)
-        scratch.write_bytes(canonical(doc))
-        summary = run([str(scratch)], Options(root=Path(tmp)))
-        errors = [f for r in summary.results for f in r.findings if f.severity == "error"]
-        if errors:
-            lines = "; ".join(f"{f.pointer}: {f.message}" for f in errors[:5])
-            raise ToolError(f"{source}: the corrected record does not validate: {lines}", errors[0].hint)
+    new = placement.new_record(old_rel.split("/")[1], doc)
+    # validated on the store as it would be (an overlay): nothing is placed unless it is valid
+    errors, _ = placement.check(root, [new])
+    if errors:
+        lines = "; ".join(f"{f.pointer}: {f.message}" for f in errors[:5])
+        raise ToolError(f"{source}: the corrected record does not validate: {lines}", errors[0].hint)
     if dry_run:
-        return record_uuid, rel, None
-    target = root / rel
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_path = tempfile.mkstemp(prefix=".record-", dir=target.parent)
-    with os.fdopen(fd, "wb") as fh:
-        fh.write(canonical(doc))
+        return new.uuid, new.rel, None
     try:
-        os.link(tmp_path, target)
-    finally:
-        os.unlink(tmp_path)
-    return record_uuid, rel, target
+        written, _ = placement.write(root, [new])
+    except placement.WriteFailed as exc:
+        raise ToolError(f"{exc.path}: cannot write the corrected record: {exc.error.strerror}") from None
+    return new.uuid, new.rel, written[0]
 
 
 COMMIT_VERB = {
@@ -218,8 +202,6 @@ def perform(
 
 
 def _commit(root: Path, action: str, record: str, reason: str, event: dict[str, Any], paths: list[Path]) -> None:
-    import subprocess
-
     rels = [p.relative_to(root).as_posix() for p in paths]
     git("add", "--", *rels, cwd=root)
     first = reason.splitlines()[0]

@@ -1,1 +1,0 @@
-"""The checks the validator runs, one module per concern."""

@@ -1,0 +1,131 @@
+"""Placing new records in the store: the one path from a document to files on disk.
+
+:func:`new_record` gives a document a fresh uuid and its canonical path (from the
+benchmark and ``model_info.id``), and its sidecar rows their path and checksum;
+:func:`check` validates what would be written through an :class:`eee.tree.Overlay` over
+the store's work tree (nothing touches the disk) and refuses existing targets;
+:func:`write` creates every file exclusively and atomically (:func:`eee.fsutil.write_new`)
+and removes what it wrote when any write fails. ``eee convert``, ``supersede`` and
+``eee import`` place records through here.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from eee.findings import ERROR, Finding
+from eee.fsutil import make_folders, write_new
+from eee.paths import canonical_record_path, new_uuid, sidecar_path_for
+from eee.strictjson import canonical
+from eee.tree import EmptyTree, Overlay, WorkTree
+from eee.validate import Options, validate_tree
+
+
+@dataclass
+class NewRecord:
+    """A record to place: its uuid, path and exact bytes, and its sidecar's."""
+
+    uuid: str
+    rel: str
+    data: bytes
+    doc: dict[str, Any]
+    sidecar_rel: str | None = None
+    sidecar_data: bytes | None = None
+
+    def files(self) -> list[tuple[str, bytes]]:
+        out = [(self.rel, self.data)]
+        if self.sidecar_rel is not None and self.sidecar_data is not None:
+            out.append((self.sidecar_rel, self.sidecar_data))
+        return out
+
+
+def new_record(benchmark: str, doc: dict[str, Any], sidecar: bytes | None = None, rows: int = 0) -> NewRecord:
+    """``doc`` under a fresh uuid at ``data/<benchmark>/<developer>/<model>/<uuid>.json``.
+
+    With ``sidecar`` (the rows' bytes, ``rows`` of them) the record declares it in
+    ``detailed_evaluation_results`` (path, sha256, row count). Raises ValueError when
+    ``model_info.id`` is not of the form developer/model."""
+    info = doc.get("model_info")
+    model_id = info.get("id") if isinstance(info, dict) else None
+    if not isinstance(model_id, str):
+        raise ValueError("model_info.id is missing")
+    record_uuid = new_uuid()
+    rel = canonical_record_path(benchmark, model_id, record_uuid)
+    sidecar_rel = None
+    if sidecar is not None:
+        sidecar_rel = sidecar_path_for(rel)
+        doc = {
+            **doc,
+            "detailed_evaluation_results": {
+                "format": "jsonl",
+                "file_path": sidecar_rel,
+                "hash_algorithm": "sha256",
+                "checksum": hashlib.sha256(sidecar).hexdigest(),
+                "total_rows": rows,
+            },
+        }
+    return NewRecord(record_uuid, rel, canonical(doc), doc, sidecar_rel, sidecar)
+
+
+def check(root: Path | None, records: list[NewRecord]) -> tuple[list[Finding], list[Finding]]:
+    """(errors, warnings) of the validator on the store at ``root`` as it would be with
+    ``records`` placed (an :class:`~eee.tree.Overlay`; ``root`` None: on their own)."""
+    planned = {rel: data for record in records for rel, data in record.files()}
+    if not planned:
+        return [], []
+    overlay = Overlay(WorkTree(root) if root is not None else EmptyTree(), planned)
+    summary = validate_tree(overlay, sorted(planned), Options())
+    findings = [f for r in summary.results for f in r.findings]
+    if summary.fatal:
+        findings.append(Finding("schemas/registry.json", "$", summary.fatal, check="validate"))
+    return [f for f in findings if f.severity == ERROR], [f for f in findings if f.severity != ERROR]
+
+
+def existing(root: Path, records: list[NewRecord]) -> list[str]:
+    """The paths of ``records`` that exist already below ``root`` (never overwritten)."""
+    return [rel for record in records for rel, _ in record.files() if os.path.lexists(root / rel)]
+
+
+class WriteFailed(Exception):
+    """A write failed; every file this call wrote and every folder it made are removed."""
+
+    def __init__(self, path: str, error: OSError) -> None:
+        super().__init__(f"{path}: {error.strerror}")
+        self.path = path
+        self.error = error
+
+
+def write(root: Path, records: list[NewRecord]) -> tuple[list[Path], list[Path]]:
+    """Write every file of ``records`` below ``root``, exclusively; all or nothing.
+
+    Returns (files written, folders created, in creation order); raises
+    :class:`WriteFailed` after undoing a partial write."""
+    written: list[Path] = []
+    created: list[Path] = []
+    try:
+        for record in records:
+            for rel, data in record.files():
+                created += make_folders(root, rel.rpartition("/")[0])
+                written.append(write_new(root / rel, data))
+    except OSError as exc:
+        remove(written, created)
+        raise WriteFailed(str(exc.filename or root / "data"), exc) from None
+    return written, created
+
+
+def remove(files: list[Path], folders: list[Path]) -> None:
+    """Undo a partial placement: the files this run wrote and the folders it created."""
+    for path in files:
+        try:
+            path.unlink()
+        except OSError:
+            pass
+    for folder in reversed(folders):
+        try:
+            folder.rmdir()
+        except OSError:
+            pass

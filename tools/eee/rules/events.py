@@ -1,0 +1,179 @@
+"""Governance events, validated like records: each file on its own, then the ledger.
+
+Per file: YAML, the event schema, the id matching the file name and the timestamp. Then
+the whole ledger of the tree is folded (:func:`eee.governance.status.fold`): an event
+that names no record, retracts twice, supersedes into a cycle or with a retracted
+replacement, resolves no dispute... is reported on its own file. The events are read
+from a :class:`eee.tree.Tree`: the work tree, or a commit for the audit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from eee.findings import FileResult, Finding
+from eee.governance.events import EventFileError, load_text
+from eee.governance.index import RecordIndex
+from eee.governance.status import fold
+from eee.jsonpath import format_path
+from eee.paths import EVENT_SUFFIX, EVENTS_DIR, RECORD_SUFFIX
+from eee.schemas import default_registry
+from eee.tree import SYMLINK, Overlay, Tree, Unreadable, WorkTree
+
+
+def _id_findings(event: dict[str, Any], name: str, file: str) -> list[Finding]:
+    out = []
+    event_id = event.get("id")
+    if isinstance(event_id, str) and event_id != name.rsplit(".", 1)[0]:
+        out.append(
+            Finding(
+                file,
+                "$.id",
+                f"id {event_id!r} differs from the file name {name!r}",
+                "an event's file is <id>.yaml",
+                check="event",
+            )
+        )
+    stamp = event.get("timestamp")
+    if isinstance(event_id, str) and isinstance(stamp, str) and len(event_id) > 23:
+        expected = stamp.replace("-", "").replace(":", "")
+        if not expected.startswith(event_id[:15]):
+            out.append(
+                Finding(
+                    file,
+                    "$.timestamp",
+                    f"timestamp {stamp} does not match the time in the id",
+                    "the id begins with the event's UTC time",
+                    check="event",
+                )
+            )
+    return out
+
+
+# Above this many uuids one listing of every record beats one pathspec per uuid.
+_LIST_ALL_ABOVE = 64
+
+
+def load_event(tree: Tree, rel: str) -> dict[str, Any]:
+    """One event file of the tree, parsed; :class:`EventFileError` when it is not one."""
+    try:
+        data = tree.read(rel)
+    except Unreadable as exc:
+        raise EventFileError(exc.finding.message) from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise EventFileError("not UTF-8 text") from None
+    return load_text(text, rel.rsplit("/", 1)[-1])
+
+
+def ledger_files(tree: Tree) -> list[str]:
+    """The event files of the tree's ledger: ``governance/events/*.yaml``, in name order."""
+    prefix = EVENTS_DIR + "/"
+    return [
+        rel
+        for rel in tree.files(EVENTS_DIR)
+        if "/" not in rel[len(prefix) :] and rel.endswith(EVENT_SUFFIX) and not rel[len(prefix) :].startswith(".")
+    ]
+
+
+def load_ledger(tree: Tree) -> list[tuple[str, dict[str, Any] | EventFileError]]:
+    out: list[tuple[str, dict[str, Any] | EventFileError]] = []
+    for rel in ledger_files(tree):
+        try:
+            out.append((rel, load_event(tree, rel)))
+        except EventFileError as exc:
+            out.append((rel, exc))
+    return out
+
+
+def record_exists(tree: Tree, named: list[str]) -> Callable[[str], bool]:
+    """Whether a record uuid is in the tree: a git index search in a work tree, one listing
+    otherwise."""
+    if isinstance(tree, Overlay):  # planned records, then the tree below them
+        planned = {
+            rel.rsplit("/", 1)[-1][: -len(RECORD_SUFFIX)]
+            for rel in tree.planned
+            if rel.endswith(RECORD_SUFFIX) and rel.count("/") == 4 and rel.startswith("data/")
+        }
+        below = record_exists(tree.base, named)
+        return lambda uuid: uuid in planned or below(uuid)
+    if isinstance(tree, WorkTree):
+        index = RecordIndex(tree.root)
+        if len(set(named)) > _LIST_ALL_ABOVE:
+            index.all()
+        index.lookup(named)
+        return index.exists
+    records = {
+        rel.rsplit("/", 1)[-1][: -len(RECORD_SUFFIX)]
+        for rel in tree.files("data")
+        if rel.endswith(RECORD_SUFFIX) and rel.count("/") == 4
+    }
+    return records.__contains__
+
+
+def check_events(tree: Tree, paths: list[str], exists: Callable[[str], bool] | None = None) -> list[FileResult]:
+    """FileResults for the event files ``paths`` of ``tree``.
+
+    ``exists`` answers whether a record uuid is in the store (default: look in the tree's
+    ``data/``)."""
+    validator = default_registry().other_validator("governance", "event.schema.json")
+    # the ledger: every event of the store, read once; the files checked are among them
+    ledger = load_ledger(tree)
+    loaded = dict(ledger)
+    results: dict[str, FileResult] = {}
+    for rel in paths:
+        file = tree.display(rel)
+        result = results[rel] = FileResult(file, "event")
+        if tree.mode(rel) == SYMLINK:
+            result.findings.append(Finding(file, "$", "is a symbolic link", "events are regular files", check="event"))
+            continue
+        if rel.rpartition("/")[0] != EVENTS_DIR:
+            result.findings.append(
+                Finding(file, "$", f"events live directly in {EVENTS_DIR}/", "move the file there", check="event")
+            )
+        try:
+            event = loaded[rel] if rel in loaded else load_event(tree, rel)
+            if isinstance(event, EventFileError):
+                raise event
+        except EventFileError as exc:
+            result.findings.append(
+                Finding(
+                    file,
+                    "$",
+                    f"unreadable event: {exc}",
+                    "events are written by the governance tools (tools/retract, ...)",
+                    check="event",
+                )
+            )
+            continue
+        for err in list(validator.iter_errors(event))[:10]:
+            result.findings.append(
+                Finding(
+                    file, format_path(list(err.instance_path)), f"{err.message} (event schema)", None, check="event"
+                )
+            )
+        result.findings.extend(_id_findings(event, rel.rsplit("/", 1)[-1], file))
+    # the ledger in time order
+    everything = [(p, e) for p, e in ledger if not isinstance(e, EventFileError)]
+    by_id = {e.get("id"): p for p, e in everything}
+    if exists is None:
+        named = [str(e.get("record")) for _, e in everything] + [
+            str(e.get("replacement")) for _, e in everything if e.get("replacement")
+        ]
+        exists = record_exists(tree, named)
+    folded = fold([e for _, e in everything if isinstance(e.get("id"), str)], exists=exists)
+    for event, problem in folded.problems:
+        target = by_id.get(event.get("id"))
+        if target in results:
+            results[target].findings.append(
+                Finding(
+                    results[target].file,
+                    "$",
+                    problem.message,
+                    problem.hint or "events are checked in time order against the record's status",
+                    check="ledger",
+                )
+            )
+    return list(results.values())

@@ -1,0 +1,395 @@
+"""The tree the validator reads: the work tree, a git commit, or planned files over either.
+
+Paths are store-relative POSIX strings (``data/b/d/m/<uuid>.json``). Every reader is
+bounded: :meth:`Tree.read` returns the bytes of a regular file only, never follows a
+symbolic link, refuses FIFOs and devices, and stops at :data:`MAX_READ` bytes; a file it
+will not read raises :class:`Unreadable`, which carries the one :class:`Finding` to report,
+so a bad file is one finding and the run goes on.
+
+- :class:`WorkTree` reads a folder on disk (``O_NOFOLLOW``, ``lstat``).
+- :class:`GitTree` reads a commit's blobs from git's object store through one long-lived
+  ``git cat-file --batch`` process; nothing is written to disk.
+- :class:`Overlay` puts planned files (path -> bytes) over another tree: what a converter,
+  ``supersede`` or an import would add, validated before anything is written.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+from eee.findings import Finding
+from eee.gitutil import GitError
+
+# The largest file any reader returns. Real records are ~100 kB (the largest of the
+# reference records is 110 kB) and sidecars a few MB; a sidecar is streamed in chunks
+# (:meth:`Tree.chunks`) up to this size, a record or event is read whole.
+MAX_READ = 1024 * 1024 * 1024
+CHUNK = 8 * 1024 * 1024
+
+REGULAR, EXECUTABLE, SYMLINK = "100644", "100755", "120000"
+
+
+class Unreadable(Exception):
+    """A file the tree will not read; ``finding`` says why."""
+
+    def __init__(self, finding: Finding) -> None:
+        super().__init__(finding.message)
+        self.finding = finding
+
+
+class Tree:
+    """What the validator needs of a store: list, read (bounded), mode, exists."""
+
+    def files(self, prefix: str = "") -> list[str]:
+        """Every non-directory entry below ``prefix`` (symbolic links included), sorted."""
+        raise NotImplementedError
+
+    def names(self, folder: str) -> list[str]:
+        """The entry names of ``folder`` ("" for the root); empty when it is not a folder."""
+        raise NotImplementedError
+
+    def mode(self, path: str) -> str | None:
+        """git's mode of ``path``: "100644", "100755", "120000", "040000" for a folder,
+        "other" for a FIFO, socket or device, None when absent."""
+        raise NotImplementedError
+
+    def read(self, path: str, limit: int = MAX_READ) -> bytes:
+        """The bytes of the regular file ``path``; :class:`Unreadable` otherwise."""
+        raise NotImplementedError
+
+    def chunks(self, path: str, limit: int = MAX_READ) -> Iterator[bytes]:
+        """The bytes of ``path`` in pieces (a sidecar's stream); same rules as :meth:`read`."""
+        yield self.read(path, limit)
+
+    def exists(self, path: str) -> bool:
+        return self.mode(path) is not None
+
+    def is_file(self, path: str) -> bool:
+        return self.mode(path) in (REGULAR, EXECUTABLE)
+
+    def display(self, path: str) -> str:
+        """How findings name ``path``."""
+        return path
+
+    def _refuse(self, path: str, message: str, hint: str | None = None) -> Unreadable:
+        return Unreadable(Finding(self.display(path), "$", message, hint, check="input"))
+
+    def _check_size(self, path: str, size: int, limit: int) -> None:
+        if size > limit:
+            raise self._refuse(
+                path,
+                f"the file is {size} bytes, more than the {limit} bytes the validator reads",
+                "records are small JSON files; split very large sidecars",
+            )
+
+
+def _mode_of(st: os.stat_result) -> str:
+    if stat.S_ISLNK(st.st_mode):
+        return SYMLINK
+    if stat.S_ISDIR(st.st_mode):
+        return "040000"
+    if stat.S_ISREG(st.st_mode):
+        return EXECUTABLE if st.st_mode & 0o111 else REGULAR
+    return "other"
+
+
+class WorkTree(Tree):
+    """A store's folder on disk; shown relative to the working directory when below it."""
+
+    def __init__(self, root: str | os.PathLike[str], listings: dict[str, list[str]] | None = None) -> None:
+        self.root = os.path.abspath(root)
+        self._base = self.root.rstrip(os.sep) + os.sep
+        self._cwd = os.getcwd() + os.sep
+        self._listings = listings if listings is not None else {}  # absolute folder -> names
+
+    def path(self, rel: str) -> str:
+        """The absolute path of ``rel``."""
+        return self._base + rel if rel else self.root
+
+    def rel(self, absolute: str) -> str | None:
+        """``absolute`` relative to the root (POSIX), or None when outside it."""
+        if not absolute.startswith(self._base):
+            return None
+        rel = absolute[len(self._base) :]
+        return rel if os.sep == "/" else rel.replace(os.sep, "/")  # pragma: no cover - POSIX in practice
+
+    def display(self, path: str) -> str:
+        absolute = self.path(path)
+        return absolute[len(self._cwd) :] if absolute.startswith(self._cwd) else absolute
+
+    def files(self, prefix: str = "") -> list[str]:
+        out: list[str] = []
+        stack = [prefix.rstrip("/")]
+        while stack:
+            folder = stack.pop()
+            try:
+                entries = list(os.scandir(self.path(folder)))
+            except OSError:
+                continue
+            for entry in entries:
+                rel = f"{folder}/{entry.name}" if folder else entry.name
+                if entry.is_dir(follow_symlinks=False):
+                    stack.append(rel)
+                else:
+                    out.append(rel)
+        return sorted(out)
+
+    def names(self, folder: str) -> list[str]:
+        absolute = self.path(folder)
+        found = self._listings.get(absolute)
+        if found is None:
+            try:
+                found = os.listdir(absolute)
+            except OSError:
+                found = []
+            self._listings[absolute] = found
+        return found
+
+    def mode(self, path: str) -> str | None:
+        try:
+            return _mode_of(os.lstat(self.path(path)))
+        except (OSError, ValueError):
+            return None
+
+    def exists(self, path: str) -> bool:
+        return os.path.lexists(self.path(path))
+
+    def _open(self, path: str, limit: int) -> int:
+        try:
+            fd = os.open(self.path(path), os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+        except OSError as exc:
+            if os.path.islink(self.path(path)):
+                raise self._refuse(path, "is a symbolic link", "use regular files only") from None
+            raise self._refuse(path, f"cannot read the file: {exc.strerror}") from None
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            os.close(fd)
+            raise self._refuse(path, "is not a regular file", "use regular files only")
+        try:
+            self._check_size(path, st.st_size, limit)
+        except Unreadable:
+            os.close(fd)
+            raise
+        return fd
+
+    def read(self, path: str, limit: int = MAX_READ) -> bytes:
+        return b"".join(self.chunks(path, limit))
+
+    def chunks(self, path: str, limit: int = MAX_READ) -> Iterator[bytes]:
+        fd = self._open(path, limit)
+        total = 0
+        try:
+            while True:
+                try:
+                    chunk = os.read(fd, CHUNK)
+                except OSError as exc:
+                    raise self._refuse(path, f"cannot read the file: {exc.strerror}") from None
+                if not chunk:
+                    return
+                total += len(chunk)
+                self._check_size(path, total, limit)  # grew while read
+                yield chunk
+        finally:
+            os.close(fd)
+
+
+class GitTree(Tree):
+    """The tree of one commit, read from git's object store (never from the work tree)."""
+
+    def __init__(self, repo: str | os.PathLike[str], commit: str) -> None:
+        self.repo = Path(repo)
+        self.commit = commit
+        self.short = commit[:10]
+        self._env = dict(os.environ, GIT_NO_REPLACE_OBJECTS="1")
+        # folder -> {name: (mode, blob, size)}; each folder listed once, when first asked
+        self._folders: dict[str, dict[str, tuple[str, str, int]]] = {}
+        self._batch: subprocess.Popen[bytes] | None = None
+
+    def display(self, path: str) -> str:
+        return f"{self.short}:{path}"
+
+    def _git(self, *args: str, check: bool = True) -> bytes | None:
+        proc = subprocess.run(
+            ["git", "--no-replace-objects", *args], cwd=self.repo, capture_output=True, env=self._env, check=False
+        )
+        if proc.returncode != 0:
+            if not check:
+                return None
+            raise GitError(f"git {' '.join(args)}: {proc.stderr.decode(errors='replace').strip()}")
+        return proc.stdout
+
+    @staticmethod
+    def _entries(out: bytes) -> Iterator[tuple[str, tuple[str, str, int]]]:
+        """(path, (mode, blob, size)) of ``git ls-tree -z --long`` output."""
+        for item in out.split(b"\0"):
+            if not item:
+                continue
+            meta, _, raw = item.partition(b"\t")
+            mode, kind, blob, size = meta.decode().split()
+            path = raw.decode("utf-8", errors="surrogateescape")
+            if kind == "tree":
+                yield path, ("040000", blob, 0)
+            elif kind == "blob":
+                yield path, (mode, blob, int(size))
+            else:  # a submodule: neither a file nor a folder the store can use
+                yield path, ("other", blob, 0)
+
+    def _folder(self, folder: str) -> dict[str, tuple[str, str, int]]:
+        folder = folder.strip("/")
+        found = self._folders.get(folder)
+        if found is None:
+            parent, _, name = folder.rpartition("/")
+            if folder and self._folder(parent).get(name, ("",))[0] != "040000":
+                found = {}  # not a folder of this commit: no git call
+            else:
+                spec = f"{self.commit}:{folder}" if folder else f"{self.commit}^{{tree}}"
+                out = self._git("ls-tree", "-z", "--long", spec, check=False)
+                found = dict(self._entries(out or b""))
+            self._folders[folder] = found
+        return found
+
+    def _entry(self, path: str) -> tuple[str, str, int] | None:
+        parent, _, name = path.rpartition("/")
+        return self._folder(parent).get(name)
+
+    def files(self, prefix: str = "") -> list[str]:
+        prefix = prefix.strip("/")
+        if prefix and self.mode(prefix) != "040000":
+            return []
+        spec = f"{self.commit}:{prefix}" if prefix else f"{self.commit}^{{tree}}"
+        out = self._git("ls-tree", "-r", "-z", "--long", spec, check=False) or b""
+        base = prefix + "/" if prefix else ""
+        return sorted(base + path for path, _ in self._entries(out))
+
+    def names(self, folder: str) -> list[str]:
+        return list(self._folder(folder))
+
+    def mode(self, path: str) -> str | None:
+        entry = self._entry(path) if path else ("040000", "", 0)
+        return entry[0] if entry else None
+
+    def blob(self, path: str) -> str | None:
+        entry = self._entry(path)
+        return entry[1] if entry else None
+
+    def read(self, path: str, limit: int = MAX_READ) -> bytes:
+        entry = self._entry(path)
+        if entry is None:
+            raise self._refuse(path, "cannot read the file: No such file or directory")
+        mode, blob, size = entry
+        if mode == SYMLINK:
+            raise self._refuse(path, "is a symbolic link", "use regular files only")
+        if mode not in (REGULAR, EXECUTABLE):
+            raise self._refuse(path, "is not a regular file", "use regular files only")
+        self._check_size(path, size, limit)
+        return self._cat(path, blob)
+
+    def _cat(self, path: str, blob: str) -> bytes:
+        if self._batch is None or self._batch.poll() is not None:
+            self._batch = subprocess.Popen(
+                ["git", "--no-replace-objects", "cat-file", "--batch"],
+                cwd=self.repo,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                env=self._env,
+            )
+        proc = self._batch
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.write(blob.encode() + b"\n")
+        proc.stdin.flush()
+        header = proc.stdout.readline().split()
+        if len(header) != 3 or header[1] != b"blob":
+            raise self._refuse(path, f"cannot read blob {blob} from git's object store")
+        length = int(header[2])
+        data = proc.stdout.read(length)
+        proc.stdout.read(1)  # the newline after the content
+        return data
+
+    def close(self) -> None:
+        if self._batch is not None:
+            if self._batch.stdin is not None:
+                self._batch.stdin.close()
+            self._batch.wait()
+            if self._batch.stdout is not None:
+                self._batch.stdout.close()
+            self._batch = None
+
+    def __enter__(self) -> GitTree:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:
+            pass
+
+
+class EmptyTree(Tree):
+    """A tree with nothing in it (what an overlay of planned files alone stands on)."""
+
+    def files(self, prefix: str = "") -> list[str]:
+        return []
+
+    def names(self, folder: str) -> list[str]:
+        return []
+
+    def mode(self, path: str) -> str | None:
+        return None
+
+    def read(self, path: str, limit: int = MAX_READ) -> bytes:
+        raise self._refuse(path, "cannot read the file: No such file or directory")
+
+
+class Overlay(Tree):
+    """Planned files (path -> bytes) over ``base``: the store as it would be after a write."""
+
+    def __init__(self, base: Tree, planned: dict[str, bytes]) -> None:
+        self.base = base
+        self.planned = dict(planned)
+        self._folders: dict[str, set[str]] = {}
+        for path in self.planned:
+            parts = path.split("/")
+            for depth in range(len(parts)):
+                self._folders.setdefault("/".join(parts[:depth]), set()).add(parts[depth])
+
+    def display(self, path: str) -> str:
+        return path if path in self.planned else self.base.display(path)
+
+    def files(self, prefix: str = "") -> list[str]:
+        base = prefix.rstrip("/") + "/" if prefix else ""
+        return sorted(set(self.base.files(prefix)) | {p for p in self.planned if p.startswith(base)})
+
+    def names(self, folder: str) -> list[str]:
+        folder = folder.rstrip("/")
+        extra = self._folders.get(folder, set())
+        return list(dict.fromkeys([*self.base.names(folder), *sorted(extra)]))
+
+    def mode(self, path: str) -> str | None:
+        if path in self.planned:
+            return REGULAR
+        if path in self._folders:
+            return "040000"
+        return self.base.mode(path)
+
+    def exists(self, path: str) -> bool:
+        return path in self.planned or path in self._folders or self.base.exists(path)
+
+    def read(self, path: str, limit: int = MAX_READ) -> bytes:
+        if path in self.planned:
+            data = self.planned[path]
+            self._check_size(path, len(data), limit)
+            return data
+        return self.base.read(path, limit)
+
+    def chunks(self, path: str, limit: int = MAX_READ) -> Iterator[bytes]:
+        if path in self.planned:
+            yield self.read(path, limit)
+        else:
+            yield from self.base.chunks(path, limit)
