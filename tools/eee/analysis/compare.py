@@ -21,7 +21,7 @@ from eee.analysis.samples import (
     read_samples,
 )
 from eee.catalog import normalised_score
-from eee.checks.record import as_float
+from eee.rules.record import as_float
 
 SEED = 20260501  # the bootstrap's fixed seed: the same inputs give the same interval
 REPS = 2000
