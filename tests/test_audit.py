@@ -87,7 +87,7 @@ def test_events_are_audited_and_the_ledger_readme_is_not(repo: Path, capsys: pyt
     readme.write_text("# the ledger\n")
     _sneak(repo, "a record and the ledger's readme")
     me = {"name": "M", "email": "m@example.org"}
-    now = dt.datetime(2026, 6, 1, tzinfo=dt.UTC)
+    now = dt.datetime.now(dt.UTC) - dt.timedelta(hours=2)  # within a day of its commit
     write(repo, make_event("retract", FIXED_UUID, "first", me, now=now))
     _sneak(repo, "retract")
     assert audit_main(["--repo", str(repo)]) == 0

@@ -75,4 +75,11 @@ def test_converting_the_same_log_twice_is_flagged_as_a_duplicate(store: Path) ->
     assert main(["inspect", "--log-path", log]) == 0
     proc = commit(store, "again")
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "looks like" in proc.stdout + proc.stderr
+    assert "warning: duplicates data/" in proc.stdout + proc.stderr
+    assert "identical content apart from evaluation_id and retrieved_timestamp" in proc.stdout + proc.stderr
+    # the same log converted under another evaluator is the same evaluation, still warned about
+    assert main(["inspect", "--log-path", log, "--source-organization", "Another Lab"]) == 0
+    proc = commit(store, "again, another evaluator")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "repeats the evaluation of" in proc.stdout + proc.stderr
+    assert "the evaluator differs (Another Lab here" in proc.stdout + proc.stderr

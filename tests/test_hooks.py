@@ -206,14 +206,16 @@ def _mmlu(library: str, score: float) -> dict:
 
 def test_duplicates_warn_only_for_the_same_eval_library(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
     helm = place_record(repo, _mmlu("helm", 63.7))
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "helm")
     lm_eval = place_record(repo, _mmlu("lm_eval", 48.8), record_uuid=OTHER_UUID)
     assert duplicates.main([_rel(lm_eval, repo)]) == 0
     assert capsys.readouterr().out == ""  # two harnesses: two valid records, not duplicates
     again = place_record(repo, _mmlu("helm", 63.7), record_uuid="2a3b4c5d-6e7f-4a8b-9c0d-1e2f3a4b5c6d")
     assert duplicates.main([_rel(again, repo)]) == 0  # never blocks
     out = capsys.readouterr().out
-    assert f"warning: looks like {_rel(helm, repo)}" in out
-    assert "eval library helm" in out
+    assert f"warning: duplicates {_rel(helm, repo)}: identical content apart from evaluation_id" in out
+    assert "not a re-run" in out and "tools/mark-duplicate 2a3b4c5d --of" in out
 
 
 # --- the runner -----------------------------------------------------------------------

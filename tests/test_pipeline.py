@@ -90,7 +90,7 @@ def test_pipeline_outputs_and_incremental_runs(store: Path) -> None:
 def test_catalogue_carries_governance_status_and_duckdb_reads_it(store: Path) -> None:
     import datetime as dt
 
-    now = dt.datetime(2026, 6, 1, tzinfo=dt.UTC)
+    now = dt.datetime.now(dt.UTC)  # uncommitted events are checked against the time now
     write(store, make_event("retract", B, "scored on the training split", ME, now=now))
     write(
         store,

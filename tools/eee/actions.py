@@ -1,15 +1,24 @@
-"""The governance tools' work: check, write the event (and a corrected record), commit.
+"""The governance tools' work: check, write the events (and a corrected record), commit.
 
 Every action runs under one lock per work tree, so the check ("is it already retracted?")
 and the write cannot interleave: twenty tools on twenty records leave twenty events, two
 on the same record leave one event and one clear error. Writes are atomic; on any error
 nothing is left behind.
+
+With ``commit=True`` the event exists exactly when its commit does: the files are
+written with a journal in the git directory, the commit is built from a temporary index
+(``GIT_INDEX_FILE``: HEAD plus exactly the new files, whatever else is staged) through
+the hooks, and ``git commit`` moves the branch only if it still points where it did.
+A run killed on the way leaves the journal; the next governance tool (any of them, even
+``status``) finishes what was committed and removes what was not (:func:`recover`).
 """
 
 from __future__ import annotations
 
 import contextlib
+import datetime as dt
 import fcntl
+import json
 import os
 import subprocess
 from collections.abc import Iterator
@@ -17,20 +26,37 @@ from pathlib import Path
 from typing import Any
 
 from eee import placement
-from eee.gitutil import GitError, config, git, git_dir
-from eee.governance.events import EventFileError, load_all, make_event, path_for, write
-from eee.governance.index import RecordIndex
+from eee.findings import Finding, Refused
+from eee.gitutil import GitError, config, git, git_dir, has_commit
+from eee.governance import BY_NAME, OUTCOMES
+from eee.governance.events import (
+    BadText,
+    EventFileError,
+    clean_reason,
+    dumps,
+    load_all,
+    make_event,
+    path_for,
+    schema_errors,
+    write,
+)
+from eee.governance.history import entered
+from eee.governance.index import PrefixProblem, RecordIndex, resolve_uuid
+from eee.governance.relations import derived_from
 from eee.governance.status import IllegalEvent, Ledger, fold
-from eee.paths import EVENTS_DIR, canonical_folders, uuid_problem
-from eee.schemas import default_registry
+from eee.jsonlite import load_object
+from eee.paths import EVENTS_DIR, canonical_folders
 from eee.strictjson import JSONProblem, loads
 
 
-class ToolError(Exception):
-    def __init__(self, message: str, hint: str | None = None) -> None:
-        super().__init__(message)
+class ToolError(Refused):
+    """A governance tool's refusal: a :class:`~eee.findings.Refused` with one finding
+    (``message`` and ``hint`` kept for the callers that read them)."""
+
+    def __init__(self, message: str, hint: str | None = None, file: str = "ledger", pointer: str = "$") -> None:
         self.message = message
         self.hint = hint
+        super().__init__(Finding(file, pointer, message, hint, check="governance"))
 
 
 def actor(root: Path) -> dict[str, str]:
@@ -43,25 +69,88 @@ def actor(root: Path) -> dict[str, str]:
     return {"name": name, "email": email}
 
 
+def _git_folder(root: Path) -> Path:
+    try:
+        return git_dir(root)
+    except GitError:
+        return root
+
+
 @contextlib.contextmanager
 def ledger_lock(root: Path) -> Iterator[None]:
-    """An exclusive lock per work tree (in the git dir, never committed)."""
-    try:
-        folder = git_dir(root)
-    except GitError:
-        folder = root
-    lock = folder / "eee-ledger.lock"
+    """An exclusive lock per work tree (in the git dir, never committed); a dead run's
+    leftovers are finished or undone first (:func:`recover`)."""
+    lock = _git_folder(root) / "eee-ledger.lock"
     fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
+        recover(root)
         yield
     finally:
         fcntl.flock(fd, fcntl.LOCK_UN)
         os.close(fd)
 
 
+# --- the journal of a commit in progress ------------------------------------------------------
+
+JOURNAL = "eee-pending.json"
+
+
+def _journal(root: Path) -> Path:
+    return _git_folder(root) / JOURNAL
+
+
+def _blob_id(path: Path) -> str:
+    return git("hash-object", "--", str(path), cwd=path.parent).decode().strip()
+
+
+def _bytes_id(root: Path, data: bytes) -> str:
+    return git("hash-object", "--stdin", cwd=root, input=data).decode().strip()
+
+
+def _write_journal(root: Path, files: dict[str, str]) -> None:
+    journal = _journal(root)
+    tmp = journal.with_suffix(".tmp")
+    tmp.write_text(json.dumps({"files": files}), encoding="utf-8")
+    os.replace(tmp, journal)
+
+
+def _committed_blob(root: Path, rel: str) -> str | None:
+    proc = subprocess.run(["git", "rev-parse", "--verify", "--quiet", f"HEAD:{rel}"], cwd=root, capture_output=True)
+    return proc.stdout.decode().strip() if proc.returncode == 0 else None
+
+
+def recover(root: Path) -> list[str]:
+    """Finish or undo what a governance tool killed during ``--commit`` left.
+
+    Files its commit contains are staged in the real index (the commit happened); files it
+    does not contain are removed (the commit never happened), so the event exists exactly
+    when its commit does. Returns one line per file saying what was done."""
+    journal = _journal(root)
+    try:
+        pending = json.loads(journal.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return []
+    except (OSError, ValueError):
+        pending = {"files": {}}
+    done: list[str] = []
+    finished = []
+    for rel, blob in dict(pending.get("files") or {}).items():
+        target = root / rel
+        if _committed_blob(root, rel) == blob:
+            finished.append(rel)
+            done.append(f"finished: {rel} is committed")
+        elif target.is_file() and not target.is_symlink() and _blob_id(target) == blob:
+            target.unlink()
+            done.append(f"undone: {rel} was never committed, removed")
+    if finished:
+        git("update-index", "--add", "--", *finished, cwd=root, check=False)
+    journal.unlink(missing_ok=True)
+    return done
+
+
 def load_ledger(root: Path) -> Ledger:
-    """The store's ledger; refused while any event file is unreadable."""
+    """The store's ledger in history order; refused while any event file is unreadable."""
     events = []
     for path, loaded in load_all(root):
         if isinstance(loaded, EventFileError):
@@ -70,21 +159,21 @@ def load_ledger(root: Path) -> Ledger:
                 "the ledger must be readable before it grows; run `eee validate governance`",
             )
         events.append(loaded)
-    return fold(events)
+    return fold(events, entered=entered(root) if events else {})
 
 
 def check_event_schema(event: dict[str, Any]) -> None:
-    reg = default_registry()
-    validator = reg.other_validator("governance", "event.schema.json")
-    errors = [f"{'/'.join(map(str, e.instance_path)) or '$'}: {e.message}" for e in validator.iter_errors(event)]
+    errors = [f"{pointer}: {message}" for pointer, message in schema_errors(event)]
     if errors:
         raise ToolError("the event would not be valid: " + "; ".join(errors))
 
 
-def _check_uuid(value: str, what: str) -> None:
-    problem = uuid_problem(value)
-    if problem:
-        raise ToolError(f"{what}: {problem}")
+def find_record(index: RecordIndex, text: str, what: str = "record") -> str:
+    """The uuid ``text`` names (a uuid or a unique prefix of 8+ hex digits); ToolError if none."""
+    try:
+        return resolve_uuid(index, text, what)
+    except PrefixProblem as exc:
+        raise ToolError(exc.message, exc.hint) from None
 
 
 def _place_record(root: Path, source: Path, old_rel: str, dry_run: bool) -> tuple[str, str, Path | None]:
@@ -119,45 +208,65 @@ def _place_record(root: Path, source: Path, old_rel: str, dry_run: bool) -> tupl
     return new.uuid, new.rel, written[0]
 
 
-COMMIT_VERB = {
-    "retract": "Retract",
-    "supersede": "Supersede",
-    "dispute": "Dispute",
-    "resolve": "Resolve dispute on",
-    "reinstate": "Reinstate",
-}
+def _later(now: dt.datetime, step: int) -> dt.datetime:
+    return now + dt.timedelta(microseconds=step)
 
 
 def perform(
     root: Path,
     action: str,
     record: str,
-    reason: str | None,
+    reason: str | bytes | None,
     *,
     replacement: str | None = None,
     new_record: Path | None = None,
     reference: str | None = None,
     outcome: str | None = None,
+    rule: str | None = None,
+    path: str | None = None,
+    of: str | None = None,
+    resolves: str | None = None,
     dry_run: bool = False,
     commit: bool = False,
 ) -> dict[str, Any]:
-    """Record one governance action; returns what was (or would be) written."""
-    reason = (reason or "").strip()
+    """Record one governance action; returns what was (or would be) written.
+
+    ``record``, ``replacement`` and ``of`` may be unique uuid prefixes (8+ hex digits).
+    ``resolve`` with ``outcome`` retracted also writes the retraction, with corrected the
+    supersession by ``replacement`` (or ``new_record``, placed first): same commit."""
+    if action not in BY_NAME:
+        raise ToolError(f"unknown action {action!r}")
+    try:
+        reason = clean_reason(reason)
+    except BadText as exc:
+        raise ToolError(f"--reason: {exc}", "write the reason as plain text (line breaks are fine)") from None
     if not reason:
         raise ToolError("--reason is empty: every event says why", "--reason 'what was wrong, and how we know'")
-    _check_uuid(record, "record")
-    if replacement is not None:
-        _check_uuid(replacement, "replacement")
+    if action == "resolve":
+        if outcome not in OUTCOMES:
+            raise ToolError(
+                f"resolve needs --outcome, one of {', '.join(OUTCOMES)}",
+                "upheld: the record stays; retracted: it is retracted; corrected: a replacement supersedes it",
+            )
+        if outcome == "corrected" and replacement is None and new_record is None:
+            raise ToolError(
+                "the outcome corrected needs the replacement: --replacement UUID, or a corrected record file",
+                "tools/resolve <uuid> --outcome corrected --replacement <new-uuid> --reason ...",
+            )
+        if outcome != "corrected" and (replacement is not None or new_record is not None):
+            raise ToolError(f"a replacement goes with the outcome corrected, not {outcome}")
+    if action == "flag" and (not rule or not path):
+        raise ToolError("flag needs --rule CHECK and --path '$.json.path'")
     who = actor(root)
     written: list[Path] = []
     with ledger_lock(root):
         ledger = load_ledger(root)
         index = RecordIndex(root)
+        record = find_record(index, record)
         old_rel = index.path(record)
-        if old_rel is None:
-            raise ToolError(
-                f"no record {record} in {root / 'data'}", "check the uuid; `tools/status <uuid>` finds a record"
-            )
+        assert old_rel is not None
+        if of is not None:
+            of = find_record(index, of, "the record that stands (--of)")
         new_rel = None
         try:
             if new_record is not None:
@@ -166,73 +275,171 @@ def perform(
                     written.append(placed)
                 index.add(replacement, new_rel)
             elif replacement is not None:
+                replacement = find_record(index, replacement, "replacement")
                 new_rel = index.path(replacement)
-            event = make_event(
-                action, record, reason, who, replacement=replacement, reference=reference, outcome=outcome
-            )
-            try:
-                ledger.check(event, exists=index.exists)
-            except IllegalEvent as exc:
-                raise ToolError(exc.message, exc.hint) from None
-            check_event_schema(event)
-            event_path = path_for(root, event)
+            now = dt.datetime.now(dt.UTC)
+            common = {"reference": reference}
+            if action == "resolve":
+                events = [
+                    make_event(
+                        "resolve",
+                        record,
+                        reason,
+                        who,
+                        outcome=outcome,
+                        replacement=replacement,
+                        resolves=resolves,
+                        now=now,
+                        **common,
+                    )
+                ]
+                if outcome == "retracted":
+                    events.append(make_event("retract", record, reason, who, now=_later(now, 1), **common))
+                elif outcome == "corrected":
+                    events.append(
+                        make_event("supersede", record, reason, who, replacement=replacement, now=_later(now, 1))
+                    )
+            else:
+                events = [
+                    make_event(
+                        action,
+                        record,
+                        reason,
+                        who,
+                        replacement=replacement,
+                        of=of,
+                        rule=rule,
+                        path=path,
+                        now=now,
+                        reference=None if BY_NAME[action].reference == "no" else reference,
+                    )
+                ]
+            for event in events:
+                check_event_schema(event)
+                try:
+                    ledger.check(event, exists=index.exists)
+                    ledger.apply(event, exists=index.exists)
+                except IllegalEvent as exc:
+                    raise ToolError(exc.message, exc.hint) from None
+            event_paths = [path_for(root, e) for e in events]
             result = {
                 "action": action,
                 "record": record,
                 "record_path": old_rel,
                 "replacement": replacement,
                 "replacement_path": new_rel,
-                "event": event,
-                "event_path": event_path.relative_to(root).as_posix(),
+                "of": of,
+                "event": events[0],
+                "event_path": event_paths[0].relative_to(root).as_posix(),
+                "events": events,
+                "event_paths": [p.relative_to(root).as_posix() for p in event_paths],
                 "dry_run": dry_run,
                 "committed": False,
             }
             if dry_run:
                 return result
-            written.append(write(root, event))
             if commit:
-                _commit(root, action, record, reason, event, written)
+                # the journal names every file (and its blob) before the file is written, so a
+                # run killed at any point is finished or undone by the next tool
+                planned = {
+                    p.relative_to(root).as_posix(): _bytes_id(root, dumps(e).encode())
+                    for p, e in zip(event_paths, events, strict=True)
+                }
+                planned.update({p.relative_to(root).as_posix(): _blob_id(p) for p in written})
+                _write_journal(root, planned)
+            for event in events:
+                written.append(write(root, event))
+            if commit:
+                result["commit"] = _commit(root, action, record, reason, events, written)
                 result["committed"] = True
+                recover(root)  # stages the committed files in the real index, drops the journal
+                written = []
             return result
         except BaseException:
-            for path in written:
+            for written_path in written:
                 with contextlib.suppress(FileNotFoundError):
-                    path.unlink()
+                    written_path.unlink()
+            if commit:
+                _journal(root).unlink(missing_ok=True)
             raise
 
 
-def _commit(root: Path, action: str, record: str, reason: str, event: dict[str, Any], paths: list[Path]) -> None:
+def _commit(root: Path, action: str, record: str, reason: str, events: list[dict[str, Any]], paths: list[Path]) -> str:
+    """Commit exactly ``paths`` on top of HEAD through the hooks, from a temporary index."""
     rels = [p.relative_to(root).as_posix() for p in paths]
-    git("add", "--", *rels, cwd=root)
     first = reason.splitlines()[0]
-    subject = f"{COMMIT_VERB[action]} {record[:8]}: {first}"[:100]
-    body = f"Governance event {event['id']} ({action} of record {record})."
-    if event.get("replacement"):
-        body += f"\nReplacement: {event['replacement']}"
-    proc = subprocess.run(
-        ["git", "commit", "-q", "-m", subject, "-m", body, "--", *rels], cwd=root, capture_output=True, text=True
-    )
-    if proc.returncode != 0:
-        subprocess.run(["git", "reset", "-q", "--", *rels], cwd=root, capture_output=True)
-        raise ToolError(
-            "the commit was refused:\n" + (proc.stdout + proc.stderr).strip(),
-            "nothing was written; fix what the hooks report",
+    verb = BY_NAME[action].verb
+    if action == "resolve":
+        verb = f"Resolve ({events[0].get('outcome')})"
+    subject = f"{verb} {record[:8]}: {first}"[:100]
+    body = "\n".join(f"Governance event {e['id']} ({e['action']} of record {record})." for e in events)
+    if events[-1].get("replacement"):
+        body += f"\nReplacement: {events[-1]['replacement']}"
+    if events[0].get("of"):
+        body += f"\nDuplicate of: {events[0]['of']}"
+    folder = _git_folder(root)
+    index_file = str(folder / f"eee-index-{os.getpid()}")  # under the ledger lock: one per run
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(index_file)  # a dead run's; git creates it afresh
+    env = {**os.environ, "GIT_INDEX_FILE": index_file}
+    try:
+        if has_commit("HEAD", root):
+            subprocess.run(["git", "read-tree", "HEAD"], cwd=root, env=env, check=True, capture_output=True)
+        subprocess.run(
+            ["git", "update-index", "--add", "--", *rels], cwd=root, env=env, check=True, capture_output=True
         )
+        proc = subprocess.run(
+            ["git", "commit", "-q", "--no-edit", "-m", subject, "-m", body],
+            cwd=root,
+            env=env,
+            capture_output=True,
+            text=True,
+        )
+        if proc.returncode != 0:
+            raise ToolError(
+                "the commit was refused:\n" + (proc.stdout + proc.stderr).strip(),
+                "nothing was written; fix what the hooks report",
+            )
+        head = git("rev-parse", "HEAD", cwd=root).decode().strip()
+    except subprocess.CalledProcessError as exc:
+        raise ToolError(f"git could not stage the event: {exc.stderr.decode(errors='replace').strip()}") from None
+    finally:
+        for leftover in (index_file, index_file + ".lock"):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(leftover)
+    return head
 
 
 def status(root: Path, record: str) -> dict[str, Any]:
-    _check_uuid(record, "record")
-    ledger = load_ledger(root)
-    index = RecordIndex(root)
+    with ledger_lock(root):
+        ledger = load_ledger(root)
+        index = RecordIndex(root)
+        record = find_record(index, record)
     rel = index.path(record)
-    if rel is None:
-        raise ToolError(f"no record {record} in {root / 'data'}", "check the uuid")
     state = ledger.state(record).to_dict()
-    chain = ledger.chain(record)
+    history = []
+    for event in state.pop("history"):
+        entry = ledger.entry(event)
+        history.append({**event, "commit": entry.commit, "uncommitted": entry.commit is None})
+    problems = [{"event": e.get("id"), "message": p.message} for e, p in ledger.problems if record in _named(e)]
     return {
         "record": record,
         "path": rel,
         **{k: v for k, v in state.items() if k != "record"},
-        "chain": chain,
+        "history": history,
+        "uncommitted": sum(1 for h in history if h["uncommitted"]),
+        "chain": ledger.chain(record),
+        "relations": ledger.relations(record) + _derived(root, rel),
+        "ignored_events": problems,
         "events_dir": EVENTS_DIR,
     }
+
+
+def _derived(root: Path, rel: str | None) -> list[dict[str, Any]]:
+    """The IsDerivedFrom relations the record states itself."""
+    doc = load_object(str(root / rel)) if rel else None
+    return derived_from(doc) if doc is not None else []
+
+
+def _named(event: dict[str, Any]) -> set[str]:
+    return {v for k in ("record", "replacement", "of") if isinstance(v := event.get(k), str)}

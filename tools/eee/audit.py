@@ -13,10 +13,10 @@ from typing import Any
 
 from eee.findings import FileResult, Finding, Summary
 from eee.gitutil import GitError, commit_changes, rev_list
+from eee.governance.duplicates import audit_duplicates
 from eee.paths import DATA_DIR, EVENT, EVENTS_DIR, RECORD_SUFFIX, file_kind
 from eee.rules.commit import (
     REGISTRY,
-    duplicate_findings,
     immutability_findings,
     naming_findings,
     registry_findings,
@@ -84,18 +84,8 @@ def _audit(tree: GitTree, commit: str, parent: str | None, cwd: Path) -> list[Fi
     summary = validate_tree(tree, data_changes, Options(case_clash=False))
     findings += [f for result in summary.results for f in result.findings]
 
-    for path, doc in docs.items():
-        if doc is None:
-            continue
-        folder = path.rsplit("/", 1)[0]
-        others = {}
-        for name in tree.names(folder):
-            other = f"{folder}/{name}"
-            if name.endswith(RECORD_SUFFIX) and other != path:
-                loaded = _doc(tree, other)
-                if loaded is not None:
-                    others[other] = loaded
-        findings += duplicate_findings(path, doc, others, where)
+    # duplicates against the whole store at that commit, through the ledger's index
+    findings += audit_duplicates(commit, [p for p, doc in docs.items() if doc is not None], cwd, where)
     return findings
 
 

@@ -30,6 +30,8 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+from eee.governance.relations import derived_from
+from eee.governance.status import FIELDS as GOVERNANCE_FIELDS
 from eee.governance.status import Ledger
 from eee.paths import RECORD_SUFFIX
 from eee.rules.record import as_float as _f
@@ -88,13 +90,8 @@ COLUMNS: list[tuple[str, str, str]] = [
     ("retrieved_timestamp", "timestamp", "when the record was made, UTC"),
     ("retrieved_timestamp_raw", "string", "the record time as the record gives it"),
     ("has_samples", "bool", "whether the record declares a per-sample sidecar"),
-    ("status", "string", "active, retracted, superseded or disputed (the governance fold)"),
-    ("status_reason", "string", "reason of the retraction (or of the supersession)"),
-    ("superseded_by", "string", "uuid of the record that replaces this one"),
-    ("preceded_by", "string", "uuid of the record this one replaces"),
-    ("dispute_reference", "string", "URL of the open dispute"),
-    # RELATIONS: DataCite relations and duplicates come from the governance fold once it
-    # exposes them (RecordState.relations / .duplicate_of); see _relations() below.
+    # the governance columns (status, flags, duplicates, relations): eee.governance.status.FIELDS
+    *GOVERNANCE_FIELDS,
 ]
 COLUMN_NAMES = [c[0] for c in COLUMNS]
 
@@ -251,15 +248,6 @@ def normalised_score(
     return 1.0 - norm if lower_is_better else norm
 
 
-def _relations(state: Any) -> dict[str, Any]:
-    """RELATIONS: the columns the governance fold gives for DataCite relations and duplicates.
-
-    The fold on main does not expose them yet; when ``RecordState`` gains ``relations`` and
-    ``duplicate_of`` (the ``ledger`` workstream), add the two columns to COLUMNS and return
-    them here. Until then there is nothing to return."""
-    return {}
-
-
 def rows_for(
     uuid: str,
     rel: str,
@@ -271,12 +259,6 @@ def rows_for(
 ) -> list[dict[str, Any]]:
     _, benchmark, developer, model, _ = rel.split("/")
     info, source, library = _d(doc.get("model_info")), _d(doc.get("source_metadata")), _d(doc.get("eval_library"))
-    state = ledger.state(uuid)
-    reason = None
-    if state.retraction is not None:
-        reason = state.retraction.get("reason")
-    elif state.supersession is not None:
-        reason = state.supersession.get("reason")
     base = {
         "record_uuid": uuid,
         "record_path": rel,
@@ -300,12 +282,8 @@ def rows_for(
         "retrieved_timestamp": parse_timestamp(doc.get("retrieved_timestamp")),
         "retrieved_timestamp_raw": _s(doc.get("retrieved_timestamp")),
         "has_samples": isinstance(doc.get("detailed_evaluation_results"), dict),
-        "status": state.status,
-        "status_reason": reason,
-        "superseded_by": state.superseded_by,
-        "preceded_by": state.preceded_by,
-        "dispute_reference": state.dispute.get("reference") if state.dispute else None,
-        **_relations(state),
+        # status, status_reason, superseded_by, ..., duplicate_of, relations: the one fold
+        **ledger.record_fields(uuid, derived_from(doc)),
     }
     rows = []
     for result in doc.get("evaluation_results") or []:

@@ -9,6 +9,13 @@ import argparse
 import sys
 from collections.abc import Sequence
 
+
+def _governance_commands() -> dict[str, tuple[str, str]]:
+    from eee.governance import ACTIONS
+
+    return {a.command: (f"eee.commands.{a.command.replace('-', '_')}", a.summary) for a in ACTIONS}
+
+
 COMMANDS: dict[str, tuple[str, str]] = {
     # name: (module, help)
     "validate": ("eee.commands.validate", "validate records, sidecars and events"),
@@ -23,13 +30,11 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "compare": ("eee.commands.compare", "compare two runs of a benchmark sample by sample"),
     "irt": ("eee.commands.irt", "fit a Rasch (IRT) model over a benchmark's per-sample rows"),
     "analysis": ("eee.commands.analysis", "write the analysis pages (IRT, comparisons, plots) for the site"),
-    "retract": ("eee.commands.retract", "mark a record retracted (governance event)"),
-    "supersede": ("eee.commands.supersede", "replace a record by a corrected one (governance event)"),
-    "dispute": ("eee.commands.dispute", "mark a record's metadata as contested (governance event)"),
-    "resolve": ("eee.commands.resolve", "close a dispute (governance event)"),
-    "reinstate": ("eee.commands.reinstate", "undo a retraction made in error (governance event)"),
-    "status": ("eee.commands.status", "a record's path, status and history"),
+    "status": ("eee.commands.status", "a record's path, status, relations and history"),
+    "dedup": ("eee.commands.dedup", "list groups of duplicate records, with the evidence"),
 }
+# the governance actions, declared once (eee.governance.ACTIONS)
+COMMANDS.update(_governance_commands())
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -1,8 +1,10 @@
-"""The governance tools: ``eee retract|supersede|dispute|resolve|reinstate|status``.
+"""The governance tools: ``eee retract|supersede|dispute|resolve|reinstate|flag|mark-duplicate|status``.
 
-Each is also a thin executable in tools/ (tools/retract, ...). Options common to all
-actions: ``--dry-run`` (check and show, write nothing), ``--commit`` (stage and commit
-through the hooks), ``--format json``. Exit 0 done, 1 refused (nothing written), 2 usage.
+Each is also a thin executable in tools/ (tools/retract, ...); the actions and their
+commands are declared once in :data:`eee.governance.ACTIONS`. Options common to all
+actions: ``--dry-run`` (check and show, write nothing), ``--commit`` (commit through the
+hooks, atomically), ``--format json``. A record is named by its uuid or a unique prefix of
+at least eight hex digits. Exit 0 done, 1 refused (nothing written), 64 usage error.
 """
 
 from __future__ import annotations
@@ -13,39 +15,75 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from eee.actions import ToolError, perform, status
-from eee.gitutil import GitError, toplevel
+from eee.commands import EXIT_ERRORS, EXIT_OK, EXIT_USAGE, UsageError, add_store, parser, store_of
+from eee.findings import Refused
+from eee.governance import BY_COMMAND, OUTCOMES
 from eee.paths import UUID4_RE
 
-DESCRIPTIONS = {
-    "retract": "Mark a record retracted: submitted in error or built on faulty source data. The record stays.",
-    "supersede": "Replace a record by a corrected one (a file, placed under a fresh uuid, or an existing uuid).",
-    "dispute": "Mark a record's metadata as contested, pointing at the discussion.",
-    "resolve": "Close a dispute, saying how it ended.",
-    "reinstate": "Undo a retraction made in error (the retraction stays in the history).",
-    "status": "Show a record's path, its status and its full history.",
-}
+STATUS_DESCRIPTION = (
+    "Show a record's path, status (active, flagged, disputed, retracted, superseded), its last "
+    "resolution, its relations (DataCite: IsNewVersionOf, IsPreviousVersionOf, IsIdenticalTo), its "
+    "version chain and its full history in the order events entered history; uncommitted events "
+    "are marked."
+)
+UUID_HELP = "the record's uuid, or a unique prefix of at least 8 hex digits"
 
 
-def _parser(action: str) -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog=f"eee {action}", description=DESCRIPTIONS[action])
-    p.add_argument("record", metavar="UUID", help="the record's uuid")
-    if action == "supersede":
+def _parser(command: str) -> argparse.ArgumentParser:
+    if command == "status":
+        p = parser("eee status", STATUS_DESCRIPTION)
+    else:
+        p = parser(f"eee {command}", BY_COMMAND[command].description)
+    p.add_argument("record", metavar="UUID", help=UUID_HELP)
+    if command == "supersede":
         p.add_argument(
-            "replacement", metavar="NEW", help="the corrected record: a JSON file, or the uuid of a record in the store"
+            "replacement",
+            metavar="NEW",
+            help="the corrected record: a JSON file, or the uuid (or unique prefix) of a record in the store",
         )
-    if action != "status":
-        p.add_argument("--reason", required=True, help="why (never empty)")
-        if action in ("retract", "dispute", "resolve"):
+    if command != "status":
+        action = BY_COMMAND[command]
+        p.add_argument("--reason", required=True, help="why (never empty; printable text, line breaks allowed)")
+        if action.reference != "no":
             p.add_argument(
-                "--reference", required=action == "dispute", metavar="URL", help="the discussion or evidence"
+                "--reference",
+                required=action.reference == "required",
+                metavar="URL",
+                help="the discussion or evidence (http or https URL)",
             )
-        if action == "resolve":
-            p.add_argument("--outcome", choices=("upheld", "corrected", "retracted"), help="how the dispute ended")
+        if command == "resolve":
+            p.add_argument(
+                "--outcome",
+                required=True,
+                choices=OUTCOMES,
+                help="upheld: the record stays; retracted: the retraction is written in the same commit; "
+                "corrected: the supersession by --replacement is written in the same commit",
+            )
+            p.add_argument(
+                "--replacement",
+                metavar="NEW",
+                help="with --outcome corrected: the corrected record (a JSON file, or a uuid or prefix in the store)",
+            )
+            p.add_argument(
+                "--event",
+                metavar="ID",
+                help="the one open dispute or flag event to close (default: every open one)",
+            )
+        if command == "flag":
+            p.add_argument("--rule", required=True, metavar="CHECK", help="the rule (check) the record breaks")
+            p.add_argument(
+                "--path", required=True, metavar="JSONPATH", help="the JSON path that breaks it, e.g. '$.a.b[0]'"
+            )
+        if command == "mark-duplicate":
+            p.add_argument("--of", required=True, metavar="UUID", help="the record that stands (uuid or unique prefix)")
         p.add_argument("--dry-run", action="store_true", help="check and show what would be written; write nothing")
-        p.add_argument("--commit", action="store_true", help="stage and commit the change (through the hooks)")
-    p.add_argument("--format", choices=("rich", "json"), default="rich")
-    p.add_argument("--store", type=Path, help="the store (default: the git work tree of the current folder)")
+        p.add_argument(
+            "--commit",
+            action="store_true",
+            help="commit the event (and a corrected record) through the hooks; it exists exactly when its commit does",
+        )
+    p.add_argument("--format", choices=("rich", "json"), default="rich", help="output format (default: rich)")
+    add_store(p)
     return p
 
 
@@ -60,66 +98,150 @@ def _print_status(info: dict[str, Any]) -> None:
     print(f"record       {info['record']}")
     print(f"path         {info['path']}")
     print(f"status       {line}")
+    for flag in info["flags"]:
+        print(f"flag         {flag['rule']} at {flag['path']}: {flag['reason']}")
+    if info["last_resolution"]:
+        res = info["last_resolution"]
+        print(f"resolution   {res['outcome']}: {res['reason']} ({res['timestamp']})")
     if info["preceded_by"]:
         print(f"preceded by  {info['preceded_by']}")
+    if info["duplicate_of"]:
+        print(f"duplicate of {info['duplicate_of']} (which stands)")
     if len(info["chain"]) > 1:
         print(f"chain        {' -> '.join(info['chain'])}")
+    for rel in info["relations"]:
+        other = rel.get("record") or f"{rel.get('source')} ({rel.get('identifier')})"
+        print(f"relation     {rel['relation']} {other}")
     print("history:" if info["history"] else "history:     (no events)")
     for event in info["history"]:
         actor = event.get("actor", {})
         extra = ""
         if event.get("replacement"):
             extra = f" -> {event['replacement']}"
+        if event.get("of"):
+            extra = f" of {event['of']}"
+        if event.get("outcome"):
+            extra += f" ({event['outcome']})"
+        if event.get("rule"):
+            extra += f" {event['rule']} at {event['path']}"
         if event.get("reference"):
             extra += f" [{event['reference']}]"
+        mark = "  (uncommitted)" if event.get("uncommitted") else ""
+        reason = str(event.get("reason", "")).replace("\n", "\n      ")
         print(
-            f"  {event['timestamp']}  {event['action']}{extra} by {actor.get('name')} <{actor.get('email')}>: {event['reason']}"
+            f"  {event.get('timestamp')}  {event.get('action')}{extra} by {actor.get('name')} <{actor.get('email')}>{mark}: {reason}"
+        )
+    for problem in info.get("ignored_events") or []:
+        print(f"  ignored: {problem['event']}: {problem['message']}")
+    if info.get("uncommitted"):
+        print(
+            f"note: {info['uncommitted']} event(s) are not committed yet: they count once committed",
+            file=sys.stderr,
         )
 
 
-def run(action: str, argv: list[str]) -> int:
-    args = _parser(action).parse_args(argv)
+def _refused(command: str, exc: Refused, fmt: str) -> int:
+    from eee.report import text_lines  # lazy: only on a refusal
+
+    if fmt == "json":
+        first = exc.findings[0] if exc.findings else None
+        print(
+            json.dumps(
+                {
+                    "error": first.message if first else str(exc),
+                    "hint": first.hint if first else None,
+                    "findings": [f.to_dict() for f in exc.findings],
+                }
+            )
+        )
+    for f in exc.findings:
+        if f.file == "ledger" and f.pointer == "$":  # about the action, not a place in a file
+            print(f"eee {command}: {f.message}" + (f"\n    hint: {f.hint}" if f.hint else ""), file=sys.stderr)
+        else:
+            print(f"eee {command}: " + "\n".join(text_lines(f)), file=sys.stderr)
+    return EXIT_ERRORS
+
+
+def _replacement_kwargs(value: str) -> dict[str, Any]:
+    candidate = Path(value)
+    looks_like_uuid = UUID4_RE.match(value) or (
+        len(value) >= 8 and all(c in "0123456789abcdef-" for c in value) and not value.endswith(".json")
+    )
+    if looks_like_uuid and not candidate.exists():
+        return {"replacement": value}
+    return {"new_record": candidate}
+
+
+def run(command: str, argv: list[str]) -> int:
+    from eee.actions import perform, status  # lazy: the tools' layer, only once the arguments are read
+
+    args = _parser(command).parse_args(argv)
     try:
-        root = Path(args.store).resolve() if args.store else toplevel(Path.cwd())
-    except GitError:
-        print(f"eee {action}: run it inside the store's git work tree (or pass --store)", file=sys.stderr)
-        return 1
+        root = store_of(args.store)
+    except UsageError as exc:
+        print(f"eee {command}: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     try:
-        if action == "status":
+        if command == "status":
             info = status(root, args.record)
             if args.format == "json":
-                print(json.dumps(info, indent=2))
+                print(json.dumps(info, indent=2, ensure_ascii=False))
             else:
                 _print_status(info)
-            return 0
+            return EXIT_OK
+        action = BY_COMMAND[command].name
         kwargs: dict[str, Any] = {"dry_run": args.dry_run, "commit": args.commit}
-        if action == "supersede":
-            candidate = Path(args.replacement)
-            if UUID4_RE.match(args.replacement) and not candidate.exists():
-                kwargs["replacement"] = args.replacement
-            else:
-                kwargs["new_record"] = candidate
-        if action in ("retract", "dispute", "resolve"):
+        if command == "supersede":
+            kwargs.update(_replacement_kwargs(args.replacement))
+        if hasattr(args, "reference"):
             kwargs["reference"] = args.reference
-        if action == "resolve":
+        if command == "resolve":
             kwargs["outcome"] = args.outcome
-        result = perform(root, action, args.record, args.reason, **kwargs)
-    except ToolError as exc:
-        if args.format == "json":
-            print(json.dumps({"error": exc.message, "hint": exc.hint}))
-        else:
-            print(f"eee {action}: {exc.message}", file=sys.stderr)
-            if exc.hint:
-                print(f"    hint: {exc.hint}", file=sys.stderr)
-        return 1
+            kwargs["resolves"] = args.event
+            if args.replacement:
+                kwargs.update(_replacement_kwargs(args.replacement))
+        if command == "flag":
+            kwargs["rule"], kwargs["path"] = args.rule, args.path
+        if command == "mark-duplicate":
+            kwargs["of"] = args.of
+        result = perform(root, action, args.record, _argv_text(args.reason), **kwargs)
+    except Refused as exc:
+        return _refused(command, exc, args.format)
     if args.format == "json":
-        print(json.dumps(result, indent=2))
-        return 0
-    verb = "would write" if result["dry_run"] else "wrote"
-    print(f"{action} {result['record']} ({result['record_path']})")
-    if result["replacement"]:
-        print(f"  replacement {result['replacement']} ({result['replacement_path']})")
-    print(f"  {verb} {result['event_path']}")
-    if result["committed"]:
-        print("  committed")
-    return 0
+        print(json.dumps(result, indent=2, ensure_ascii=False))
+    else:
+        verb = "would write" if result["dry_run"] else "wrote"
+        print(f"{command} {result['record']} ({result['record_path']})")
+        if result["replacement"]:
+            print(f"  replacement {result['replacement']} ({result['replacement_path']})")
+        if result.get("of"):
+            print(f"  duplicate of {result['of']} (which stands)")
+        for path in result["event_paths"]:
+            print(f"  {verb} {path}")
+        if result["committed"]:
+            print(f"  committed {result['commit'][:10]}")
+    if not result["dry_run"] and not result["committed"]:
+        paths = " ".join(result["event_paths"] + ([result["replacement_path"]] if args_new_file(kwargs) else []))
+        print(
+            f"eee {command}: not committed yet: the event counts once it is committed "
+            f"(git add {paths} && git commit, or run the tool with --commit)",
+            file=sys.stderr,
+        )
+    return EXIT_OK
+
+
+def args_new_file(kwargs: dict[str, Any]) -> bool:
+    return kwargs.get("new_record") is not None
+
+
+def _argv_text(value: str) -> str | bytes:
+    """A command-line argument as text; one that was not UTF-8 is passed on as its bytes
+    (so the refusal can name the byte), never as a string with lone surrogates."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        try:
+            return value.encode("utf-8", "surrogateescape")
+        except UnicodeEncodeError:
+            return value  # a lone surrogate not from a byte: the reason check names it
+    return value

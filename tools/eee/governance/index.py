@@ -13,7 +13,7 @@ import subprocess
 from collections.abc import Iterable
 from pathlib import Path
 
-from eee.paths import RECORD_SUFFIX
+from eee.paths import RECORD_SUFFIX, UUID4_RE, uuid_problem
 
 
 class RecordIndex:
@@ -79,3 +79,58 @@ class RecordIndex:
         for rel in self._list([f":(glob)data/*/*/*/{u}{RECORD_SUFFIX}" for u in uuids]):
             found[rel.rsplit("/", 1)[-1][: -len(RECORD_SUFFIX)]] = rel
         return found
+
+
+PREFIX_MIN = 8  # hex digits a uuid prefix must have (commit subjects show eight)
+
+
+class PrefixProblem(ValueError):
+    """A uuid or prefix that names no record, or more than one; ``matches`` lists them."""
+
+    def __init__(self, message: str, hint: str | None = None, matches: list[str] | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+        self.matches = matches or []
+
+
+def resolve_uuid(index: RecordIndex, text: str, what: str = "record") -> str:
+    """The full uuid of the record ``text`` names: a uuid, or a unique prefix of at least
+    :data:`PREFIX_MIN` hex digits (dashes as in the uuid). Raises PrefixProblem."""
+    if UUID4_RE.match(text):
+        if not index.exists(text):
+            raise PrefixProblem(
+                f"no {what} {text} in the store", "check the uuid; `tools/status <uuid>` finds a record"
+            )
+        return text
+    bare = text.replace("-", "")
+    if len(text) >= 36 or not bare or any(c not in "0123456789abcdefABCDEF" for c in bare):
+        raise PrefixProblem(f"{what}: {uuid_problem(text)}")
+    if bare != bare.lower():
+        raise PrefixProblem(f"{what}: uuid prefix {text!r} has uppercase letters; use {text.lower()!r}")
+    if len(bare) < PREFIX_MIN:
+        raise PrefixProblem(
+            f"{what}: uuid prefix {text!r} is too short ({len(bare)} hex digits)",
+            f"give at least {PREFIX_MIN} hex digits (commit subjects show eight)",
+        )
+    shape = "xxxxxxxx-xxxx-4xxx-yxxx-xxxxxxxxxxxx"
+    if any((c == "-") != (shape[i] == "-") for i, c in enumerate(text)):
+        raise PrefixProblem(f"{what}: {text!r} is not the beginning of a uuid ({shape})")
+    found = sorted(
+        rel.rsplit("/", 1)[-1][: -len(RECORD_SUFFIX)]
+        for rel in index._list([f":(glob)data/*/*/*/{text}*{RECORD_SUFFIX}"])
+        if rel.count("/") == 4 and rel.endswith(RECORD_SUFFIX) and not rel.endswith("_samples" + RECORD_SUFFIX)
+    )
+    found = [u for u in found if u.startswith(text)]
+    if not found:
+        raise PrefixProblem(f"no {what} whose uuid begins with {text} in the store", "check the uuid")
+    if len(found) > 1:
+        raise PrefixProblem(
+            f"{what}: uuid prefix {text} is ambiguous: {len(found)} records match ({', '.join(found[:10])}"
+            + (", ..." if len(found) > 10 else "")
+            + ")",
+            "give more digits",
+            found,
+        )
+    index.lookup(found)
+    return found[0]

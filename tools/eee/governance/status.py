@@ -1,19 +1,46 @@
 """The one status function: a fold over a record's events.
 
 Every reader (validator, audit, catalogue, site, the tools) asks this module what a
-record's status is. Events are applied in time order (timestamp, then id); an event that
-is illegal in the record's state at that point is reported and ignored.
+record's status is. Events are applied in the order they entered history (the commit
+that added each, then file name; uncommitted events last): see
+:mod:`eee.governance.history`. Never in the order of the times they declare: an event
+whose declared time is earlier than its record's previous event, or far from its
+commit's time, is illegal (:func:`eee.governance.rules.time_problem`). An event that is
+illegal in the record's state at that point is reported and not applied.
 
-Status precedence: retracted > superseded > disputed > active.
+Status precedence: retracted > superseded > disputed > flagged > active. A duplicate
+keeps its status; ``duplicate_of`` (and the IsIdenticalTo relation) say it repeats
+another record, so readers can leave duplicates out.
+
+The API other modules use:
+
+- :func:`fold` (events, ``exists``, ``entered``, ``now``) -> :class:`Ledger`;
+  :func:`read_ledger` (root) folds a store's events in history order;
+- ``Ledger.state(uuid)`` -> :class:`RecordState` (``status``, ``retraction``,
+  ``superseded_by``, ``preceded_by``, ``dispute``, ``open_flags``, ``duplicate_of``,
+  ``duplicates``, ``resolution``, ``history``);
+- ``Ledger.relations(uuid)`` -> DataCite relations, both ways;
+- ``Ledger.record_fields(uuid)`` -> the catalogue's governance columns (:data:`FIELDS`);
+- :func:`flagged_findings` (ledger, uuid) -> {(rule, path)} the record's flags accept.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
+from eee.governance import (
+    EVENT_SUFFIX,
+    IS_IDENTICAL_TO,
+    IS_NEW_VERSION_OF,
+    IS_PREVIOUS_VERSION_OF,
+)
 from eee.governance.events import EventFileError, load_all
+from eee.governance.history import UNCOMMITTED, Entered, entered
+from eee.governance.history import order_key as _history_key
+from eee.governance.rules import parse_time, time_problem
 
 Event = dict[str, Any]
 
@@ -28,7 +55,21 @@ class IllegalEvent(Exception):
 class RecordState:
     """What the ledger says about one record."""
 
-    __slots__ = ("dispute", "history", "preceded_by", "retraction", "superseded_by", "supersession", "uuid")
+    __slots__ = (
+        "dispute",
+        "duplicate_event",
+        "duplicate_of",
+        "duplicates",
+        "flags",
+        "history",
+        "open_flags",
+        "preceded_by",
+        "resolution",
+        "retraction",
+        "superseded_by",
+        "supersession",
+        "uuid",
+    )
 
     def __init__(self, uuid: str) -> None:
         self.uuid = uuid
@@ -37,6 +78,12 @@ class RecordState:
         self.superseded_by: str | None = None
         self.supersession: Event | None = None
         self.preceded_by: str | None = None
+        self.flags: list[Event] = []  # every flag ever applied
+        self.open_flags: list[Event] = []  # flags no resolution has closed
+        self.duplicate_of: str | None = None
+        self.duplicate_event: Event | None = None
+        self.duplicates: list[str] = []  # records marked as duplicates of this one
+        self.resolution: Event | None = None  # the last resolution
         self.history: list[Event] = []
 
     @property
@@ -47,9 +94,12 @@ class RecordState:
             return "superseded"
         if self.dispute is not None:
             return "disputed"
+        if self.open_flags:
+            return "flagged"
         return "active"
 
     def to_dict(self) -> dict[str, Any]:
+        res = self.resolution
         return {
             "record": self.uuid,
             "status": self.status,
@@ -59,6 +109,22 @@ class RecordState:
             "preceded_by": self.preceded_by,
             "disputed": self.dispute is not None,
             "dispute_reference": self.dispute.get("reference") if self.dispute else None,
+            "flagged": bool(self.open_flags),
+            "flags": [
+                {"rule": f.get("rule"), "path": f.get("path"), "reason": f.get("reason"), "event": f.get("id")}
+                for f in self.open_flags
+            ],
+            "duplicate_of": self.duplicate_of,
+            "duplicates": list(self.duplicates),
+            "last_resolution": None
+            if res is None
+            else {
+                "outcome": res.get("outcome"),
+                "reason": res.get("reason"),
+                "event": res.get("id"),
+                "timestamp": res.get("timestamp"),
+                "replacement": res.get("replacement"),
+            },
             "history": list(self.history),
         }
 
@@ -68,14 +134,43 @@ def _who(event: Event) -> str:
     return f"{event.get('timestamp', '?')} by {actor.get('name', '?')}"
 
 
-def order_key(event: Event) -> tuple[str, str]:
-    return (str(event.get("timestamp", "")), str(event.get("id", "")))
+def event_name(event: Event) -> str:
+    """The file name an event lives in (its id + .yaml)."""
+    return f"{event.get('id')}{EVENT_SUFFIX}"
+
+
+def order_key(event: Event, entered: dict[str, Entered] | None = None) -> tuple[int, int, str]:
+    """Where ``event`` stands in the ledger: by history (``entered``), then file name."""
+    name = event_name(event)
+    return _history_key(name, entered.get(name) if entered else None)
+
+
+# --- catalogue fields ------------------------------------------------------------------------
+
+# (column, arrow type, description): the governance columns every table of records carries
+FIELDS: list[tuple[str, str, str]] = [
+    ("status", "string", "active, flagged, disputed, retracted or superseded (the governance fold)"),
+    ("status_reason", "string", "reason of the retraction (or of the supersession)"),
+    ("superseded_by", "string", "uuid of the record that replaces this one (IsPreviousVersionOf)"),
+    ("preceded_by", "string", "uuid of the record this one replaces (IsNewVersionOf)"),
+    ("dispute_reference", "string", "URL of the open dispute"),
+    ("flags", "string", "JSON list of the open flags: rule, JSON path and reason (null when none)"),
+    ("duplicate_of", "string", "uuid of the record this one duplicates (IsIdenticalTo; that one stands)"),
+    ("is_duplicate", "bool", "whether the record is marked a duplicate of another (leave it out to count once)"),
+    ("last_resolution", "string", "outcome of the last resolution (upheld, retracted, corrected)"),
+    (
+        "relations",
+        "string",
+        'JSON list of DataCite relations to other records, both ways: [{"relation": "IsNewVersionOf", "record": uuid}, ...]',
+    ),
+]
 
 
 class Ledger:
     def __init__(self) -> None:
         self.states: dict[str, RecordState] = {}
         self.problems: list[tuple[Event, IllegalEvent]] = []
+        self.entered: dict[str, Entered] = {}  # event file name -> where it entered history
 
     def state(self, uuid: str) -> RecordState:
         found = self.states.get(uuid)
@@ -86,16 +181,83 @@ class Ledger:
             self.states[uuid] = RecordState(uuid)
         return self.states[uuid]
 
+    def entry(self, event: Event) -> Entered:
+        return self.entered.get(event_name(event), UNCOMMITTED)
+
     def chain(self, uuid: str) -> list[str]:
-        """``uuid`` and the records that replaced it, in order."""
-        out = [uuid]
+        """The whole version chain ``uuid`` is in: its predecessors, itself, its replacements."""
+        before: list[str] = []
         seen = {uuid}
+        prev = self.state(uuid).preceded_by
+        while prev and prev not in seen:
+            before.append(prev)
+            seen.add(prev)
+            prev = self.state(prev).preceded_by
+        out = [*reversed(before), uuid]
         nxt = self.state(uuid).superseded_by
         while nxt and nxt not in seen:
             out.append(nxt)
             seen.add(nxt)
             nxt = self.state(nxt).superseded_by
         return out
+
+    def successors(self, uuid: str) -> list[str]:
+        """``uuid`` and the records that replaced it, in order."""
+        chain = self.chain(uuid)
+        return chain[chain.index(uuid) :]
+
+    def relations(self, uuid: str) -> list[dict[str, Any]]:
+        """DataCite relations of ``uuid`` to other records, from the ledger, both ways."""
+        st = self.state(uuid)
+        out: list[dict[str, Any]] = []
+        if st.preceded_by:
+            out.append({"relation": IS_NEW_VERSION_OF, "record": st.preceded_by})
+        if st.superseded_by:
+            out.append({"relation": IS_PREVIOUS_VERSION_OF, "record": st.superseded_by})
+        if st.duplicate_of:
+            out.append({"relation": IS_IDENTICAL_TO, "record": st.duplicate_of, "role": "duplicate"})
+        for other in st.duplicates:
+            out.append({"relation": IS_IDENTICAL_TO, "record": other, "role": "original"})
+        return out
+
+    def linked(self, a: str, b: str) -> bool:
+        """Whether two records are linked by supersession (in one chain) or a duplicate mark."""
+        if b in self.chain(a):
+            return True
+        sa, sb = self.state(a), self.state(b)
+        return (
+            sa.duplicate_of == b
+            or sb.duplicate_of == a
+            or (sa.duplicate_of is not None and sa.duplicate_of == sb.duplicate_of)
+        )
+
+    def record_fields(self, uuid: str, derived: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+        """The catalogue's governance columns (:data:`FIELDS`) for ``uuid``.
+
+        ``derived``: relations the record itself states (IsDerivedFrom, see
+        :func:`eee.governance.relations.derived_from`), added to the ledger's."""
+        st = self.state(uuid)
+        reason = None
+        if st.retraction is not None:
+            reason = st.retraction.get("reason")
+        elif st.supersession is not None:
+            reason = st.supersession.get("reason")
+        relations = self.relations(uuid) + list(derived or [])
+        flags = [{"rule": f.get("rule"), "path": f.get("path"), "reason": f.get("reason")} for f in st.open_flags]
+        return {
+            "status": st.status,
+            "status_reason": reason,
+            "superseded_by": st.superseded_by,
+            "preceded_by": st.preceded_by,
+            "dispute_reference": st.dispute.get("reference") if st.dispute else None,
+            "flags": json.dumps(flags, ensure_ascii=False) if flags else None,
+            "duplicate_of": st.duplicate_of,
+            "is_duplicate": st.duplicate_of is not None,
+            "last_resolution": st.resolution.get("outcome") if st.resolution else None,
+            "relations": json.dumps(relations, ensure_ascii=False) if relations else None,
+        }
+
+    # --- legality ---------------------------------------------------------------------------
 
     def check(self, event: Event, exists: Callable[[str], bool] | None = None) -> None:
         """Raise IllegalEvent unless ``event`` is legal in the current state."""
@@ -115,34 +277,7 @@ class Ledger:
             if st.retraction is None:
                 raise IllegalEvent(f"record {uuid} is not retracted; there is nothing to reinstate")
         elif action == "supersede":
-            new = event.get("replacement")
-            if st.retraction is not None:
-                raise IllegalEvent(
-                    f"record {uuid} is retracted; a retracted record is not superseded",
-                    "reinstate it first if the retraction was an error",
-                )
-            if st.superseded_by is not None:
-                raise IllegalEvent(
-                    f"record {uuid} is already superseded by {st.superseded_by}",
-                    f"supersede {st.superseded_by} instead",
-                )
-            if not isinstance(new, str):
-                raise IllegalEvent("a supersede event needs a replacement")
-            if new == uuid:
-                raise IllegalEvent("a record cannot supersede itself")
-            if exists is not None and not exists(new):
-                raise IllegalEvent(
-                    f"the replacement {new} does not exist in the store", "add the corrected record first"
-                )
-            repl = self.state(new)
-            if repl.retraction is not None:
-                raise IllegalEvent(f"the replacement {new} is itself retracted", "supersede with a record that stands")
-            if repl.preceded_by is not None:
-                raise IllegalEvent(f"the replacement {new} already replaces {repl.preceded_by}")
-            chain = self.chain(new)
-            if uuid in chain:
-                path = " -> ".join([uuid, *chain[: chain.index(uuid) + 1]])
-                raise IllegalEvent(f"superseding would make a cycle: {path}", "a replacement must be a new record")
+            self._check_supersede(uuid, event.get("replacement"), exists)
         elif action == "dispute":
             if st.retraction is not None:
                 raise IllegalEvent(f"record {uuid} is retracted; there is nothing left to dispute")
@@ -151,11 +286,90 @@ class Ledger:
                     f"record {uuid} is already disputed ({_who(st.dispute)}, {st.dispute.get('reference')})",
                     "add to the open discussion, or resolve it first",
                 )
+        elif action == "flag":
+            if st.retraction is not None:
+                raise IllegalEvent(f"record {uuid} is retracted; there is nothing left to flag")
+            for f in st.open_flags:
+                if (f.get("rule"), f.get("path")) == (event.get("rule"), event.get("path")):
+                    raise IllegalEvent(
+                        f"record {uuid} is already flagged for {event.get('rule')} at {event.get('path')} ({_who(f)})",
+                        "resolve the open flag first",
+                    )
         elif action == "resolve":
-            if st.dispute is None:
-                raise IllegalEvent(f"record {uuid} is not under dispute; there is nothing to resolve")
+            self._check_resolve(uuid, st, event, exists)
+        elif action == "duplicate":
+            self._check_duplicate(uuid, st, event.get("of"), exists)
         else:
             raise IllegalEvent(f"unknown action {action!r}")
+
+    def _check_supersede(self, uuid: str, new: Any, exists: Callable[[str], bool] | None) -> None:
+        st = self.state(uuid)
+        if st.retraction is not None:
+            raise IllegalEvent(
+                f"record {uuid} is retracted; a retracted record is not superseded",
+                "reinstate it first if the retraction was an error",
+            )
+        if st.superseded_by is not None:
+            raise IllegalEvent(
+                f"record {uuid} is already superseded by {st.superseded_by}",
+                f"supersede {st.superseded_by} instead",
+            )
+        if not isinstance(new, str):
+            raise IllegalEvent("a supersede event needs a replacement")
+        if new == uuid:
+            raise IllegalEvent("a record cannot supersede itself")
+        if exists is not None and not exists(new):
+            raise IllegalEvent(f"the replacement {new} does not exist in the store", "add the corrected record first")
+        repl = self.state(new)
+        if repl.retraction is not None:
+            raise IllegalEvent(f"the replacement {new} is itself retracted", "supersede with a record that stands")
+        if repl.preceded_by is not None:
+            raise IllegalEvent(f"the replacement {new} already replaces {repl.preceded_by}")
+        chain = self.successors(new)
+        if uuid in chain:
+            path = " -> ".join([uuid, *chain[: chain.index(uuid) + 1]])
+            raise IllegalEvent(f"superseding would make a cycle: {path}", "a replacement must be a new record")
+
+    def _check_resolve(self, uuid: str, st: RecordState, event: Event, exists: Callable[[str], bool] | None) -> None:
+        open_ids = ([st.dispute.get("id")] if st.dispute else []) + [f.get("id") for f in st.open_flags]
+        if not open_ids:
+            raise IllegalEvent(f"record {uuid} has no open dispute or flag; there is nothing to resolve")
+        target = event.get("resolves")
+        if target is not None and target not in open_ids:
+            raise IllegalEvent(
+                f"event {target} is not an open dispute or flag of record {uuid}",
+                "open ones: " + ", ".join(str(i) for i in open_ids),
+            )
+        outcome = event.get("outcome")
+        if outcome == "retracted" and st.retraction is not None:
+            raise IllegalEvent(f"record {uuid} is already retracted", "resolve with the outcome upheld")
+        if outcome == "corrected" and (
+            event.get("event_schema", "1.0.0") != "1.0.0" or event.get("replacement") is not None
+        ):
+            self._check_supersede(uuid, event.get("replacement"), exists)
+
+    def _check_duplicate(self, uuid: str, st: RecordState, of: Any, exists: Callable[[str], bool] | None) -> None:
+        if not isinstance(of, str):
+            raise IllegalEvent("a duplicate event names the record that stands (`of`)")
+        if of == uuid:
+            raise IllegalEvent("a record cannot duplicate itself")
+        if exists is not None and not exists(of):
+            raise IllegalEvent(f"the record {of} (that stands) does not exist in the store", "check the uuid")
+        if st.duplicate_of is not None:
+            raise IllegalEvent(f"record {uuid} is already marked a duplicate of {st.duplicate_of}")
+        seen = {uuid}
+        nxt: str | None = of
+        while nxt is not None:
+            if nxt in seen:
+                raise IllegalEvent(
+                    f"marking {uuid} a duplicate of {of} would make a cycle", "the record that stands is the original"
+                )
+            seen.add(nxt)
+            nxt = self.state(nxt).duplicate_of
+        if self.state(of).retraction is not None:
+            raise IllegalEvent(f"the record {of} is retracted; it does not stand", "name a record that stands")
+
+    # --- effects ----------------------------------------------------------------------------
 
     def apply(self, event: Event, exists: Callable[[str], bool] | None = None) -> None:
         self.check(event, exists)
@@ -175,24 +389,113 @@ class Ledger:
             repl.history.append(event)
         elif action == "dispute":
             st.dispute = event
+        elif action == "flag":
+            st.flags.append(event)
+            st.open_flags.append(event)
         elif action == "resolve":
-            st.dispute = None
+            target = event.get("resolves")
+            if target is None or (st.dispute is not None and st.dispute.get("id") == target):
+                st.dispute = None
+            st.open_flags = [] if target is None else [f for f in st.open_flags if f.get("id") != target]
+            st.resolution = event
+        elif action == "duplicate":
+            of = event["of"]
+            st.duplicate_of = of
+            st.duplicate_event = event
+            other = self._get(of)
+            other.duplicates.append(uuid)
+            other.history.append(event)
 
 
-def fold(events: Iterable[Event], exists: Callable[[str], bool] | None = None) -> Ledger:
-    """Every record's state after all ``events`` (illegal ones reported, not applied)."""
+def _companion(events: list[Event], i: int, key: Callable[[Event], Any]) -> str | None:
+    """Why the resolve ``events[i]`` lacks the retraction or supersession its outcome says
+    is in the same commit (None when it is there)."""
+    event = events[i]
+    outcome, uuid = event.get("outcome"), event.get("record")
+    if event.get("event_schema", "1.0.0") == "1.0.0" or outcome not in ("retracted", "corrected"):
+        return None  # 1.0.0 outcomes were words only; they are read as they were written
+    commit = key(event)
+    for later in events[i + 1 :]:
+        if key(later) != commit:
+            break
+        if later.get("record") != uuid:
+            continue
+        if outcome == "retracted" and later.get("action") == "retract":
+            return None
+        if (
+            outcome == "corrected"
+            and later.get("action") == "supersede"
+            and later.get("replacement") == event.get("replacement")
+        ):
+            return None
+    if outcome == "retracted":
+        return f"the outcome is retracted, but no retraction of {uuid} follows in the same commit"
+    return f"the outcome is corrected, but no supersession of {uuid} by {event.get('replacement')} follows in the same commit"
+
+
+def fold(
+    events: Iterable[Event],
+    exists: Callable[[str], bool] | None = None,
+    entered: dict[str, Entered] | None = None,
+    now: float | None = None,
+) -> Ledger:
+    """Every record's state after all ``events`` (illegal ones reported, not applied).
+
+    ``entered``: event file name -> where it entered history (:func:`eee.governance.history.entered`);
+    events not in it are uncommitted and come last, by file name. ``now`` (seconds since
+    the epoch): the time uncommitted events are checked against (the hooks pass it; left
+    out, only committed events' times are checked)."""
     ledger = Ledger()
-    for event in sorted(events, key=order_key):
+    ledger.entered = dict(entered or {})
+    ordered = sorted(events, key=lambda e: order_key(e, ledger.entered))
+    last_time: dict[str, float] = {}
+
+    def commit_of(event: Event) -> str | None:
+        return ledger.entry(event).commit
+
+    for i, event in enumerate(ordered):
         try:
+            entry = ledger.entry(event)
+            uuid = event.get("record")
+            problem = time_problem(
+                event,
+                last_time.get(uuid) if isinstance(uuid, str) else None,
+                entry.time if entry.commit is not None else now,
+                committed=entry.commit is not None,
+            )
+            if problem:
+                raise IllegalEvent(*problem)
+            if event.get("action") == "resolve":
+                missing = _companion(ordered, i, commit_of)
+                if missing:
+                    raise IllegalEvent(missing, "write the resolution with its tool (tools/resolve --outcome ...)")
             ledger.apply(event, exists)
+            stamp = parse_time(event.get("timestamp"))
+            if stamp is not None:
+                for who in (uuid, event.get("replacement"), event.get("of")):
+                    if isinstance(who, str) and stamp > last_time.get(who, stamp - 1):
+                        last_time[who] = stamp
         except IllegalEvent as exc:
             ledger.problems.append((event, exc))
     return ledger
 
 
-def read_ledger(root: Path) -> Ledger:
-    """The ledger of the store at ``root``: its readable events, folded.
+def read_ledger(root: Path, exists: Callable[[str], bool] | None = None, now: float | None = None) -> Ledger:
+    """The ledger of the store at ``root``: its readable events, folded in history order.
 
-    Unreadable event files are left out here; reporting them is the validator's job.
-    """
-    return fold([e for _, e in load_all(root) if not isinstance(e, EventFileError)])
+    Unreadable event files are left out here; reporting them is the validator's job."""
+    events = [e for _, e in load_all(root) if not isinstance(e, EventFileError)]
+    return fold(events, exists=exists, entered=entered(root) if events else {}, now=now)
+
+
+def flagged_findings(ledger: Ledger, uuid: str) -> set[tuple[str, str]]:
+    """The (rule, JSON path) pairs the ledger's flags name for record ``uuid``.
+
+    Every flag ever applied counts, open or resolved: a resolution settles the concern,
+    but the record (which never changes) still breaks the rule, and the gate keeps
+    accepting exactly the flagged findings."""
+    return {
+        (str(f.get("rule")), str(f.get("path")))
+        for f in ledger.state(uuid).flags
+        if isinstance(f.get("rule"), str) and isinstance(f.get("path"), str)
+    }

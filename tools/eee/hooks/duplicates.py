@@ -1,39 +1,24 @@
-"""Hook ``eee-duplicates``: warn (never block) when a staged record looks like one already
-in the store: same model, benchmark, metric, evaluator and eval library.
+"""Hook ``eee-duplicates``: warn (never block) when a staged record duplicates one already
+in the store, or another staged with it: the same evaluation (model, benchmark, metric,
+configuration and evaluation_id, whoever the evaluator) or identical content apart from
+evaluation_id and retrieved_timestamp (:mod:`eee.governance.duplicates`).
 
-Such candidates live in the record's own folder (the folder is the model), so only that
-folder is read.
+The whole store is checked through an index in the git directory that follows HEAD
+(a few lookups per staged record); pairs linked by supersession or a duplicate event are
+not warned about.
 """
 
 from __future__ import annotations
 
 import functools
-import os
+from pathlib import Path
 
+from eee.governance.duplicates import staged_findings
 from eee.hooks import data_paths, emit
-from eee.jsonlite import load_object as _load
-from eee.rules.commit import duplicate_findings
+from eee.jsonlite import load_object
 
 
 def main(argv: list[str]) -> int:
-    # several staged records of one folder read and list it once
-    load = functools.cache(_load)
-    listing = functools.cache(lambda folder: sorted(os.listdir(folder)))
-    findings = []
-    for path in data_paths(argv):
-        if not path.endswith(".json"):
-            continue
-        doc = load(path)
-        if doc is None:
-            continue
-        folder = os.path.dirname(path)
-        others = {}
-        for name in listing(folder):
-            other = f"{folder}/{name}"
-            if name.endswith(".json") and other != path:
-                loaded = load(other)
-                if loaded is not None:
-                    others[other] = loaded
-        findings += duplicate_findings(path, doc, others)
-    emit(findings)
+    load = functools.cache(load_object)
+    emit(staged_findings(Path.cwd(), data_paths(argv), load))
     return 0

@@ -9,7 +9,8 @@
   :func:`~eee.rules.sidecar.parse_row`) and :func:`~eee.rules.sidecar.matches_record`.
 - :mod:`eee.rules.events`: governance events and the ledger they fold into.
 - :mod:`eee.rules.commit`: what a commit may change (immutability, sidecars outside git,
-  naming, duplicates), for the hooks and the audit.
+  naming), for the hooks and the audit; the duplicate rule lives with the ledger
+  (:mod:`eee.governance.duplicates`).
 
 The validator, the hooks, the audit and the tools call these; none of them writes.
 """

@@ -10,7 +10,7 @@ import json
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
-from eee.findings import ERROR, WARNING, Finding
+from eee.findings import ERROR, Finding
 from eee.paths import (
     DATA_DIR,
     DVC_POINTER,
@@ -187,54 +187,4 @@ def naming_findings(
     sp = classify(path)
     if doc is not None and sp.kind == "record":
         out += folder_findings(doc, file, sp, severity=ERROR)
-    return out
-
-
-def duplicate_signature(doc: dict[str, Any]) -> set[tuple[str, ...]]:
-    """What makes two results the same measurement: model, benchmark, metric, evaluator,
-    library, and the configuration they ran with (generation settings, agent scaffold).
-
-    Two records that differ only in how they were run (another scaffold, another
-    temperature) are different evaluations, not duplicates."""
-    info = doc.get("model_info") if isinstance(doc.get("model_info"), dict) else {}
-    source = doc.get("source_metadata") if isinstance(doc.get("source_metadata"), dict) else {}
-    library = doc.get("eval_library") if isinstance(doc.get("eval_library"), dict) else {}
-    model = str(info.get("id"))
-    evaluator = str(source.get("source_organization_name"))
-    lib = str(library.get("name", "unknown"))
-    out = set()
-    for result in doc.get("evaluation_results") or []:
-        if not isinstance(result, dict):
-            continue
-        data = result.get("source_data") if isinstance(result.get("source_data"), dict) else {}
-        config = result.get("metric_config") if isinstance(result.get("metric_config"), dict) else {}
-        benchmark = str(data.get("dataset_name") or result.get("evaluation_name"))
-        metric = str(config.get("metric_id") or config.get("metric_name") or result.get("evaluation_name"))
-        setup = json.dumps(result.get("generation_config"), sort_keys=True)
-        out.add((model, benchmark, metric, evaluator, lib, setup))
-    return out
-
-
-def duplicate_findings(
-    path: str, doc: dict[str, Any], others: dict[str, dict[str, Any]], where: Callable[[str], str] = lambda p: p
-) -> list[Finding]:
-    mine = duplicate_signature(doc)
-    out = []
-    for other_path, other in sorted(others.items()):
-        if other_path == path:
-            continue
-        shared = mine & duplicate_signature(other)
-        if shared:
-            model, benchmark, metric, evaluator, lib, _ = sorted(shared)[0]
-            out.append(
-                Finding(
-                    where(path),
-                    "$",
-                    f"looks like {other_path}: same model {model}, benchmark {benchmark}, metric {metric}, evaluator {evaluator} and eval library {lib}",
-                    "if it is a re-run, keep both (they are different runs); if it corrects the other, supersede it instead "
-                    "(tools/supersede); see governance/README.md on duplicate submissions",
-                    severity=WARNING,
-                    check="duplicates",
-                )
-            )
     return out

@@ -1,7 +1,7 @@
 """Governance events, validated like records: each file on its own, then the ledger.
 
-Per file: YAML, the event schema, the id matching the file name and the timestamp. Then
-the whole ledger of the tree is folded (:func:`eee.governance.status.fold`): an event
+Per file: YAML, the event schema of the version it declares, the id matching the file
+name and the timestamp. Then the whole ledger of the tree is folded in history order (:func:`eee.governance.status.fold`): an event
 that names no record, retracts twice, supersedes into a cycle or with a retracted
 replacement, resolves no dispute... is reported on its own file. The events are read
 from a :class:`eee.tree.Tree`: the work tree, or a commit for the audit.
@@ -9,17 +9,20 @@ from a :class:`eee.tree.Tree`: the work tree, or a commit for the audit.
 
 from __future__ import annotations
 
+import os
+import time
 from collections.abc import Callable
 from typing import Any
 
 from eee.findings import FileResult, Finding
-from eee.governance.events import EventFileError, load_text
+from eee.governance.events import EventCache, EventFileError, git_dir_of, load_text, schema_errors
+from eee.governance.history import Entered, in_git
+from eee.governance.history import entered as history_of
 from eee.governance.index import RecordIndex
 from eee.governance.status import fold
-from eee.jsonpath import format_path
 from eee.paths import EVENT_SUFFIX, EVENTS_DIR, RECORD_SUFFIX
 from eee.schemas import default_registry
-from eee.tree import SYMLINK, Overlay, Tree, Unreadable, WorkTree
+from eee.tree import SYMLINK, EmptyTree, GitTree, Overlay, Tree, Unreadable, WorkTree
 
 
 def _id_findings(event: dict[str, Any], name: str, file: str) -> list[Finding]:
@@ -78,14 +81,64 @@ def ledger_files(tree: Tree) -> list[str]:
     ]
 
 
-def load_ledger(tree: Tree) -> list[tuple[str, dict[str, Any] | EventFileError]]:
-    out: list[tuple[str, dict[str, Any] | EventFileError]] = []
-    for rel in ledger_files(tree):
+def _base(tree: Tree) -> Tree:
+    while isinstance(tree, Overlay):
+        tree = tree.base
+    return tree
+
+
+def _cache_key(tree: Tree, rel: str) -> str | None:
+    """What identifies the bytes of ``rel`` in ``tree`` for the :class:`EventCache`."""
+    if isinstance(tree, Overlay):
+        return None if rel in tree.planned else _cache_key(tree.base, rel)
+    if isinstance(tree, GitTree):
+        blob = tree.blob(rel)
+        return f"b:{blob}" if blob else None
+    if isinstance(tree, WorkTree):
         try:
-            out.append((rel, load_event(tree, rel)))
+            st = os.lstat(tree.path(rel))
+        except OSError:
+            return None
+        return f"f:{rel.rsplit('/', 1)[-1]}:{st.st_size}:{st.st_mtime_ns}:{st.st_ino}"
+    return None
+
+
+def load_ledger(tree: Tree) -> list[tuple[str, dict[str, Any] | EventFileError]]:
+    """Every event file of the tree's ledger, parsed (through the git directory's cache of
+    parsed events), or the reason it cannot be."""
+    base = _base(tree)
+    folder = base.repo if isinstance(base, GitTree) else base.root if isinstance(base, WorkTree) else None
+    files = ledger_files(tree)
+    cache = EventCache(git_dir_of(folder) if folder is not None and files else None)
+    out: list[tuple[str, dict[str, Any] | EventFileError]] = []
+    for rel in files:
+        key = _cache_key(tree, rel)
+        hit = cache.get(key)
+        if hit is not None:
+            out.append((rel, hit))
+            continue
+        try:
+            event = load_event(tree, rel)
+            cache.put(key, event)
+            out.append((rel, event))
         except EventFileError as exc:
             out.append((rel, exc))
+    cache.save()
     return out
+
+
+def history(tree: Tree) -> tuple[dict[str, Entered], float | None]:
+    """Where each event of the tree entered history, and the time uncommitted events are
+    checked against: now in a git work tree (they are about to be committed), none for a
+    commit (every event of it is committed) or a plain folder (no history to check)."""
+    base = _base(tree)
+    if isinstance(base, GitTree):
+        return history_of(base.repo, base.commit), None
+    if isinstance(base, WorkTree) and in_git(base.root):
+        return history_of(base.root), time.time()
+    if isinstance(base, EmptyTree) and isinstance(tree, Overlay):
+        return {}, time.time()
+    return {}, None
 
 
 def record_exists(tree: Tree, named: list[str]) -> Callable[[str], bool]:
@@ -117,8 +170,11 @@ def check_events(tree: Tree, paths: list[str], exists: Callable[[str], bool] | N
     """FileResults for the event files ``paths`` of ``tree``.
 
     ``exists`` answers whether a record uuid is in the store (default: look in the tree's
-    ``data/``)."""
-    validator = default_registry().other_validator("governance", "event.schema.json")
+    ``data/``). The ledger is folded in history order (:func:`history`): the commit that
+    added each event, then file name, uncommitted events last; an event declaring a time
+    before its record's previous event, or more than a day from its commit's time (now,
+    for one about to be committed), is reported."""
+    registry = default_registry()
     # the ledger: every event of the store, read once; the files checked are among them
     ledger = load_ledger(tree)
     loaded = dict(ledger)
@@ -148,22 +204,19 @@ def check_events(tree: Tree, paths: list[str], exists: Callable[[str], bool] | N
                 )
             )
             continue
-        for err in list(validator.iter_errors(event))[:10]:
-            result.findings.append(
-                Finding(
-                    file, format_path(list(err.instance_path)), f"{err.message} (event schema)", None, check="event"
-                )
-            )
+        for pointer, message in schema_errors(event, registry)[:10]:
+            result.findings.append(Finding(file, pointer, f"{message} (event schema)", None, check="event"))
         result.findings.extend(_id_findings(event, rel.rsplit("/", 1)[-1], file))
-    # the ledger in time order
+    # the ledger in history order
     everything = [(p, e) for p, e in ledger if not isinstance(e, EventFileError)]
     by_id = {e.get("id"): p for p, e in everything}
     if exists is None:
         named = [str(e.get("record")) for _, e in everything] + [
-            str(e.get("replacement")) for _, e in everything if e.get("replacement")
+            str(e.get(k)) for _, e in everything for k in ("replacement", "of") if e.get(k)
         ]
         exists = record_exists(tree, named)
-    folded = fold([e for _, e in everything if isinstance(e.get("id"), str)], exists=exists)
+    entered, now = history(tree)
+    folded = fold([e for _, e in everything if isinstance(e.get("id"), str)], exists=exists, entered=entered, now=now)
     for event, problem in folded.problems:
         target = by_id.get(event.get("id"))
         if target in results:
@@ -172,7 +225,7 @@ def check_events(tree: Tree, paths: list[str], exists: Callable[[str], bool] | N
                     results[target].file,
                     "$",
                     problem.message,
-                    problem.hint or "events are checked in time order against the record's status",
+                    problem.hint or "events are checked in history order against the record's status",
                     check="ledger",
                 )
             )

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from eee.catalog import CATALOG_DIR, catalog_present, read_catalog
+from eee.governance import STATUSES
 from eee.governance.status import Ledger, read_ledger
 from eee.site.context import GeneratedPage, SiteContext
 from eee.site.mdtext import code, fence, number, relative, slug, table, text
@@ -34,7 +35,7 @@ from eee.site.mdtext import code, fence, number, relative, slug, table, text
 PARQUET = CATALOG_DIR
 JSON_LIMIT = 300_000  # characters of a record's JSON shown on its page
 NAV_BENCHMARKS = 40  # benchmarks listed in the navigation up to this many
-STATUS_ORDER = ("active", "retracted", "superseded", "disputed")
+STATUS_ORDER = ("active", *(s for s in STATUSES if s != "active"))  # eee.governance.STATUSES
 # record pages stay out of the search index (the benchmark pages list every record) and
 # out of the navigation: indexing thousands of highlighted JSON documents is most of a build
 RECORD_FRONT_MATTER = "---\nsearch:\n  exclude: true\nhide:\n  - navigation\n---\n"
@@ -67,6 +68,10 @@ WANTED = (
     "superseded_by",
     "preceded_by",
     "dispute_reference",
+    "flags",
+    "duplicate_of",
+    "last_resolution",
+    "relations",
 )
 
 
@@ -291,7 +296,38 @@ def _admonitions(ctx: SiteContext, state: Any, page: str) -> list[str]:
         if ref:
             lines.append(f"[Discussion](<{ref}>)")
         block("warning", "Disputed", lines)
+    for ev in state.open_flags:
+        lines = [
+            f"**Concern:** {text(ev.get('reason', ''))} ({who(ev)}).",
+            "",
+            f"Rule {code(ev.get('rule', '?'))} at {code(ev.get('path', '?'))}.",
+        ]
+        block("warning", "Flagged", lines)
+    if state.duplicate_of is not None:
+        ev = state.duplicate_event or {}
+        block(
+            "info",
+            "Duplicate",
+            [
+                f"Repeats {_uuid_link(ctx, state.duplicate_of, page)}, which stands: {text(ev.get('reason', ''))} ({who(ev)})."
+            ],
+        )
     return out
+
+
+def _relations_text(ctx: SiteContext, row: dict[str, Any], page: str) -> str:
+    """The record's relations (DataCite names), from the catalogue's ``relations`` column."""
+    try:
+        relations = json.loads(row.get("relations") or "[]")
+    except ValueError:
+        return ""
+    parts = []
+    for rel in relations:
+        if rel.get("record"):
+            parts.append(f"{rel['relation']} {_uuid_link(ctx, rel['record'], page)}")
+        else:
+            parts.append(f"{rel['relation']} {text(rel.get('source', ''))} {code(rel.get('identifier') or '')}".strip())
+    return "; ".join(parts)
 
 
 def _record_json(root: Path, rel: str) -> tuple[str, str]:
@@ -356,6 +392,12 @@ def record_page(ctx: SiteContext, uuid: str, rows: list[dict[str, Any]], state: 
         ],
         ["Status", f"**{state.status}**"],
     ]
+    if state.resolution is not None:
+        res = state.resolution
+        facts.append(["Last resolution", f"{text(res.get('outcome', ''))}: {text(res.get('reason', ''))}"])
+    relations = _relations_text(ctx, first, page)
+    if relations:
+        facts.append(["Relations", relations])
     out.append("".join(f"- **{k}:** {v}\n" for k, v in facts))
     out.append("## Results { #results }\n")
     out.append(

@@ -1,0 +1,7 @@
+"""``eee mark-duplicate``: see :mod:`eee.commands.governance`."""
+
+from eee.commands.governance import run
+
+
+def main(argv: list[str]) -> int:
+    return run("mark-duplicate", argv)
