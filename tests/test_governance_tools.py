@@ -152,7 +152,7 @@ def test_supersede_cycle_and_retracted_replacement_are_refused(store: Path, caps
 def test_dispute_and_resolve(store: Path, capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exc:
         run("dispute", [A, "--reason", "the harness version is wrong"])  # no --reference
-    assert exc.value.code == 2
+    assert exc.value.code == 64
     assert (
         run("dispute", [A, "--reason", "the harness version is wrong", "--reference", "https://example.org/d/7"]) == 0
     )

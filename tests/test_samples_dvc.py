@@ -67,7 +67,7 @@ def test_add_refuses_a_sidecar_that_does_not_match_its_record(store: Path, capsy
     doc["detailed_evaluation_results"]["total_rows"] = 7
     record.write_text(json.dumps(doc, indent=2))
     assert samples_main(["add", _rel(sidecar, store)]) == 1
-    out = capsys.readouterr().out
+    out = capsys.readouterr().err
     assert (
         "but the aggregate declares 0000" in out
         and "the file has 3 rows but the aggregate declares total_rows 7" in out
@@ -80,7 +80,7 @@ def test_add_refuses_a_sidecar_without_record(store: Path, capsys: pytest.Captur
     sidecar.parent.mkdir(parents=True)
     sidecar.write_bytes(ROWS)
     assert samples_main(["add", _rel(sidecar, store)]) == 1
-    assert "sidecar without aggregate" in capsys.readouterr().out
+    assert "sidecar without aggregate" in capsys.readouterr().err
 
 
 def test_sidecar_changed_after_add_fails_validation(store: Path) -> None:
@@ -103,5 +103,6 @@ def test_pointer_naming_another_file_is_an_error(store: Path) -> None:
 
 def test_outside_a_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.chdir(tmp_path)
-    assert samples_main(["pull"]) == 1
-    assert "inside the store's git work tree" in capsys.readouterr().out
+    assert samples_main(["pull"]) == 64  # no store: a usage error
+    captured = capsys.readouterr()
+    assert "not inside a git work tree" in captured.err and captured.out == ""

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from eee import placement
+from eee.findings import Finding, Refused, refusal
 from eee.gitutil import GitError, config, git, git_dir
 from eee.governance.events import EventFileError, load_all, make_event, path_for, write
 from eee.governance.index import RecordIndex
@@ -26,17 +27,10 @@ from eee.schemas import default_registry
 from eee.strictjson import JSONProblem, loads
 
 
-class ToolError(Exception):
-    def __init__(self, message: str, hint: str | None = None) -> None:
-        super().__init__(message)
-        self.message = message
-        self.hint = hint
-
-
 def actor(root: Path) -> dict[str, str]:
     name, email = config("user.name", root), config("user.email", root)
     if not name or not email:
-        raise ToolError(
+        raise refusal(
             "git config user.name and user.email must be set: events record who acted",
             "git config user.name 'Your Name'; git config user.email you@example.org",
         )
@@ -65,9 +59,10 @@ def load_ledger(root: Path) -> Ledger:
     events = []
     for path, loaded in load_all(root):
         if isinstance(loaded, EventFileError):
-            raise ToolError(
-                f"{path.relative_to(root)}: {loaded}",
+            raise refusal(
+                str(loaded),
                 "the ledger must be readable before it grows; run `eee validate governance`",
+                file=path.relative_to(root).as_posix(),
             )
         events.append(loaded)
     return fold(events)
@@ -78,13 +73,13 @@ def check_event_schema(event: dict[str, Any]) -> None:
     validator = reg.other_validator("governance", "event.schema.json")
     errors = [f"{'/'.join(map(str, e.instance_path)) or '$'}: {e.message}" for e in validator.iter_errors(event)]
     if errors:
-        raise ToolError("the event would not be valid: " + "; ".join(errors))
+        raise refusal("the event would not be valid: " + "; ".join(errors))
 
 
 def _check_uuid(value: str, what: str) -> None:
     problem = uuid_problem(value)
     if problem:
-        raise ToolError(f"{what}: {problem}")
+        raise refusal(f"{what}: {problem}")
 
 
 def _place_record(root: Path, source: Path, old_rel: str, dry_run: bool) -> tuple[str, str, Path | None]:
@@ -95,27 +90,29 @@ def _place_record(root: Path, source: Path, old_rel: str, dry_run: bool) -> tupl
     try:
         doc = loads(source.read_bytes())
     except OSError as exc:
-        raise ToolError(f"{source}: cannot read the corrected record: {exc.strerror}") from None
+        raise refusal(f"cannot read the corrected record: {exc.strerror}", file=str(source)) from None
     except JSONProblem as exc:
-        raise ToolError(f"{source}::{exc.pointer}: {exc.message}", exc.hint) from None
+        raise refusal(exc.message, exc.hint, file=str(source), pointer=exc.pointer) from None
     if not isinstance(doc, dict):
-        raise ToolError(f"{source}: a record is a JSON object")
+        raise refusal("a record is a JSON object", file=str(source))
     info = doc.get("model_info")
     model_id = info.get("id") if isinstance(info, dict) else None
     if not isinstance(model_id, str) or canonical_folders(model_id) is None:
-        raise ToolError(f"{source}::$.model_info.id: missing or not of the form developer/model")
+        raise refusal("missing or not of the form developer/model", file=str(source), pointer="$.model_info.id")
     new = placement.new_record(old_rel.split("/")[1], doc)
     # validated on the store as it would be (an overlay): nothing is placed unless it is valid
     errors, _ = placement.check(root, [new])
     if errors:
-        lines = "; ".join(f"{f.pointer}: {f.message}" for f in errors[:5])
-        raise ToolError(f"{source}: the corrected record does not validate: {lines}", errors[0].hint)
+        head = Finding(str(source), "$", f"the corrected record does not validate ({len(errors)} errors)")
+        raise Refused(
+            [head, *(Finding(str(source), f.pointer, f.message, f.hint, f.line, check=f.check) for f in errors)]
+        )
     if dry_run:
         return new.uuid, new.rel, None
     try:
         written, _ = placement.write(root, [new])
     except placement.WriteFailed as exc:
-        raise ToolError(f"{exc.path}: cannot write the corrected record: {exc.error.strerror}") from None
+        raise refusal(f"cannot write the corrected record: {exc.error.strerror}", file=str(exc.path)) from None
     return new.uuid, new.rel, written[0]
 
 
@@ -144,7 +141,7 @@ def perform(
     """Record one governance action; returns what was (or would be) written."""
     reason = (reason or "").strip()
     if not reason:
-        raise ToolError("--reason is empty: every event says why", "--reason 'what was wrong, and how we know'")
+        raise refusal("--reason is empty: every event says why", "--reason 'what was wrong, and how we know'")
     _check_uuid(record, "record")
     if replacement is not None:
         _check_uuid(replacement, "replacement")
@@ -155,7 +152,7 @@ def perform(
         index = RecordIndex(root)
         old_rel = index.path(record)
         if old_rel is None:
-            raise ToolError(
+            raise refusal(
                 f"no record {record} in {root / 'data'}", "check the uuid; `tools/status <uuid>` finds a record"
             )
         new_rel = None
@@ -173,7 +170,7 @@ def perform(
             try:
                 ledger.check(event, exists=index.exists)
             except IllegalEvent as exc:
-                raise ToolError(exc.message, exc.hint) from None
+                raise refusal(exc.message, exc.hint) from None
             check_event_schema(event)
             event_path = path_for(root, event)
             result = {
@@ -214,7 +211,7 @@ def _commit(root: Path, action: str, record: str, reason: str, event: dict[str, 
     )
     if proc.returncode != 0:
         subprocess.run(["git", "reset", "-q", "--", *rels], cwd=root, capture_output=True)
-        raise ToolError(
+        raise refusal(
             "the commit was refused:\n" + (proc.stdout + proc.stderr).strip(),
             "nothing was written; fix what the hooks report",
         )
@@ -226,7 +223,7 @@ def status(root: Path, record: str) -> dict[str, Any]:
     index = RecordIndex(root)
     rel = index.path(record)
     if rel is None:
-        raise ToolError(f"no record {record} in {root / 'data'}", "check the uuid")
+        raise refusal(f"no record {record} in {root / 'data'}", "check the uuid")
     state = ledger.state(record).to_dict()
     chain = ledger.chain(record)
     return {

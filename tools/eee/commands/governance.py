@@ -2,19 +2,20 @@
 
 Each is also a thin executable in tools/ (tools/retract, ...). Options common to all
 actions: ``--dry-run`` (check and show, write nothing), ``--commit`` (stage and commit
-through the hooks), ``--format json``. Exit 0 done, 1 refused (nothing written), 2 usage.
+through the hooks), ``--format json``, ``--store DIR``. Exit 0 done, 1 refused (nothing
+written), 64 usage error (see :mod:`eee.commands`).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
-from eee.actions import ToolError, perform, status
-from eee.gitutil import GitError, toplevel
+from eee.actions import perform, status
+from eee.commands import Parser, UsageError, add_store, refused, store_of, usage_error
+from eee.findings import Refused
 from eee.paths import UUID4_RE
 
 DESCRIPTIONS = {
@@ -28,7 +29,7 @@ DESCRIPTIONS = {
 
 
 def _parser(action: str) -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog=f"eee {action}", description=DESCRIPTIONS[action])
+    p = Parser(f"eee {action}", DESCRIPTIONS[action])
     p.add_argument("record", metavar="UUID", help="the record's uuid")
     if action == "supersede":
         p.add_argument(
@@ -44,8 +45,13 @@ def _parser(action: str) -> argparse.ArgumentParser:
             p.add_argument("--outcome", choices=("upheld", "corrected", "retracted"), help="how the dispute ended")
         p.add_argument("--dry-run", action="store_true", help="check and show what would be written; write nothing")
         p.add_argument("--commit", action="store_true", help="stage and commit the change (through the hooks)")
-    p.add_argument("--format", choices=("rich", "json"), default="rich")
-    p.add_argument("--store", type=Path, help="the store (default: the git work tree of the current folder)")
+    p.add_argument(
+        "--format",
+        choices=("rich", "json"),
+        default="rich",
+        help="rich: text (refusals on stderr); json: one JSON document on stdout, refusals included (default: rich)",
+    )
+    add_store(p)
     return p
 
 
@@ -80,10 +86,9 @@ def _print_status(info: dict[str, Any]) -> None:
 def run(action: str, argv: list[str]) -> int:
     args = _parser(action).parse_args(argv)
     try:
-        root = Path(args.store).resolve() if args.store else toplevel(Path.cwd())
-    except GitError:
-        print(f"eee {action}: run it inside the store's git work tree (or pass --store)", file=sys.stderr)
-        return 1
+        root = store_of(args.store)
+    except UsageError as exc:
+        return usage_error(f"eee {action}", exc)
     try:
         if action == "status":
             info = status(root, args.record)
@@ -104,14 +109,11 @@ def run(action: str, argv: list[str]) -> int:
         if action == "resolve":
             kwargs["outcome"] = args.outcome
         result = perform(root, action, args.record, args.reason, **kwargs)
-    except ToolError as exc:
+    except Refused as exc:
         if args.format == "json":
-            print(json.dumps({"error": exc.message, "hint": exc.hint}))
-        else:
-            print(f"eee {action}: {exc.message}", file=sys.stderr)
-            if exc.hint:
-                print(f"    hint: {exc.hint}", file=sys.stderr)
-        return 1
+            print(json.dumps({"refused": [f.to_dict() for f in exc.findings]}, indent=2))
+            return 1
+        return refused(f"eee {action}", exc)
     if args.format == "json":
         print(json.dumps(result, indent=2))
         return 0
