@@ -106,3 +106,24 @@ def test_outside_a_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
     assert samples_main(["pull"]) == 64  # no store: a usage error
     captured = capsys.readouterr()
     assert "not inside a git work tree" in captured.err and captured.out == ""
+
+
+def test_add_in_a_store_whose_dvc_runs_without_git(store: Path) -> None:
+    """The project's DVC runs with core.no_scm (so that dvc.lock can be git-ignored) and
+    then writes no .gitignore entry itself: `eee samples add` writes and stages it."""
+    from conftest import dvc
+
+    dvc(store, "config", "core.no_scm", "true")
+    git(store, "add", "-A")
+    git(store, "commit", "-q", "--no-verify", "-m", "DVC without git")
+    _record, sidecar = place_with_sidecar(store, ROWS)
+    assert samples_main(["add", _rel(sidecar, store)]) == 0
+    ignore = sidecar.parent / ".gitignore"
+    assert ignore.read_text().splitlines() == [f"/{sidecar.name}"]
+    staged = git(store, "diff", "--cached", "--name-only").stdout.split()
+    assert _rel(ignore, store) in staged and _rel(sidecar, store) + ".dvc" in staged
+    assert git(store, "ls-files", "--others", "--exclude-standard").stdout.split() == [
+        _rel(sidecar.parent / (sidecar.stem.replace("_samples", "") + ".json"), store)
+    ]  # the record is left to the contributor to stage; the sidecar is ignored
+    assert samples_main(["add", _rel(sidecar, store)]) == 0  # again: the entry is not repeated
+    assert ignore.read_text().splitlines() == [f"/{sidecar.name}"]
