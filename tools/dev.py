@@ -41,7 +41,7 @@ def _run(cmd: list[str], **kw: object) -> int:
 
 
 def _check(cmd: list[str]) -> None:
-    code = _run(cmd)
+    code = _run(cmd, stdout=sys.stderr)  # set-up is progress: stdout stays the command's report
     if code:
         _say(f"failed ({code}): {' '.join(map(str, cmd))}")
         sys.exit(code)
