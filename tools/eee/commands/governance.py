@@ -15,7 +15,8 @@ from typing import Any
 
 from eee.actions import perform, status
 from eee.commands import Parser, UsageError, add_store, refused, store_of, usage_error
-from eee.findings import Refused
+from eee.findings import Refused, refusal
+from eee.gitutil import GitError
 from eee.paths import UUID4_RE
 
 DESCRIPTIONS = {
@@ -109,7 +110,8 @@ def run(action: str, argv: list[str]) -> int:
         if action == "resolve":
             kwargs["outcome"] = args.outcome
         result = perform(root, action, args.record, args.reason, **kwargs)
-    except Refused as exc:
+    except (Refused, GitError) as error:
+        exc = error if isinstance(error, Refused) else refusal(str(error), check="git")  # git's own refusal
         if args.format == "json":
             print(json.dumps({"refused": [f.to_dict() for f in exc.findings]}, indent=2))
             return 1

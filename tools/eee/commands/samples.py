@@ -6,7 +6,8 @@ import sys
 from pathlib import Path
 
 from eee.commands import Parser, UsageError, add_store, refused, store_of, usage_error
-from eee.findings import Refused
+from eee.findings import Refused, refusal
+from eee.gitutil import GitError
 from eee.samples import add, transfer
 
 
@@ -53,3 +54,5 @@ def main(argv: list[str]) -> int:
         return 0
     except Refused as exc:
         return refused("eee samples", exc)
+    except GitError as exc:  # git's own refusal (e.g. of `git add`)
+        return refused("eee samples", refusal(str(exc), check="git"))
