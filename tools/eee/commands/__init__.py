@@ -44,7 +44,7 @@ class UsageError(Exception):
 class Parser(argparse.ArgumentParser):
     """argparse with the project's usage exit code and the exit-code table in --help."""
 
-    def __init__(self, prog: str, description: str, **kw: object) -> None:
+    def __init__(self, prog: str | None = None, description: str | None = None, **kw: object) -> None:
         kw.setdefault("epilog", EXIT_CODES_TEXT)
         super().__init__(prog=prog, description=description, **kw)  # type: ignore[arg-type]
 
