@@ -140,7 +140,7 @@ def records(m: int) -> None:
             ],
             repo,
         )
-        catalog = _run([sys.executable, "-m", "eee", "catalog", "--root", ".", "--out", "catalog.parquet"], repo)
+        catalog = _run([sys.executable, "-m", "eee", "catalog", "--store", ".", "--out", "catalog.parquet"], repo)
         print(
             f"records={m:>6}: validate stage {validate:6.2f} s ({m / validate:7.0f} records/s) | catalog stage {catalog:6.2f} s ({m / catalog:7.0f} records/s)",
             flush=True,

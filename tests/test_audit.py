@@ -31,7 +31,7 @@ def repo(tmp_path: Path) -> Path:
 def test_clean_history_passes(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
     place_record(repo, load_example("aggregate", "valid", RECORD))
     _sneak(repo, "add a valid record")
-    assert audit_main(["--repo", str(repo), "--format", "json"]) == 0
+    assert audit_main(["--store", str(repo), "--format", "json"]) == 0
     report = _report(capsys)
     assert report["summary"]["files"] == 2  # two commits
     assert report["findings"] == []
@@ -48,7 +48,7 @@ def test_invalid_record_sidecar_and_deletion_are_reported_with_their_commit(repo
     path.unlink()
     gone = _sneak(repo, "delete the record")
     rel = path.relative_to(repo).as_posix()
-    assert audit_main(["--repo", str(repo), "--format", "json"]) == 1
+    assert audit_main(["--store", str(repo), "--format", "json"]) == 1
     findings = {(f["file"], f["check"]) for f in _report(capsys)["findings"]}
     assert (f"{bad}:{rel}", "version") in findings
     assert (f"{with_sidecar}:{rel[:-5]}_samples.jsonl", "samples") in findings
@@ -60,19 +60,19 @@ def test_range_limits_what_is_checked(repo: Path, capsys: pytest.CaptureFixture[
     doc["evaluation_results"][0]["score_details"]["score"] = 0.1
     place_record(repo, doc)
     _sneak(repo, "out of range")
-    assert audit_main(["--repo", str(repo), "--to", "HEAD~1"]) == 0
-    assert audit_main(["--repo", str(repo), "--from", "HEAD~1", "--format", "github"]) == 1
+    assert audit_main(["--store", str(repo), "--to", "HEAD~1"]) == 0
+    assert audit_main(["--store", str(repo), "--from", "HEAD~1", "--format", "github"]) == 1
     out = capsys.readouterr().out
     assert "::error file=" in out and "outside the declared range" in out
 
 
 def test_unknown_revision_is_an_error_not_a_traceback(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert audit_main(["--repo", str(repo), "--from", "no-such-rev"]) == 1
+    assert audit_main(["--store", str(repo), "--from", "no-such-rev"]) == 1
     assert "cannot list commits" in capsys.readouterr().out
 
 
 def test_outside_a_repository(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert audit_main(["--repo", str(tmp_path)]) == 1
+    assert audit_main(["--store", str(tmp_path)]) == 1
     assert "not a git repository" in capsys.readouterr().out
 
 
@@ -90,11 +90,11 @@ def test_events_are_audited_and_the_ledger_readme_is_not(repo: Path, capsys: pyt
     now = dt.datetime.now(dt.UTC) - dt.timedelta(hours=2)  # within a day of its commit
     write(repo, make_event("retract", FIXED_UUID, "first", me, now=now))
     _sneak(repo, "retract")
-    assert audit_main(["--repo", str(repo)]) == 0
+    assert audit_main(["--store", str(repo)]) == 0
     capsys.readouterr()
     write(repo, make_event("retract", FIXED_UUID, "again", me, now=now + dt.timedelta(hours=1)))
     second = _sneak(repo, "retract again, without the hooks")
-    assert audit_main(["--repo", str(repo), "--format", "json"]) == 1
+    assert audit_main(["--store", str(repo), "--format", "json"]) == 1
     findings = _report(capsys)["findings"]
     assert [f["check"] for f in findings] == ["ledger"]
     assert findings[0]["file"].startswith(f"{second}:governance/events/")
@@ -111,7 +111,7 @@ def test_an_event_naming_a_record_absent_at_its_commit_is_reported(
     missing = "99999999-9999-4999-8999-999999999999"
     write(repo, make_event("retract", missing, "never there", {"name": "M", "email": "m@example.org"}))
     commit = _sneak(repo, "retract a record that does not exist")
-    assert audit_main(["--repo", str(repo), "--format", "json"]) == 1
+    assert audit_main(["--store", str(repo), "--format", "json"]) == 1
     (finding,) = _report(capsys)["findings"]
     assert finding["check"] == "ledger" and finding["file"].startswith(f"{commit}:governance/events/")
     assert f"no record {missing[:8]}" in finding["message"]
@@ -129,7 +129,7 @@ def test_a_commit_is_read_from_the_object_store_not_the_work_tree(repo: Path, ca
     clash.write_bytes(path.read_bytes())
     bad = _sneak(repo, "a folder differing only in case")
     path.write_text("not json")  # the work tree changes after the commits; the audit does not see it
-    assert audit_main(["--repo", str(repo), "--format", "json"]) == 1
+    assert audit_main(["--store", str(repo), "--format", "json"]) == 1
     findings = [f for f in _report(capsys)["findings"] if f["severity"] == "error"]
     expected = [(f"{bad}:{clash.relative_to(repo).as_posix()}", "naming")]
     assert [(f["file"], f["check"]) for f in findings] == expected, findings

@@ -67,9 +67,9 @@ def test_options_reach_the_record(store: Path) -> None:
 def test_dry_run_writes_nothing(store: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code = main(["lm_eval", "--log-path", str(HARNESS / "lm_eval"), "--include-samples", "--dry-run"])
     assert code == 2  # tiny_nosamples has no samples file: converted with a warning
-    out = capsys.readouterr().out
-    assert "would write data/tiny_mc/acme/tiny-lm/" in out and "(4 rows)" in out
-    assert "tiny_nosamples: warning: no samples file" in out
+    captured = capsys.readouterr()
+    assert "would write data/tiny_mc/acme/tiny-lm/" in captured.out and "(4 rows)" in captured.out
+    assert "tiny_nosamples: warning: no samples file" in captured.err  # findings go to stderr
     assert not (store / "data").exists() and not staged(store)
 
 
@@ -83,9 +83,9 @@ def test_a_bad_log_among_good_ones_leaves_data_untouched(
     del doc["eval"]["model"]
     (logs / "b_bad.json").write_text(json.dumps(doc))
     assert main(["inspect", "--log-path", str(logs)]) == 1
-    out = capsys.readouterr().out
-    assert out.splitlines()[0].endswith("b_bad.json::$.eval.model: missing field 'model'")
-    assert "Traceback" not in out
+    captured = capsys.readouterr()
+    assert captured.err.splitlines()[0].endswith("b_bad.json::$.eval.model: missing field 'model'")
+    assert "Traceback" not in captured.err and captured.out == ""
     assert not (store / "data").exists()
 
 
@@ -103,9 +103,9 @@ def test_an_invalid_output_leaves_data_untouched(
 
     monkeypatch.setattr(inspect, "convert", broken)
     assert main(["inspect", "--log-path", str(INSPECT_LOG)]) == 1
-    out = capsys.readouterr().out
-    assert "$.evaluation_results[0].score_details.score: score 5.0 is outside the declared range" in out
-    assert "nothing was written" in out
+    err = capsys.readouterr().err
+    assert "$.evaluation_results[0].score_details.score: score 5.0 is outside the declared range" in err
+    assert "nothing was written" in err
     assert not (store / "data").exists()
 
 
@@ -128,13 +128,13 @@ def test_a_folder_differing_only_in_case_is_refused(store: Path) -> None:
 
 def test_sidecars_need_dvc_before_anything_is_written(store: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["inspect", "--log-path", str(INSPECT_LOG), "--include-samples"]) == 1
-    assert "DVC is not initialised" in capsys.readouterr().out
+    assert "DVC is not initialised" in capsys.readouterr().err
     assert not (store / "data").exists()
 
 
 def test_a_failing_dvc_add_undoes_everything(store: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The second sidecar fails to enter DVC: the first one's pointer and every file go too."""
-    from eee.samples import SamplesError
+    from eee.findings import refusal
 
     (store / ".dvc").mkdir()
     calls = []
@@ -144,7 +144,7 @@ def test_a_failing_dvc_add_undoes_everything(store: Path, monkeypatch: pytest.Mo
         for sidecar in sidecars:  # DVC gets through the first sidecar, then fails
             calls.append(sidecar)
             if len(calls) == 2:
-                raise SamplesError(f"{sidecar.name}: dvc add failed: disk full")
+                raise refusal("dvc add failed: disk full", file=sidecar.name)
             pointer = sidecar.with_name(sidecar.name + ".dvc")
             pointer.write_text("outs:\n- md5: 0\n")
             (sidecar.parent / ".gitignore").write_text(f"/{sidecar.name}\n")
@@ -159,24 +159,26 @@ def test_a_failing_dvc_add_undoes_everything(store: Path, monkeypatch: pytest.Mo
     assert not staged(store)
 
 
-def test_usage_errors_exit_1(store: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_usage_errors_exit_64(store: Path, capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as info:
         main(["inspect"])
-    assert info.value.code == 1
+    assert info.value.code == 64
     assert "--log-path" in capsys.readouterr().err
-    assert main(["inspect", "--log-path", str(INSPECT_LOG), "--model-id", "no-developer"]) == 1
+    assert main(["inspect", "--log-path", str(INSPECT_LOG), "--model-id", "no-developer"]) == 64
+    captured = capsys.readouterr()
+    assert "expected DEVELOPER/MODEL" in captured.err and captured.out == ""
 
 
 def test_missing_log_path(store: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["helm", "--log-path", "nowhere"]) == 1
-    out = capsys.readouterr().out
-    assert out.startswith("nowhere::$: no such file or directory") and "hint:" in out
+    err = capsys.readouterr().err
+    assert err.startswith("nowhere::$: no such file or directory") and "hint:" in err
 
 
 def test_outside_a_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.chdir(tmp_path)
-    assert main(["inspect", "--log-path", str(INSPECT_LOG)]) == 1
-    assert "not a store" in capsys.readouterr().out
+    assert main(["inspect", "--log-path", str(INSPECT_LOG)]) == 64  # no store: a usage error
+    assert "not a store" in capsys.readouterr().err
 
 
 def test_store_option(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -93,12 +93,12 @@ def test_correct_supersession_audits_clean(store: Path, tmp_path: Path, capsys: 
     assert run("supersede", [A[:8], str(source), "--reason", "fourth decimal was wrong", "--commit"]) == 0
     captured = capsys.readouterr()
     assert "warning" not in captured.out + captured.err
-    assert audit(["--repo", str(store)]) == 0  # was 2: the pair is linked by supersession
+    assert audit(["--store", str(store)]) == 0  # was 2: the pair is linked by supersession
 
 
 def test_mark_duplicate_settles_the_group(store: Path, capsys: pytest.CaptureFixture[str]) -> None:
     _add(store, _doc(eid="run-1b"), B, "the same result again")
-    assert audit(["--repo", str(store)]) == 2
+    assert audit(["--store", str(store)]) == 2
     capsys.readouterr()
     assert dedup(["--format", "json"]) == 2
     report = json.loads(capsys.readouterr().out)
@@ -110,7 +110,7 @@ def test_mark_duplicate_settles_the_group(store: Path, capsys: pytest.CaptureFix
     assert dedup([]) == 0
     out = capsys.readouterr().out
     assert "settled by the ledger" in out and f"duplicate of {A[:8]}" in out
-    assert audit(["--repo", str(store)]) == 0  # never warned about again
+    assert audit(["--store", str(store)]) == 0  # never warned about again
     # a third copy is still warned about against the one that stands
     out = _add(store, _doc(eid="run-1c"), C, "a third copy")
     assert "warning: duplicates" in out

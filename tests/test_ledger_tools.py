@@ -57,7 +57,7 @@ def test_flag_then_resolve(store: Path, capsys: pytest.CaptureFixture[str]) -> N
     from eee.governance.status import flagged_findings, read_ledger
 
     path = "$.evaluation_results[0].score_details.score"
-    argv = [A[:8], "--rule", "bounds", "--path", path, "--reason", "HELM's -1 for missing", "--commit"]
+    argv = [A[:8], "--rule", "bounds", "--json-path", path, "--reason", "HELM's -1 for missing", "--commit"]
     assert run("flag", argv) == 0
     info = status(A, capsys)
     assert info["status"] == "flagged" and info["flagged"]
@@ -180,7 +180,7 @@ def test_backdated_event_is_refused_by_the_hook_and_the_audit(store: Path, capsy
     assert proc.returncode != 0 and "earlier than the record's previous event" in proc.stdout + proc.stderr
     assert commit(store, "the same without the hooks", "--no-verify").returncode == 0
     capsys.readouterr()
-    assert audit(["--repo", str(store), "--format", "json"]) == 1
+    assert audit(["--store", str(store), "--format", "json"]) == 1
     report = json.loads(capsys.readouterr().out)
     assert any("earlier than the record's previous event" in f["message"] for f in report["findings"])
     info = status(B, capsys)  # the backdated event is ignored: B stays active
@@ -208,13 +208,13 @@ SCENARIO = [
     ("resolve", [R[4], "--outcome", "upheld", "--reason", "it stands"]),
     ("dispute", [R[5], "--reason", "contested", "--reference", "https://example.org/d/3"]),
     ("resolve", [R[5], "--outcome", "retracted", "--reason", "it falls"]),
-    ("flag", [R[6], "--rule", "bounds", "--path", "$.evaluation_results[0]", "--reason", "out of range"]),
+    ("flag", [R[6], "--rule", "bounds", "--json-path", "$.evaluation_results[0]", "--reason", "out of range"]),
     ("resolve", [R[6], "--outcome", "corrected", "--replacement", R[7], "--reason", "R7 fixes it"]),
-    ("flag", [R[8], "--rule", "bounds", "--path", "$.evaluation_results[0]", "--reason", "out of range"]),
+    ("flag", [R[8], "--rule", "bounds", "--json-path", "$.evaluation_results[0]", "--reason", "out of range"]),
     ("retract", [R[9], "--reason", "by mistake"]),
     ("reinstate", [R[9], "--reason", "the retraction was a mistake"]),
     ("mark-duplicate", [R[10], "--of", R[11], "--reason", "uploaded twice"]),
-    ("flag", [R[12], "--rule", "naming", "--path", "$.model_info.id", "--reason", "odd name"]),
+    ("flag", [R[12], "--rule", "naming", "--json-path", "$.model_info.id", "--reason", "odd name"]),
     ("resolve", [R[12], "--outcome", "upheld", "--reason", "the name is right"]),
 ]
 EXPECTED = {

@@ -151,7 +151,7 @@ def test_an_output_folder_inside_the_store_data_is_refused(
 ) -> None:
     store = _store(tmp_path / "store")
     before = _files(store)
-    assert main([str(store / "data"), "--out", str(store / where)]) == 2
+    assert main([str(store / "data"), "--out", str(store / where)]) == 1  # refused, nothing written
     assert "migration never writes under data/" in capsys.readouterr().err
     assert _files(store) == before
 
@@ -160,21 +160,24 @@ def test_the_data_folder_of_a_git_work_tree_is_refused(tmp_path: Path) -> None:
     store = _store(tmp_path / "store")
     other = tmp_path / "repo"
     (other / ".git").mkdir(parents=True)
-    assert main([str(store / "data"), "--out", str(other)]) == 2
-    assert main([str(store / "data"), "--out", str(other / "data" / "x")]) == 2
+    assert main([str(store / "data"), "--out", str(other)]) == 1
+    assert main([str(store / "data"), "--out", str(other / "data" / "x")]) == 1
     assert main([str(store / "data"), "--out", str(other / "exports")]) == 0
 
 
-def test_usage_errors_exit_2_without_writing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_usage_errors_and_refusals_write_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     store = _store(tmp_path / "store")
     out = tmp_path / "out"
-    assert main([str(store), "--to", "0.9.0", "--out", str(out)]) == 2
-    assert "unknown schema version '0.9.0'" in capsys.readouterr().err
-    assert main([str(store / "nowhere"), "--out", str(out)]) == 2
-    assert "no such file or directory" in capsys.readouterr().err
+    assert main([str(store), "--to", "0.9.0", "--out", str(out)]) == 64  # a usage error
+    captured = capsys.readouterr()
+    assert "unknown schema version '0.9.0'" in captured.err and captured.out == ""
+    assert main([str(store / "nowhere"), "--out", str(out)]) == 1  # refused
+    captured = capsys.readouterr()
+    assert "no such file or directory" in captured.err and captured.out == ""
     assert not out.exists()
-    with pytest.raises(SystemExit):
+    with pytest.raises(SystemExit) as exc:
         main([str(store)])  # --out is required
+    assert exc.value.code == 64
 
 
 def test_downgrades_are_refused_per_record(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -67,7 +67,7 @@ def test_add_refuses_a_sidecar_that_does_not_match_its_record(store: Path, capsy
     doc["detailed_evaluation_results"]["total_rows"] = 7
     record.write_text(json.dumps(doc, indent=2))
     assert samples_main(["add", _rel(sidecar, store)]) == 1
-    out = capsys.readouterr().out
+    out = capsys.readouterr().err
     assert (
         "but the aggregate declares 0000" in out
         and "the file has 3 rows but the aggregate declares total_rows 7" in out
@@ -80,7 +80,7 @@ def test_add_refuses_a_sidecar_without_record(store: Path, capsys: pytest.Captur
     sidecar.parent.mkdir(parents=True)
     sidecar.write_bytes(ROWS)
     assert samples_main(["add", _rel(sidecar, store)]) == 1
-    assert "sidecar without aggregate" in capsys.readouterr().out
+    assert "sidecar without aggregate" in capsys.readouterr().err
 
 
 def test_sidecar_changed_after_add_fails_validation(store: Path) -> None:
@@ -103,5 +103,27 @@ def test_pointer_naming_another_file_is_an_error(store: Path) -> None:
 
 def test_outside_a_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.chdir(tmp_path)
-    assert samples_main(["pull"]) == 1
-    assert "inside the store's git work tree" in capsys.readouterr().out
+    assert samples_main(["pull"]) == 64  # no store: a usage error
+    captured = capsys.readouterr()
+    assert "not inside a git work tree" in captured.err and captured.out == ""
+
+
+def test_add_in_a_store_whose_dvc_runs_without_git(store: Path) -> None:
+    """The project's DVC runs with core.no_scm (so that dvc.lock can be git-ignored) and
+    then writes no .gitignore entry itself: `eee samples add` writes and stages it."""
+    from conftest import dvc
+
+    dvc(store, "config", "core.no_scm", "true")
+    git(store, "add", "-A")
+    git(store, "commit", "-q", "--no-verify", "-m", "DVC without git")
+    _record, sidecar = place_with_sidecar(store, ROWS)
+    assert samples_main(["add", _rel(sidecar, store)]) == 0
+    ignore = sidecar.parent / ".gitignore"
+    assert ignore.read_text().splitlines() == [f"/{sidecar.name}"]
+    staged = git(store, "diff", "--cached", "--name-only").stdout.split()
+    assert _rel(ignore, store) in staged and _rel(sidecar, store) + ".dvc" in staged
+    assert git(store, "ls-files", "--others", "--exclude-standard").stdout.split() == [
+        _rel(sidecar.parent / (sidecar.stem.replace("_samples", "") + ".json"), store)
+    ]  # the record is left to the contributor to stage; the sidecar is ignored
+    assert samples_main(["add", _rel(sidecar, store)]) == 0  # again: the entry is not repeated
+    assert ignore.read_text().splitlines() == [f"/{sidecar.name}"]

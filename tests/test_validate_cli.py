@@ -141,7 +141,7 @@ def test_thin_executable_runs_without_install(tmp_path: Path) -> None:
 
 
 def test_unknown_command_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
-    assert eee_main(["frobnicate"]) == 2
+    assert eee_main(["frobnicate"]) == 64
     assert "unknown command 'frobnicate'" in capsys.readouterr().err
 
 

@@ -1,10 +1,15 @@
 #!/usr/bin/env python3
 """Set up and run the project with nothing but Python 3.11+, git and pip.
 
+usage: python3 tools/dev.py {run,test,setup,models} [ARGS...]
+
     python3 tools/dev.py run      # the main job: set up what is missing, run the datastore pipeline
     python3 tools/dev.py test     # set up what is missing, run the test suite
     python3 tools/dev.py setup    # only set up (virtual environment, packages, git hooks)
     python3 tools/dev.py models   # regenerate the pydantic models from the current schema
+
+Exit codes: those of the command run (0 clean, 1 errors, 2 warnings only), 64 for an
+unknown command. Progress goes to stderr.
 
 Set-up is idempotent: the virtual environment lives in .venv and is reinstalled only
 when pyproject.toml changes. Uses only the standard library, so it runs before anything
@@ -28,7 +33,7 @@ STAMP = VENV / ".eee-installed"
 
 
 def _say(msg: str) -> None:
-    print(f"[dev] {msg}", flush=True)
+    print(f"[dev] {msg}", file=sys.stderr, flush=True)
 
 
 def _run(cmd: list[str], **kw: object) -> int:
@@ -36,7 +41,7 @@ def _run(cmd: list[str], **kw: object) -> int:
 
 
 def _check(cmd: list[str]) -> None:
-    code = _run(cmd)
+    code = _run(cmd, stdout=sys.stderr)  # set-up is progress: stdout stays the command's report
     if code:
         _say(f"failed ({code}): {' '.join(map(str, cmd))}")
         sys.exit(code)
@@ -74,7 +79,7 @@ def main(argv: list[str]) -> int:
         return 0
     if command not in ("setup", "test", "run", "models"):
         print(f"[dev] unknown command {command!r}\n{__doc__}", file=sys.stderr)
-        return 2
+        return 64  # a usage error, as for every eee command
     setup()
     if command == "setup":
         return 0

@@ -32,7 +32,7 @@ def run(command: str) -> int:
                 "eee: the project's dependencies are not installed; run `python3 tools/dev.py setup` first",
                 file=sys.stderr,
             )
-            return 2
+            return 1
         os.execv(python, [python, "-m", "eee", command, *sys.argv[1:]])
     from eee.cli import main
 

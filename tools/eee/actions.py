@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from eee import placement
-from eee.findings import Finding, Refused
+from eee.findings import Finding, Refused, refusal
 from eee.gitutil import GitError, config, git, git_dir, has_commit
 from eee.governance import BY_NAME, OUTCOMES
 from eee.governance.events import (
@@ -49,20 +49,10 @@ from eee.paths import EVENTS_DIR, canonical_folders
 from eee.strictjson import JSONProblem, loads
 
 
-class ToolError(Refused):
-    """A governance tool's refusal: a :class:`~eee.findings.Refused` with one finding
-    (``message`` and ``hint`` kept for the callers that read them)."""
-
-    def __init__(self, message: str, hint: str | None = None, file: str = "ledger", pointer: str = "$") -> None:
-        self.message = message
-        self.hint = hint
-        super().__init__(Finding(file, pointer, message, hint, check="governance"))
-
-
 def actor(root: Path) -> dict[str, str]:
     name, email = config("user.name", root), config("user.email", root)
     if not name or not email:
-        raise ToolError(
+        raise refusal(
             "git config user.name and user.email must be set: events record who acted",
             "git config user.name 'Your Name'; git config user.email you@example.org",
         )
@@ -154,9 +144,10 @@ def load_ledger(root: Path) -> Ledger:
     events = []
     for path, loaded in load_all(root):
         if isinstance(loaded, EventFileError):
-            raise ToolError(
-                f"{path.relative_to(root)}: {loaded}",
+            raise refusal(
+                str(loaded),
                 "the ledger must be readable before it grows; run `eee validate governance`",
+                file=path.relative_to(root).as_posix(),
             )
         events.append(loaded)
     return fold(events, entered=entered(root) if events else {})
@@ -165,15 +156,15 @@ def load_ledger(root: Path) -> Ledger:
 def check_event_schema(event: dict[str, Any]) -> None:
     errors = [f"{pointer}: {message}" for pointer, message in schema_errors(event)]
     if errors:
-        raise ToolError("the event would not be valid: " + "; ".join(errors))
+        raise refusal("the event would not be valid: " + "; ".join(errors))
 
 
 def find_record(index: RecordIndex, text: str, what: str = "record") -> str:
-    """The uuid ``text`` names (a uuid or a unique prefix of 8+ hex digits); ToolError if none."""
+    """The uuid ``text`` names (a uuid or a unique prefix of 8+ hex digits); Refused if none."""
     try:
         return resolve_uuid(index, text, what)
     except PrefixProblem as exc:
-        raise ToolError(exc.message, exc.hint) from None
+        raise refusal(exc.message, exc.hint) from None
 
 
 def _place_record(root: Path, source: Path, old_rel: str, dry_run: bool) -> tuple[str, str, Path | None]:
@@ -184,27 +175,29 @@ def _place_record(root: Path, source: Path, old_rel: str, dry_run: bool) -> tupl
     try:
         doc = loads(source.read_bytes())
     except OSError as exc:
-        raise ToolError(f"{source}: cannot read the corrected record: {exc.strerror}") from None
+        raise refusal(f"cannot read the corrected record: {exc.strerror}", file=str(source)) from None
     except JSONProblem as exc:
-        raise ToolError(f"{source}::{exc.pointer}: {exc.message}", exc.hint) from None
+        raise refusal(exc.message, exc.hint, file=str(source), pointer=exc.pointer) from None
     if not isinstance(doc, dict):
-        raise ToolError(f"{source}: a record is a JSON object")
+        raise refusal("a record is a JSON object", file=str(source))
     info = doc.get("model_info")
     model_id = info.get("id") if isinstance(info, dict) else None
     if not isinstance(model_id, str) or canonical_folders(model_id) is None:
-        raise ToolError(f"{source}::$.model_info.id: missing or not of the form developer/model")
+        raise refusal("missing or not of the form developer/model", file=str(source), pointer="$.model_info.id")
     new = placement.new_record(old_rel.split("/")[1], doc)
     # validated on the store as it would be (an overlay): nothing is placed unless it is valid
     errors, _ = placement.check(root, [new])
     if errors:
-        lines = "; ".join(f"{f.pointer}: {f.message}" for f in errors[:5])
-        raise ToolError(f"{source}: the corrected record does not validate: {lines}", errors[0].hint)
+        head = Finding(str(source), "$", f"the corrected record does not validate ({len(errors)} errors)")
+        raise Refused(
+            [head, *(Finding(str(source), f.pointer, f.message, f.hint, f.line, check=f.check) for f in errors)]
+        )
     if dry_run:
         return new.uuid, new.rel, None
     try:
         written, _ = placement.write(root, [new])
     except placement.WriteFailed as exc:
-        raise ToolError(f"{exc.path}: cannot write the corrected record: {exc.error.strerror}") from None
+        raise refusal(f"cannot write the corrected record: {exc.error.strerror}", file=str(exc.path)) from None
     return new.uuid, new.rel, written[0]
 
 
@@ -235,28 +228,28 @@ def perform(
     ``resolve`` with ``outcome`` retracted also writes the retraction, with corrected the
     supersession by ``replacement`` (or ``new_record``, placed first): same commit."""
     if action not in BY_NAME:
-        raise ToolError(f"unknown action {action!r}")
+        raise refusal(f"unknown action {action!r}")
     try:
         reason = clean_reason(reason)
     except BadText as exc:
-        raise ToolError(f"--reason: {exc}", "write the reason as plain text (line breaks are fine)") from None
+        raise refusal(f"--reason: {exc}", "write the reason as plain text (line breaks are fine)") from None
     if not reason:
-        raise ToolError("--reason is empty: every event says why", "--reason 'what was wrong, and how we know'")
+        raise refusal("--reason is empty: every event says why", "--reason 'what was wrong, and how we know'")
     if action == "resolve":
         if outcome not in OUTCOMES:
-            raise ToolError(
+            raise refusal(
                 f"resolve needs --outcome, one of {', '.join(OUTCOMES)}",
                 "upheld: the record stays; retracted: it is retracted; corrected: a replacement supersedes it",
             )
         if outcome == "corrected" and replacement is None and new_record is None:
-            raise ToolError(
+            raise refusal(
                 "the outcome corrected needs the replacement: --replacement UUID, or a corrected record file",
                 "tools/resolve <uuid> --outcome corrected --replacement <new-uuid> --reason ...",
             )
         if outcome != "corrected" and (replacement is not None or new_record is not None):
-            raise ToolError(f"a replacement goes with the outcome corrected, not {outcome}")
+            raise refusal(f"a replacement goes with the outcome corrected, not {outcome}")
     if action == "flag" and (not rule or not path):
-        raise ToolError("flag needs --rule CHECK and --path '$.json.path'")
+        raise refusal("flag needs --rule CHECK and --json-path '$.json.path'")
     who = actor(root)
     written: list[Path] = []
     with ledger_lock(root):
@@ -320,7 +313,7 @@ def perform(
                     ledger.check(event, exists=index.exists)
                     ledger.apply(event, exists=index.exists)
                 except IllegalEvent as exc:
-                    raise ToolError(exc.message, exc.hint) from None
+                    raise refusal(exc.message, exc.hint) from None
             event_paths = [path_for(root, e) for e in events]
             result = {
                 "action": action,
@@ -396,13 +389,13 @@ def _commit(root: Path, action: str, record: str, reason: str, events: list[dict
             text=True,
         )
         if proc.returncode != 0:
-            raise ToolError(
+            raise refusal(
                 "the commit was refused:\n" + (proc.stdout + proc.stderr).strip(),
                 "nothing was written; fix what the hooks report",
             )
         head = git("rev-parse", "HEAD", cwd=root).decode().strip()
     except subprocess.CalledProcessError as exc:
-        raise ToolError(f"git could not stage the event: {exc.stderr.decode(errors='replace').strip()}") from None
+        raise refusal(f"git could not stage the event: {exc.stderr.decode(errors='replace').strip()}") from None
     finally:
         for leftover in (index_file, index_file + ".lock"):
             with contextlib.suppress(FileNotFoundError):

@@ -5,7 +5,6 @@ Imports stay inside the subcommands so that a hook pays only for what it uses.
 
 from __future__ import annotations
 
-import argparse
 import sys
 from collections.abc import Sequence
 
@@ -17,9 +16,10 @@ def _governance_commands() -> dict[str, tuple[str, str]]:
 
 
 COMMANDS: dict[str, tuple[str, str]] = {
-    # name: (module, help)
+    # name: (module, one-line summary shown by `eee --help`)
     "validate": ("eee.commands.validate", "validate records, sidecars and events"),
-    "pipeline": ("eee.commands.pipeline", "run the datastore pipeline (the main job)"),
+    "pipeline": ("eee.commands.pipeline", "run the datastore pipeline (dvc repro; the main job)"),
+    "manifest": ("eee.commands.manifest", "write the store manifest the pipeline's stages depend on"),
     "audit": ("eee.commands.audit", "check every commit of a range against the store's rules"),
     "gate": ("eee.commands.gate", "the commit hooks without pre-commit's work-tree scans (large stores)"),
     "migrate": ("eee.commands.migrate", "write copies of records migrated to a schema version"),
@@ -37,25 +37,61 @@ COMMANDS: dict[str, tuple[str, str]] = {
 COMMANDS.update(_governance_commands())
 
 
+def help_text() -> str:
+    from eee.commands import EXIT_CODES_TABLE
+
+    width = max(map(len, COMMANDS))
+    lines = [
+        "usage: eee [--version] [--help] COMMAND [OPTIONS]",
+        "",
+        "Tools of the Every Eval Ever datastore.",
+        "",
+        "commands:",
+        *(f"  {name:<{width}}  {summary}" for name, (_module, summary) in COMMANDS.items()),
+        "",
+        "options:",
+        "  -h, --help  show this message and exit",
+        "  --version   show the version and exit",
+        "",
+        "Commands that work on a store take --store DIR (default: the git work tree that",
+        "contains the current folder). Reports go to stdout; errors, hints and progress to stderr.",
+        "Run `eee COMMAND --help` for a command's options.",
+        "",
+        EXIT_CODES_TABLE,
+    ]
+    return "\n".join(lines) + "\n"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    from eee.commands import EXIT_USAGE
+
     argv = list(sys.argv[1:] if argv is None else argv)
-    parser = argparse.ArgumentParser(
-        prog="eee",
-        description="Tools of the Every Eval Ever datastore.",
-        epilog="Run `eee COMMAND --help` for a command's options.",
-    )
-    parser.add_argument("command", choices=sorted(COMMANDS), metavar="COMMAND", help=", ".join(sorted(COMMANDS)))
-    if not argv or argv[0] in ("-h", "--help"):
-        parser.print_help()
-        return 0 if argv else 2
-    if argv[0] not in COMMANDS:
-        parser.print_usage(sys.stderr)
-        print(f"eee: unknown command {argv[0]!r}; commands: {', '.join(sorted(COMMANDS))}", file=sys.stderr)
-        return 2
+    if argv and argv[0] in ("-h", "--help", "help"):
+        sys.stdout.write(help_text())
+        return 0
+    if argv and argv[0] == "--version":
+        from eee import __version__
+
+        print(f"eee {__version__}")
+        return 0
+    if not argv or argv[0] not in COMMANDS:
+        sys.stderr.write("usage: eee [--version] [--help] COMMAND [OPTIONS]\n")
+        if not argv:
+            print("eee: error: a command is required; `eee --help` lists them", file=sys.stderr)
+        else:
+            print(
+                f"eee: error: unknown command {argv[0]!r}; commands: {', '.join(COMMANDS)}",
+                file=sys.stderr,
+            )
+        return EXIT_USAGE
     import importlib
 
     module = importlib.import_module(COMMANDS[argv[0]][0])
-    return int(module.main(argv[1:]))
+    try:
+        return int(module.main(argv[1:]))
+    except SystemExit as exc:  # argparse's --help (0) and usage errors (64, see eee.commands.Parser)
+        code = exc.code
+        return code if isinstance(code, int) else (0 if code is None else EXIT_USAGE)
 
 
 if __name__ == "__main__":  # pragma: no cover

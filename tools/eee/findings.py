@@ -146,4 +146,12 @@ class Refused(Exception):
 
     def __init__(self, findings: Finding | list[Finding]) -> None:
         self.findings = [findings] if isinstance(findings, Finding) else list(findings)
-        super().__init__("; ".join(f.one_line() for f in self.findings))
+        super().__init__("; ".join(f.one_line() if f.file else f.message for f in self.findings))
+
+
+def refusal(
+    message: str, hint: str | None = None, *, file: str = "", pointer: str = "$", check: str = "refused"
+) -> Refused:
+    """A :class:`Refused` with one finding; ``file`` empty when the refusal names no file
+    (commands then name themselves: ``eee retract: message``)."""
+    return Refused(Finding(file, pointer, message, hint, check=check))

@@ -104,7 +104,7 @@ def run_hooks(root: Path, staged: list[str], hooks: list[dict[str, Any]], env: d
 
 
 def _pre_commit(root: Path, reason: str) -> int:
-    print(f"eee gate: {reason}; running pre-commit instead")
+    print(f"eee gate: {reason}; running pre-commit instead", file=sys.stderr)
     return subprocess.call([sys.executable, "-m", "pre_commit", "run", "--hook-stage", "pre-commit"], cwd=root)
 
 

@@ -14,14 +14,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+from eee.findings import Finding, Refused, refusal
 from eee.gitutil import GitError, git, toplevel
 from eee.paths import POINTER_SUFFIX, SIDECAR_SUFFIX, record_path_for_sidecar
 from eee.tree import WorkTree
 from eee.validate import validate_tree
-
-
-class SamplesError(Exception):
-    """A sidecar that cannot be added or fetched; the message says why and what to do."""
 
 
 def dvc(*args: str, cwd: Path, capture: bool = True) -> subprocess.CompletedProcess[str]:
@@ -37,24 +34,27 @@ def _rel(path: Path, root: Path) -> str:
 
 
 def check_pairs(sidecars: list[Path], root: Path) -> None:
-    """Raise SamplesError unless every sidecar and its record validate together: the
-    validator's one "sidecar matches its record" (path, checksum, row count, ids), each
-    file read once."""
+    """Raise :class:`~eee.findings.Refused` unless every sidecar and its record validate
+    together: the validator's one "sidecar matches its record" (path, checksum, row count,
+    ids), each file read once."""
     rels = [_rel(s, root) for s in sidecars]
     pairs = [p for rel in rels for p in (record_path_for_sidecar(rel), rel)]
     summary = validate_tree(WorkTree(root), pairs)
     # a sidecar enters DVC only with a checksum to hold it to: its warning refuses here too
-    errors = [
-        f.one_line() for r in summary.results for f in r.findings if f.severity == "error" or f.check == "sidecar"
+    errors: list[Finding] = [
+        f for r in summary.results for f in r.findings if f.severity == "error" or f.check == "sidecar"
     ]
     if summary.fatal:
-        errors.append(summary.fatal)
+        errors.append(Finding("", "$", summary.fatal, check="registry"))
     if errors:
-        raise SamplesError(
-            "the record and its sidecar do not validate:\n  "
-            + "\n  ".join(errors[:10])
-            + "\n(hint: set detailed_evaluation_results in the record before adding the sidecar)"
+        head = Finding(
+            rels[0] if len(rels) == 1 else ", ".join(rels),
+            "$",
+            "the record and its sidecar do not validate",
+            "set detailed_evaluation_results in the record before adding the sidecar",
+            check="sidecar",
         )
+        raise Refused([head, *errors])
 
 
 def dvc_problem(root: Path) -> str | None:
@@ -80,29 +80,50 @@ def add_many(sidecars: list[Path], stage: bool = True, root: Path | None = None)
     sidecars = [Path(s) for s in sidecars]
     for sidecar in sidecars:
         if not sidecar.name.endswith(SIDECAR_SUFFIX):
-            raise SamplesError(f"{sidecar}: not a sidecar (expected <uuid>{SIDECAR_SUFFIX})")
+            raise refusal(f"not a sidecar (expected <uuid>{SIDECAR_SUFFIX})", file=str(sidecar), check="sidecar")
         if not sidecar.is_file():
-            raise SamplesError(f"{sidecar}: no such file")
+            raise refusal("no such file", file=str(sidecar), check="sidecar")
     if not sidecars:
         return []
     try:
         root = root or toplevel(sidecars[0].parent)
     except GitError:
-        raise SamplesError(f"{sidecars[0]}: not inside a git work tree (the store)") from None
+        raise refusal("not inside a git work tree (the store)", file=str(sidecars[0]), check="sidecar") from None
     problem = dvc_problem(root)
     if problem:
-        raise SamplesError(problem)
+        raise refusal(problem, check="dvc")
     check_pairs(sidecars, root)
     rels = [_rel(s, root) for s in sidecars]
     proc = dvc("add", "--quiet", *rels, cwd=root)
     if proc.returncode != 0:
-        raise SamplesError(f"{', '.join(rels)}: dvc add failed: {proc.stderr.strip() or proc.stdout.strip()}")
+        raise refusal(
+            f"dvc add failed: {proc.stderr.strip() or proc.stdout.strip()}", file=", ".join(rels), check="dvc"
+        )
     pointers = [s.with_name(s.name + POINTER_SUFFIX) for s in sidecars]
+    ignore_in_git(sidecars)
     if stage:
         ignores = {s.parent / ".gitignore" for s in sidecars}
         paths = [_rel(p, root) for p in pointers] + sorted(_rel(i, root) for i in ignores if i.exists())
         git("add", "--", *paths, cwd=root)
     return pointers
+
+
+def ignore_in_git(sidecars: list[Path]) -> None:
+    """List each sidecar in the ``.gitignore`` beside it, as DVC does when it drives git.
+
+    The store's DVC runs without git (``core.no_scm``: DVC refuses a git-ignored dvc.lock
+    otherwise, see dvc.yaml), so it no longer writes these entries itself."""
+    by_folder: dict[Path, list[str]] = {}
+    for sidecar in sidecars:
+        by_folder.setdefault(sidecar.parent, []).append(f"/{sidecar.name}")
+    for folder, entries in by_folder.items():
+        ignore = folder / ".gitignore"
+        text = ignore.read_text(encoding="utf-8") if ignore.exists() else ""
+        missing = [e for e in entries if e not in text.splitlines()]
+        if missing:
+            if text and not text.endswith("\n"):
+                text += "\n"
+            ignore.write_text(text + "".join(f"{e}\n" for e in missing), encoding="utf-8")
 
 
 def _targets(paths: list[str], root: Path) -> list[str]:
@@ -123,5 +144,5 @@ def transfer(action: str, paths: list[str], root: Path) -> str:
     targets = _targets(paths, root)
     proc = dvc(action, *targets, cwd=root)
     if proc.returncode != 0:
-        raise SamplesError(f"dvc {action} failed: {(proc.stderr or proc.stdout).strip()}")
+        raise refusal(f"dvc {action} failed: {(proc.stderr or proc.stdout).strip()}", check="dvc")
     return (proc.stdout or proc.stderr).strip()

@@ -7,17 +7,3 @@ numpy and scipy are imported inside the functions: nothing here is on the hook p
 """
 
 from __future__ import annotations
-
-import sys
-
-from eee.findings import Refused
-
-
-def print_refused(exc: Refused, stream: object = None) -> None:
-    """A refusal on stderr: one line per finding, plus its hint."""
-    from eee.report import text_lines
-
-    out = stream if stream is not None else sys.stderr
-    for f in exc.findings:
-        for line in text_lines(f):
-            print(line, file=out)  # type: ignore[call-overload]

@@ -7,7 +7,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from eee.commands import EXIT_ERRORS, EXIT_OK, EXIT_USAGE, UsageError, add_store, parser, store_of
+from eee.commands import EXIT_ERRORS, EXIT_OK, EXIT_USAGE, UsageError, add_store, parser, refused, store_of
 
 
 def main(argv: list[str]) -> int:
@@ -32,7 +32,6 @@ def main(argv: list[str]) -> int:
     except UsageError as exc:
         print(f"eee analysis: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    from eee.analysis import print_refused
     from eee.analysis.pages import write_pages
     from eee.findings import Refused
 
@@ -40,8 +39,7 @@ def main(argv: list[str]) -> int:
     try:
         summaries = write_pages(root, out, args.all)
     except Refused as exc:
-        print_refused(exc)
-        return EXIT_ERRORS
+        return refused("eee analysis", exc)
     except OSError as exc:
         print(f"{out}: cannot write: {exc.strerror or exc}", file=sys.stderr)
         return EXIT_ERRORS

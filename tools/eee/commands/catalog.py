@@ -6,7 +6,17 @@ import sys
 from pathlib import Path
 
 from eee.catalog import CATALOG_DIR
-from eee.commands import EXIT_ERRORS, EXIT_OK, EXIT_USAGE, EXIT_WARNINGS, UsageError, add_store, parser, store_of
+from eee.commands import (
+    EXIT_ERRORS,
+    EXIT_OK,
+    EXIT_USAGE,
+    EXIT_WARNINGS,
+    UsageError,
+    add_store,
+    parser,
+    refused,
+    store_of,
+)
 
 
 def main(argv: list[str]) -> int:
@@ -29,7 +39,6 @@ def main(argv: list[str]) -> int:
     except UsageError as exc:
         print(f"eee catalog: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    from eee.analysis import print_refused
     from eee.catalog import write_catalog
     from eee.findings import Refused
 
@@ -37,8 +46,7 @@ def main(argv: list[str]) -> int:
     try:
         done = write_catalog(root, out)
     except Refused as exc:
-        print_refused(exc)
-        return EXIT_ERRORS
+        return refused("eee catalog", exc)
     except OSError as exc:
         print(f"{out}: cannot write: {exc.strerror or exc}", file=sys.stderr)
         return EXIT_ERRORS

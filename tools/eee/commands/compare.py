@@ -7,7 +7,16 @@ from __future__ import annotations
 import json
 import sys
 
-from eee.commands import EXIT_ERRORS, EXIT_OK, EXIT_USAGE, EXIT_WARNINGS, UsageError, add_store, parser, store_of
+from eee.commands import (
+    EXIT_OK,
+    EXIT_USAGE,
+    EXIT_WARNINGS,
+    UsageError,
+    add_store,
+    parser,
+    refused,
+    store_of,
+)
 from eee.findings import Finding, Refused
 
 
@@ -45,7 +54,6 @@ def main(argv: list[str]) -> int:
     except UsageError as exc:
         print(f"eee compare: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    from eee.analysis import print_refused
     from eee.analysis.compare import compare_many, compare_records, render, render_many
     from eee.analysis.samples import records_of, resolve
     from eee.governance.status import read_ledger
@@ -87,8 +95,7 @@ def main(argv: list[str]) -> int:
             reports = [report]
             text = render(report, args.list)
     except Refused as exc:
-        print_refused(exc)
-        return EXIT_ERRORS
+        return refused("eee compare", exc)
     if args.format == "json":
         print(json.dumps(report, indent=2))
     else:

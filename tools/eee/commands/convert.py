@@ -5,8 +5,10 @@ Reads the harness's own log files (no harness package needed), writes schema-val
 ``data/``, adds the sidecars to DVC and stages everything, ready for ``git commit``.
 
 All or nothing: the outputs are validated in a temporary store first; an invalid output,
-an existing target or a missing DVC set-up leaves ``data/`` untouched. Exit codes: 0
-converted, 2 converted with warnings (something was skipped), 1 nothing converted.
+an existing target or a missing DVC set-up leaves ``data/`` untouched. Exit codes (the
+table of :mod:`eee.commands`): 0 converted, 2 converted with warnings (something was
+skipped), 1 nothing converted, 64 usage error. What was written goes to stdout; findings
+(errors, warnings, hints) to stderr.
 """
 
 from __future__ import annotations
@@ -15,9 +17,10 @@ import argparse
 import importlib
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING
 
-from eee.findings import Finding
+from eee.commands import EXIT_CODES_TEXT, EXIT_USAGE, Parser, UsageError, refused, usage_error
+from eee.findings import Finding, Refused
 
 if TYPE_CHECKING:
     from eee.convert.common import Planned
@@ -25,24 +28,14 @@ if TYPE_CHECKING:
 HARNESSES = {"helm": "eee.convert.helm", "lm_eval": "eee.convert.lm_eval", "inspect": "eee.convert.inspect"}
 
 
-class _Parser(argparse.ArgumentParser):
-    """Usage errors exit 1 (2 means "converted with warnings" here)."""
-
-    def error(self, message: str) -> NoReturn:
-        self.print_usage(sys.stderr)
-        self.exit(1, f"{self.prog}: error: {message}\n")
-
-
 def build_parser() -> argparse.ArgumentParser:
     from eee.convert.common import RELATIONSHIPS
 
-    p = _Parser(
-        prog="eee convert",
-        description=(
-            "Convert HELM run directories, lm-evaluation-harness results or Inspect AI logs (.json, .eval) into "
-            "records at data/<benchmark>/<developer>/<model>/<uuid>.json, validated, sidecars in DVC, staged."
-        ),
-        epilog="Exit codes: 0 converted, 2 converted with warnings (something skipped), 1 nothing converted.",
+    p = Parser(
+        "eee convert",
+        "Convert HELM run directories, lm-evaluation-harness results or Inspect AI logs (.json, .eval) into "
+        "records at data/<benchmark>/<developer>/<model>/<uuid>.json, validated, sidecars in DVC, staged.",
+        epilog=EXIT_CODES_TEXT + " (2 here: converted, but something was skipped; 1: nothing converted)",
     )
     p.add_argument("harness", choices=sorted(HARNESSES), help="the harness that wrote the logs")
     p.add_argument(
@@ -68,7 +61,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--eval-library-version", metavar="VERSION", help="harness version, when the log does not say")
     p.add_argument("--model-id", metavar="DEVELOPER/MODEL", help="the model's id, when the log's name has no developer")
-    p.add_argument("--store", type=Path, metavar="DIR", help="the store (default: the git work tree of the cwd)")
+    p.add_argument(
+        "--store",
+        type=Path,
+        metavar="DIR",
+        help="the store (default: the git work tree that contains the current folder; a plain folder only with --no-stage)",
+    )
     p.add_argument("--no-stage", action="store_true", help="write and add to DVC, but do not `git add`")
     p.add_argument("--dry-run", action="store_true", help="print what would be written; write nothing")
     return p
@@ -78,7 +76,7 @@ def _print(findings: list[Finding]) -> None:
     from eee.report import text_lines
 
     for f in findings:
-        print("\n".join(text_lines(f)))
+        print("\n".join(text_lines(f)), file=sys.stderr)
 
 
 def _plural(n: int, word: str) -> str:
@@ -92,31 +90,38 @@ def _describe(item: Planned, verb: str) -> str:
     return line
 
 
-def _store_root(store: Path | None, stage: bool) -> Path | None:
-    """The store: the git work tree of ``store`` (or of the cwd); a plain folder only without staging."""
+def _store_root(store: Path | None, stage: bool) -> Path:
+    """The store: the git work tree of ``store`` (or of the cwd); a plain folder only without
+    staging. Raises :class:`~eee.commands.UsageError` when there is none."""
     from eee.gitutil import GitError, toplevel
 
     where = store if store is not None else Path.cwd()
     if not where.is_dir():
-        return None
+        raise UsageError(f"--store {where}: no such folder")
     try:
         return toplevel(where)
     except GitError:
-        return where.resolve() if store is not None and not stage else None
+        if store is not None and not stage:
+            return where.resolve()
+        raise UsageError(
+            f"{where}: not a store (no git work tree here); run inside the store's git work tree, "
+            "or pass --store DIR (outside git only with --no-stage)"
+        ) from None
 
 
 def main(argv: list[str]) -> int:
-    args = build_parser().parse_args(argv)
-    from eee.convert.common import InputError, PlacementError, Settings, place, preflight
+    p = build_parser()
+    args = p.parse_args(argv)
+    from eee.convert.common import Settings, place, preflight
 
     if args.model_id is not None and "/" not in args.model_id.strip("/"):
-        print(f"--model-id {args.model_id!r}: expected DEVELOPER/MODEL")
-        return 1
-    root = _store_root(args.store, stage=not args.no_stage)
-    if root is None:
-        print(f"{args.store or Path.cwd()}: not a store (no git work tree here)")
-        print("    hint: run inside the store's git work tree, or pass --store DIR (outside git only with --no-stage)")
-        return 1
+        p.print_usage(sys.stderr)
+        print(f"eee convert: error: --model-id {args.model_id!r}: expected DEVELOPER/MODEL", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        root = _store_root(args.store, stage=not args.no_stage)
+    except UsageError as exc:
+        return usage_error("eee convert", exc)
     settings = Settings(
         source_organization=args.source_organization,
         evaluator_relationship=args.evaluator_relationship,
@@ -127,9 +132,8 @@ def main(argv: list[str]) -> int:
     converter = importlib.import_module(HARNESSES[args.harness])
     try:
         batch = converter.convert(args.log_path, settings)
-    except InputError as exc:
-        _print([exc.finding])
-        return 1
+    except Refused as exc:
+        return refused("eee convert", exc)
     _print(batch.warnings)
     if args.dry_run:
         planned, errors, warnings = preflight(batch, root, check_dvc=False)
@@ -137,14 +141,14 @@ def main(argv: list[str]) -> int:
         for item in planned:
             print(_describe(item, "would write"))
         if errors:
-            print("dry run: these outputs could not be placed; nothing would be written")
+            print("dry run: these outputs could not be placed; nothing would be written", file=sys.stderr)
             return 1
         return 2 if batch.warnings or warnings else 0
     try:
         planned, warnings = place(batch, root, stage=not args.no_stage)
-    except PlacementError as exc:
-        _print(exc.findings)
-        print("nothing was written")
+    except Refused as exc:
+        refused("eee convert", exc)
+        print("nothing was written", file=sys.stderr)
         return 1
     _print(warnings)
     for item in planned:

@@ -3,27 +3,25 @@
 
 from __future__ import annotations
 
-import argparse
-from pathlib import Path
-
+from eee.commands import Parser, UsageError, add_store, store_of, usage_error
 from eee.gate import check, install, uninstall
-from eee.gitutil import GitError, toplevel
 
 
 def main(argv: list[str]) -> int:
-    p = argparse.ArgumentParser(
-        prog="eee gate",
-        description="Run the store's commit hooks on what is staged, without pre-commit's work-tree scans.",
+    p = Parser(
+        "eee gate",
+        "Run the store's commit hooks on what is staged, without pre-commit's work-tree scans "
+        "(the hooks' report goes to stdout, as pre-commit's does).",
     )
     p.add_argument(
         "action", choices=("run", "install", "uninstall"), help="run the hooks now; install or remove the lean git hook"
     )
+    add_store(p)
     args = p.parse_args(argv)
     try:
-        root = toplevel(Path.cwd())
-    except GitError:
-        print("eee gate: run it inside the store's git work tree")
-        return 1
+        root = store_of(args.store)
+    except UsageError as exc:
+        return usage_error("eee gate", exc)
     if args.action == "install":
         print(f"installed the lean gate as {install(root)}")
         return 0

@@ -15,8 +15,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from eee.commands import EXIT_ERRORS, EXIT_OK, EXIT_USAGE, UsageError, add_store, parser, store_of
-from eee.findings import Refused
+from eee.commands import EXIT_ERRORS, EXIT_OK, UsageError, add_store, parser, refused, store_of, usage_error
+from eee.findings import Refused, refusal
+from eee.gitutil import GitError
 from eee.governance import BY_COMMAND, OUTCOMES
 from eee.paths import UUID4_RE
 
@@ -72,7 +73,11 @@ def _parser(command: str) -> argparse.ArgumentParser:
         if command == "flag":
             p.add_argument("--rule", required=True, metavar="CHECK", help="the rule (check) the record breaks")
             p.add_argument(
-                "--path", required=True, metavar="JSONPATH", help="the JSON path that breaks it, e.g. '$.a.b[0]'"
+                "--json-path",
+                dest="path",
+                required=True,
+                metavar="JSONPATH",
+                help="the JSON path that breaks it, e.g. '$.a.b[0]'",
             )
         if command == "mark-duplicate":
             p.add_argument("--of", required=True, metavar="UUID", help="the record that stands (uuid or unique prefix)")
@@ -141,25 +146,10 @@ def _print_status(info: dict[str, Any]) -> None:
 
 
 def _refused(command: str, exc: Refused, fmt: str) -> int:
-    from eee.report import text_lines  # lazy: only on a refusal
-
-    if fmt == "json":
-        first = exc.findings[0] if exc.findings else None
-        print(
-            json.dumps(
-                {
-                    "error": first.message if first else str(exc),
-                    "hint": first.hint if first else None,
-                    "findings": [f.to_dict() for f in exc.findings],
-                }
-            )
-        )
-    for f in exc.findings:
-        if f.file == "ledger" and f.pointer == "$":  # about the action, not a place in a file
-            print(f"eee {command}: {f.message}" + (f"\n    hint: {f.hint}" if f.hint else ""), file=sys.stderr)
-        else:
-            print(f"eee {command}: " + "\n".join(text_lines(f)), file=sys.stderr)
-    return EXIT_ERRORS
+    if fmt == "json":  # one JSON document on stdout, the refusal included
+        print(json.dumps({"refused": [f.to_dict() for f in exc.findings]}, indent=2, ensure_ascii=False))
+        return EXIT_ERRORS
+    return refused(f"eee {command}", exc)
 
 
 def _replacement_kwargs(value: str) -> dict[str, Any]:
@@ -179,8 +169,7 @@ def run(command: str, argv: list[str]) -> int:
     try:
         root = store_of(args.store)
     except UsageError as exc:
-        print(f"eee {command}: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+        return usage_error(f"eee {command}", exc)
     try:
         if command == "status":
             info = status(root, args.record)
@@ -205,7 +194,8 @@ def run(command: str, argv: list[str]) -> int:
         if command == "mark-duplicate":
             kwargs["of"] = args.of
         result = perform(root, action, args.record, _argv_text(args.reason), **kwargs)
-    except Refused as exc:
+    except (Refused, GitError) as error:
+        exc = error if isinstance(error, Refused) else refusal(str(error), check="git")  # git's own refusal
         return _refused(command, exc, args.format)
     if args.format == "json":
         print(json.dumps(result, indent=2, ensure_ascii=False))

@@ -1,7 +1,9 @@
 """``eee migrate --to VERSION PATH... --out DIR``: write migrated copies of records elsewhere.
 
 Exit 0 when every record migrated (or was at the target already), 1 when any was refused
-(the others are still written), 2 for a usage error (nothing is written).
+(the others are still written) or the run was refused as a whole (a missing input, an
+output inside data/: nothing is written), 64 for a usage error such as an unknown
+``--to`` version (nothing is written).
 """
 
 from __future__ import annotations
@@ -11,19 +13,19 @@ import json
 import sys
 from pathlib import Path
 
-from eee.findings import FileResult, Summary
-from eee.migrate.export import UsageError, export
+from eee.commands import EXIT_CODES_TEXT, EXIT_USAGE, Parser, refused
+from eee.findings import FileResult, Refused, Summary
+from eee.migrate.export import export
 from eee.migrate.report import REPORT_NAME, ExportReport
 from eee.report import FORMATS, render
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog="eee migrate",
-        description=(
-            "Write copies of EEE records (and their sidecars) migrated to a schema version, in the store's layout "
-            "under DIR, with a report (DIR/migration-report.json). Records under data/ are never rewritten."
-        ),
+    p = Parser(
+        "eee migrate",
+        "Write copies of EEE records (and their sidecars) migrated to a schema version, in the store's layout "
+        "under DIR, with a report (DIR/migration-report.json). Records under data/ are never rewritten.",
+        epilog=EXIT_CODES_TEXT + "; 1 also when some records were refused (the others are written)",
     )
     p.add_argument("paths", nargs="+", metavar="PATH", help="records, sidecars, directories (recursive) or globs")
     p.add_argument("--to", metavar="VERSION", help="target schema version (default: the current one)")
@@ -47,7 +49,18 @@ def closing_line(report: ExportReport) -> str:
 
 
 def main(argv: list[str]) -> int:
-    args = build_parser().parse_args(argv)
+    p = build_parser()
+    args = p.parse_args(argv)
+    if args.to is not None:
+        from eee.migrate.chain import target_version
+        from eee.schemas import default_registry
+
+        try:
+            target_version(args.to, default_registry())
+        except ValueError as exc:
+            p.print_usage(sys.stderr)
+            print(f"eee migrate: error: --to: {exc}", file=sys.stderr)
+            return EXIT_USAGE
     show_progress = not args.no_progress and args.format != "json" and sys.stderr.isatty()
     try:
         if show_progress:
@@ -57,9 +70,8 @@ def main(argv: list[str]) -> int:
                 report = export(args.paths, args.out, args.to, progress=update)
         else:
             report = export(args.paths, args.out, args.to)
-    except UsageError as exc:
-        print(f"eee migrate: {exc}", file=sys.stderr)
-        return 2
+    except Refused as exc:
+        return refused("eee migrate", exc)
     if args.format == "json":
         json.dump(report.to_json(), sys.stdout, indent=2, ensure_ascii=False)
         sys.stdout.write("\n")

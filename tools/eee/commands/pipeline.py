@@ -1,20 +1,34 @@
-"""``eee pipeline``: the main job. Sets up what is missing, runs ``dvc repro``, says where
-the results are.
+"""``eee pipeline``: the main job. Sets up what is missing, runs ``dvc repro`` in the
+store, says where the results are.
 
-Stages (dvc.yaml): validate -> report and metrics; catalog -> Parquet (partitioned by
-benchmark); stats -> fill rates; analysis -> IRT and comparison pages; site -> the MkDocs build. DVC redoes only what changed since the last run.
+Stages (dvc.yaml): manifest -> build/manifest/store.json (always run; the others depend
+on it); validate -> report and metrics; catalog -> Parquet (partitioned by benchmark);
+stats -> fill rates; analysis -> IRT and comparison pages; site -> the MkDocs build. DVC
+redoes only what changed since the last run. ``eee pipeline`` adds only what ``dvc repro``
+cannot do itself: initialise DVC and the local remote when they are missing, fetch the
+sidecars, and print one summary (DVC's own output, with its hints about ``git add
+dvc.lock`` and ``dvc push``, is shown only when a stage fails).
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import re
 import subprocess
+import sys
 from pathlib import Path
 
 from eee.catalog import CATALOG_DIR
-from eee.schemas import project_root
+from eee.commands import (
+    EXIT_ERRORS,
+    EXIT_OK,
+    EXIT_WARNINGS,
+    Parser,
+    UsageError,
+    add_store,
+    store_of,
+    usage_error,
+)
 
 OUTPUTS = {
     "validation report": "build/validate/report.json",
@@ -24,6 +38,13 @@ OUTPUTS = {
     "analysis pages": "build/analysis/pages",
     "site": "build/site/index.html",
 }
+
+_RUNNING = re.compile(r"^Running stage '([^']+)'")
+ALWAYS = "manifest"  # the stage DVC runs every time (always_changed)
+
+
+def _say(message: str) -> None:
+    print(f"[pipeline] {message}", file=sys.stderr, flush=True)
 
 
 def _dvc(root: Path, *args: str, quiet: bool = False) -> subprocess.CompletedProcess[str]:
@@ -49,50 +70,90 @@ def local_remote(root: Path) -> Path | None:
 
 def setup(root: Path) -> None:
     if not (root / ".dvc").is_dir():
-        print("[pipeline] initialising DVC")
-        _dvc(root, "init", "--quiet")
-        _dvc(root, "config", "core.analytics", "false")
+        _say("initialising DVC")
+        _dvc(root, "init", "--quiet", quiet=True)
+        _dvc(root, "config", "core.analytics", "false", quiet=True)
     remote = local_remote(root)
     if remote is not None and not remote.exists():
         remote.mkdir(parents=True)
-        print(f"[pipeline] created the local DVC remote {remote}")
+        _say(f"created the local DVC remote {remote}")
     for folder in ("data", "governance/events", "docs"):
         (root / folder).mkdir(parents=True, exist_ok=True)
 
 
+def repro(root: Path) -> tuple[int, list[str], str]:
+    """``dvc repro`` with its output captured; returns (exit code, stages run, DVC's output).
+
+    Each stage that starts is announced on stderr as progress."""
+    import os
+
+    env = dict(os.environ, DVC_NO_ANALYTICS="1")
+    env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")  # stages say `python`
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "dvc", "repro"],
+        cwd=root,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    ran: list[str] = []
+    lines: list[str] = []
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        lines.append(line)
+        m = _RUNNING.match(line)
+        if m:
+            ran.append(m.group(1))
+            if m.group(1) != ALWAYS:
+                _say(f"stage {m.group(1)}")
+    return proc.wait(), ran, "".join(lines)
+
+
 def main(argv: list[str]) -> int:
-    p = argparse.ArgumentParser(prog="eee pipeline", description="Run the datastore pipeline (dvc repro) on a store.")
-    p.add_argument("--root", type=Path, default=project_root(), help="the store (default: this checkout)")
+    p = Parser(
+        "eee pipeline",
+        "Run the datastore pipeline (dvc.yaml) on a store: `dvc repro`, after initialising DVC and the local "
+        "remote when missing and fetching the sidecars. The summary goes to stdout, progress to stderr.",
+    )
+    add_store(p)
     p.add_argument("--no-pull", action="store_true", help="do not fetch sidecars from the DVC remote first")
     args = p.parse_args(argv)
-    root = args.root.resolve()
+    try:
+        root = store_of(args.store)
+    except UsageError as exc:
+        return usage_error("eee pipeline", exc)
+    if not (root / "dvc.yaml").is_file():
+        print(f"eee pipeline: {root} has no dvc.yaml: not a store with the pipeline", file=sys.stderr)
+        print("    hint: run it inside the datastore's checkout, or pass --store DIR", file=sys.stderr)
+        return EXIT_ERRORS
     setup(root)
     if not args.no_pull and any((root / "data").rglob("*.dvc")):
+        _say("fetching sidecars (dvc pull)")
         pulled = _dvc(root, "pull", "--quiet", quiet=True)
         if pulled.returncode != 0:
-            print("[pipeline] some sidecars could not be fetched from the DVC remote; validating without them")
-    from eee.manifest import write as write_manifest
-
-    manifest, changed = write_manifest(root)
-    print(f"[pipeline] store manifest {'updated' if changed else 'unchanged'}: {manifest.relative_to(root)}")
-    print("[pipeline] dvc repro")
-    proc = _dvc(root, "repro")
-    if proc.returncode != 0:
-        print(f"[pipeline] dvc repro failed (exit {proc.returncode})")
-        return 1
+            _say("some sidecars could not be fetched from the DVC remote; validating without them")
+    _say(f"dvc repro in {root}")
+    code, ran, output = repro(root)
+    if code != 0:
+        sys.stderr.write(output)
+        _say(f"dvc repro failed (exit {code})")
+        return EXIT_ERRORS
+    rerun = [stage for stage in ran if stage != ALWAYS]
+    print(f"[pipeline] stages run: {', '.join(rerun) if rerun else 'none (everything up to date)'}")
     metrics = root / OUTPUTS["validation metrics"]
-    errors = 0
+    errors = warnings = 0
     if metrics.exists():
         m = json.loads(metrics.read_text())
-        errors = m.get("errors", 0)
+        errors, warnings = m.get("errors", 0), m.get("warnings", 0)
         print(
             f"[pipeline] {m.get('records', 0)} records, {m.get('sidecars', 0)} sidecars, {m.get('events', 0)} events: "
-            f"{errors} errors, {m.get('warnings', 0)} warnings; by schema version {m.get('records_by_schema_version')}"
+            f"{errors} errors, {warnings} warnings; by schema version {m.get('records_by_schema_version')}"
         )
     for label, rel in OUTPUTS.items():
         path = root / rel
         print(f"  {label:<22} {path}{'' if path.exists() else '  (missing)'}")
     if errors:
-        print(f"[pipeline] the store has validation errors: see {root / OUTPUTS['validation report']}")
-        return 1
-    return 0
+        print(f"[pipeline] the store has validation errors: see {root / OUTPUTS['validation report']}", file=sys.stderr)
+        return EXIT_ERRORS
+    return EXIT_WARNINGS if warnings else EXIT_OK

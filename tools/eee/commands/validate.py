@@ -6,22 +6,30 @@ import argparse
 import sys
 from pathlib import Path
 
+from eee.commands import Parser, add_store
 from eee.report import FORMATS, render
 from eee.validate import Options, run
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog="eee validate",
-        description=(
-            "Validate EEE records (<uuid>.json), sidecars (<uuid>_samples.jsonl) and DVC pointers: strict JSON, "
-            "the schema of the version each declares, and the store's layout and pairing rules."
-        ),
+    p = Parser(
+        "eee validate",
+        "Validate EEE records (<uuid>.json), sidecars (<uuid>_samples.jsonl) and DVC pointers: strict JSON, "
+        "the schema of the version each declares, and the store's layout and pairing rules. The report goes "
+        "to stdout, progress to stderr.",
     )
     p.add_argument("paths", nargs="+", metavar="PATH", help="files, directories (recursive) or glob patterns")
-    p.add_argument("--format", choices=FORMATS, default="rich", help="output format (default: rich)")
+    p.add_argument(
+        "--format",
+        choices=FORMATS,
+        default="rich",
+        help="report format: rich text, JSON or GitHub annotations (default: rich)",
+    )
     p.add_argument("--schema-only", action="store_true", help="skip the store's layout and pairing rules")
-    p.add_argument("--root", type=Path, help="store root (default: found from each path)")
+    add_store(
+        p,
+        help="the store the paths belong to (default: found from each path, the nearest folder above it that holds data/)",
+    )
     p.add_argument("--max-errors", type=int, default=20, metavar="N", help="errors shown per file (default: 20)")
     p.add_argument("--no-progress", action="store_true", help="never show a progress bar")
     p.add_argument("--output", type=Path, help="also write the JSON report to this file")
@@ -34,7 +42,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str]) -> int:
     args = build_parser().parse_args(argv)
-    options = Options(repo_checks=not args.schema_only, cap=max(1, args.max_errors), root=args.root)
+    options = Options(repo_checks=not args.schema_only, cap=max(1, args.max_errors), root=args.store)
     show_progress = not args.no_progress and args.format != "json" and sys.stderr.isatty()
     if show_progress:
         from eee.progress import bar

@@ -38,7 +38,7 @@ import orjson
 
 from eee import samples
 from eee.convert.metrics import unknown_bounds_details
-from eee.findings import WARNING, Finding
+from eee.findings import WARNING, Finding, Refused
 from eee.gitutil import git, has_commit
 from eee.jsonpath import format_path, json_type
 from eee.paths import canonical_folders
@@ -51,12 +51,16 @@ SCHEMA_VERSION = "0.3.0"
 RELATIONSHIPS = ("first_party", "third_party", "collaborative", "other")
 
 
-class InputError(Exception):
-    """A log that cannot be converted: names the file, the JSON location and what is wrong."""
+class InputError(Refused):
+    """A log that cannot be converted: a :class:`~eee.findings.Refused` whose one finding
+    names the file, the JSON location and what is wrong (only a shorter way to build it)."""
 
     def __init__(self, file: str | Path, pointer: str, message: str, hint: str | None = None) -> None:
-        super().__init__(f"{file}::{pointer}: {message}")
-        self.finding = Finding(display(file), pointer, message, hint, check="input")
+        super().__init__(Finding(display(file), pointer, message, hint, check="input"))
+
+    @property
+    def finding(self) -> Finding:
+        return self.findings[0]
 
 
 @dataclass
@@ -399,14 +403,6 @@ class Planned:
         return out
 
 
-class PlacementError(Exception):
-    """The batch cannot be placed; nothing was written (or what was written was removed)."""
-
-    def __init__(self, findings: list[Finding]) -> None:
-        super().__init__("; ".join(f.one_line() for f in findings))
-        self.findings = findings
-
-
 def plan(batch: Batch) -> list[Planned]:
     """Give every output a fresh uuid, its canonical paths and its bytes (:func:`eee.placement.new_record`)."""
     planned = []
@@ -448,7 +444,7 @@ def write_planned(planned: list[Planned], root: Path) -> tuple[list[Path], list[
     try:
         return write_records(root, _new_records(planned))
     except WriteFailed as exc:
-        raise PlacementError(
+        raise Refused(
             [
                 Finding(
                     display(exc.path), "$", f"cannot write: {exc.error.strerror}; nothing was written", check="convert"
@@ -474,13 +470,13 @@ def preflight(batch: Batch, root: Path, check_dvc: bool = True) -> tuple[list[Pl
 def place(batch: Batch, root: Path, stage: bool = True) -> tuple[list[Planned], list[Finding]]:
     """Validate, write and register a batch in the store at ``root``, all or nothing.
 
-    Returns the placed outputs and the validator's warnings; raises :class:`PlacementError`
+    Returns the placed outputs and the validator's warnings; raises :class:`~eee.findings.Refused`
     (with nothing left behind) when any output fails validation, a target exists, DVC is
     missing for a sidecar, or adding a sidecar to DVC fails.
     """
     planned, errors, warnings = preflight(batch, root)
     if errors:
-        raise PlacementError(errors)
+        raise Refused(errors)
     sidecars = [item.sidecar_rel for item in planned if item.sidecar_rel]
     before = _ignore_files(root, sidecars)
     written, created = write_planned(planned, root)
@@ -490,7 +486,7 @@ def place(batch: Batch, root: Path, stage: bool = True) -> tuple[list[Planned], 
         _undo_registration(planned, root, stage, before)
         remove(written, created)
         message = str(exc).strip() or type(exc).__name__
-        raise PlacementError(
+        raise Refused(
             [
                 Finding(
                     display(root), "$", f"{message}; nothing was placed", "fix the cause and run again", check="convert"

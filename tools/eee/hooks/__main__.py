@@ -12,13 +12,20 @@ import sys
 import eee.hooks
 from eee.hooks import HOOKS
 
+USAGE = "usage: tools/hook NAME [NAME...] -- [FILES...]"
+
 
 def _usage() -> int:
-    print(f"usage: python -m eee.hooks NAME [NAME...] -- [FILES...]   (names: {', '.join(HOOKS)})", file=sys.stderr)
-    return 2
+    print(f"{USAGE}   (names: {', '.join(HOOKS)})", file=sys.stderr)
+    return 64  # a usage error (the exit-code table of eee.commands)
 
 
 def main(argv: list[str]) -> int:
+    if argv[:1] in (["-h"], ["--help"]):
+        print(f"{USAGE}\n\nRun the store's commit hooks NAME... on FILES (what pre-commit calls).")
+        print(f"hooks: {', '.join(HOOKS)}")
+        print("exit codes: 0 clean, 1 errors (the commit is refused), 64 usage error")
+        return 0
     if "--" in argv:
         cut = argv.index("--")
         names, files = argv[:cut], argv[cut + 1 :]

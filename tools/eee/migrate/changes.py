@@ -17,7 +17,7 @@ from typing import Any
 
 import orjson
 
-from eee.findings import Finding
+from eee.findings import Finding, Refused
 from eee.jsonpath import format_path, json_type
 
 UNKNOWN = "unknown"
@@ -77,12 +77,12 @@ class Changes:
         return {"filled": self.filled, "converted": self.converted, "moved": self.moved, "derived": self.derived}
 
 
-class MigrationRefused(Exception):
-    """A document that cannot be migrated; ``findings`` say where and why (the first is the reason)."""
+class MigrationRefused(Refused):
+    """A document that cannot be migrated: a :class:`~eee.findings.Refused` whose findings
+    say where and why (the first is the reason), plus the version the document declares."""
 
     def __init__(self, findings: list[Finding], source: str | None = None) -> None:
-        super().__init__(findings[0].one_line())
-        self.findings = findings
+        super().__init__(findings)
         self.source = source  # the version the document declares, when known
 
     def for_file(self, file: str, line: int | None = None) -> MigrationRefused:

@@ -28,7 +28,7 @@ from typing import Any
 
 import orjson
 
-from eee.findings import WARNING, Finding
+from eee.findings import WARNING, Finding, Refused, refusal
 from eee.migrate.chain import migrate, target_version
 from eee.migrate.changes import Changes, MigrationRefused
 from eee.migrate.files import SidecarCopy, read_record, write_rows
@@ -48,10 +48,6 @@ from eee.strictjson import canonical
 from eee.validate import Display, collect
 
 Progress = Callable[[int, int], None]
-
-
-class UsageError(Exception):
-    """The command cannot run as asked (unknown version, output inside data/, missing input)."""
 
 
 def forbidden_output(out: Path, store_roots: Iterable[str]) -> str | None:
@@ -265,7 +261,7 @@ def plan_inputs(paths: Iterable[str | Path]) -> tuple[list[str], list[str]]:
     """The records to migrate (a sidecar named alone brings its record) and sidecars without a record."""
     found = collect(paths)
     if found.problems:
-        raise UsageError("; ".join(p.one_line() for p in found.problems))
+        raise Refused(found.problems)
     records: list[str] = []
     orphans: list[str] = []
     seen: set[str] = set()
@@ -294,25 +290,28 @@ def export(
 ) -> ExportReport:
     """Write migrated copies of the records (and sidecars) under ``paths`` to ``out``, and the report.
 
-    Raises :class:`UsageError` before writing anything when the target version is unknown,
+    Raises :class:`~eee.findings.Refused` before writing anything when the target version is unknown,
     an input does not exist, or the output folder lies inside a store's ``data/``.
     """
     registry = registry or default_registry()
     try:
         target = target_version(to, registry)
     except ValueError as exc:
-        raise UsageError(str(exc)) from None
+        raise refusal(str(exc), check="migrate") from None
     out = Path(out).absolute()
     records, orphans = plan_inputs(paths)
     roots = {root for root in map(find_store_root, records + orphans) if root is not None}
     inside = forbidden_output(out, roots)
     if inside is not None:
-        raise UsageError(
-            f"the output folder {out} would put the copies inside the store folder {inside}: migration never "
-            "writes under data/; choose a folder outside the store"
+        raise refusal(
+            f"the output folder would put the copies inside the store folder {inside}: migration never "
+            "writes under data/",
+            "choose a folder outside the store",
+            file=str(out),
+            check="migrate",
         )
     if out.exists() and not out.is_dir():
-        raise UsageError(f"the output {out} exists and is not a folder")
+        raise refusal("the output exists and is not a folder", file=str(out), check="migrate")
     out.mkdir(parents=True, exist_ok=True)
     report = ExportReport(out, target)
     exporter = _Exporter(out, target, registry, Display())
