@@ -138,6 +138,10 @@ class DvcStore:
 
     # -- remotes -----------------------------------------------------------------------
 
+    def remote_name(self, name: str | None = None) -> str | None:
+        """The remote a command uses: the one named, else ``core.remote``."""
+        return name or self.config["core"].get("remote")
+
     def remote(self, name: str | None = None) -> HashFileDB:
         """The named remote's (default: ``core.remote``) object database, from the same
         file system DVC builds from its config (credentials stay in DVC's config)."""
@@ -145,7 +149,7 @@ class DvcStore:
         from dvc.fs import get_cloud_fs
         from dvc_data.hashfile.db import get_odb
 
-        name = name or self.config["core"].get("remote")
+        name = self.remote_name(name)
         if not name:
             raise _refuse(
                 "no DVC remote is set up for this store",
@@ -266,7 +270,14 @@ class DvcStore:
             there = _exists(odb, [t.md5 for t in missing])
             for t, ok in zip(missing, there, strict=True):
                 if not ok:
-                    errors[t.md5] = FileNotFoundError("not on the remote")
+                    result.failed.append(
+                        _finding(
+                            t,
+                            f"not on remote {self.remote_name(remote)!r}",
+                            "push it from a clone that has it (eee samples push), or pull from another remote with -r",
+                        )
+                    )
+                    errors[t.md5] = FileNotFoundError()
             fetch = [t for t in missing if t.md5 not in errors]
             if fetch:
                 cache.add(
@@ -281,7 +292,7 @@ class DvcStore:
                 if t.md5 not in errors and not _in_cache(cache, t.md5):
                     errors[t.md5] = ValueError("the object fetched does not hash to its name")
             failed = {t.md5 for t in missing if t.md5 in errors}
-            for t in missing:
+            for t in fetch:
                 if t.md5 in failed:
                     result.failed.append(_finding(t, f"fetch failed: {_why(errors[t.md5])}"))
             wanted = [t for t in wanted if t.md5 not in failed]
@@ -386,6 +397,8 @@ def pointers_under(root: Path, paths: list[str]) -> list[Path]:
     folder (every sidecar pointer below it); all of ``data/`` when none is named."""
     out: list[Path] = []
     suffix = SIDECAR_SUFFIX + POINTER_SUFFIX
+    if not paths and not (root / "data").is_dir():
+        return []
     for given in paths or [str(root / "data")]:
         path = Path(given)
         if path.is_dir():
