@@ -1,9 +1,11 @@
-"""Per-sample sidecars in DVC: add (checked against the aggregate, then ``dvc add`` and
-staged), push and pull.
+"""Per-sample sidecars in DVC: add (checked against the aggregate, then written to DVC's
+cache with its pointer, and staged), push and pull.
 
 The aggregate record is the contract: before a sidecar enters DVC the pair must validate
-(its path, sha256 and row count are what the record declares). DVC runs as a subprocess of
-this interpreter (``python -m dvc``), so the same environment is used everywhere.
+(its path, sha256 and row count are what the record declares). The DVC side is
+:mod:`eee.dvcstore`: DVC's own libraries, without loading the repository's index, so a
+command costs what it touches, not the number of sidecars in the store. ``dvc()`` runs
+stock DVC as a subprocess of this interpreter (``python -m dvc``) for the pipeline.
 """
 
 from __future__ import annotations
@@ -14,9 +16,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+from eee.dvcstore import DvcStore, Target, Transfer, pointers_under, read_pointer
 from eee.findings import Finding, Refused, refusal
 from eee.gitutil import GitError, git, toplevel
-from eee.paths import POINTER_SUFFIX, SIDECAR_SUFFIX, record_path_for_sidecar
+from eee.paths import SIDECAR_SUFFIX, record_path_for_sidecar
 from eee.tree import WorkTree
 from eee.validate import validate_tree
 
@@ -67,15 +70,16 @@ def dvc_problem(root: Path) -> str | None:
 
 
 def add(sidecar: Path, stage: bool = True, root: Path | None = None) -> Path:
-    """Check, ``dvc add`` and stage one sidecar; returns its pointer path."""
+    """Check, add to DVC and stage one sidecar; returns its pointer path."""
     return add_many([sidecar], stage, root)[0]
 
 
 def add_many(sidecars: list[Path], stage: bool = True, root: Path | None = None) -> list[Path]:
-    """Check every sidecar against its record, then ``dvc add`` them all in one DVC run and
-    stage the pointers; returns the pointer paths. Nothing enters DVC unless every check passes.
+    """Check every sidecar against its record, then put them in DVC's cache with their
+    pointers (what ``dvc add`` writes, :mod:`eee.dvcstore`) and stage the pointers and
+    ``.gitignore`` entries; returns the pointer paths. Nothing enters DVC unless every check passes.
 
-    One DVC run matters: each ``dvc add`` reads every pointer in the store first.
+    Nothing here reads the store's other pointers: the cost is the sidecars' own.
     """
     sidecars = [Path(s) for s in sidecars]
     for sidecar in sidecars:
@@ -93,14 +97,12 @@ def add_many(sidecars: list[Path], stage: bool = True, root: Path | None = None)
     if problem:
         raise refusal(problem, check="dvc")
     check_pairs(sidecars, root)
-    rels = [_rel(s, root) for s in sidecars]
-    proc = dvc("add", "--quiet", *rels, cwd=root)
-    if proc.returncode != 0:
+    try:
+        pointers = DvcStore(root).add([s.resolve() for s in sidecars])
+    except OSError as exc:
         raise refusal(
-            f"dvc add failed: {proc.stderr.strip() or proc.stdout.strip()}", file=", ".join(rels), check="dvc"
-        )
-    pointers = [s.with_name(s.name + POINTER_SUFFIX) for s in sidecars]
-    ignore_in_git(sidecars)
+            f"adding to DVC's cache failed: {exc}", file=", ".join(_rel(s, root) for s in sidecars), check="dvc"
+        ) from None
     if stage:
         ignores = {s.parent / ".gitignore" for s in sidecars}
         paths = [_rel(p, root) for p in pointers] + sorted(_rel(i, root) for i in ignores if i.exists())
@@ -108,41 +110,31 @@ def add_many(sidecars: list[Path], stage: bool = True, root: Path | None = None)
     return pointers
 
 
-def ignore_in_git(sidecars: list[Path]) -> None:
-    """List each sidecar in the ``.gitignore`` beside it, as DVC does when it drives git.
-
-    The store's DVC runs without git (``core.no_scm``: DVC refuses a git-ignored dvc.lock
-    otherwise, see dvc.yaml), so it no longer writes these entries itself."""
-    by_folder: dict[Path, list[str]] = {}
-    for sidecar in sidecars:
-        by_folder.setdefault(sidecar.parent, []).append(f"/{sidecar.name}")
-    for folder, entries in by_folder.items():
-        ignore = folder / ".gitignore"
-        text = ignore.read_text(encoding="utf-8") if ignore.exists() else ""
-        missing = [e for e in entries if e not in text.splitlines()]
-        if missing:
-            if text and not text.endswith("\n"):
-                text += "\n"
-            ignore.write_text(text + "".join(f"{e}\n" for e in missing), encoding="utf-8")
+def targets(paths: list[str], root: Path) -> list[Target]:
+    """The sidecars named (pointers, sidecars or folders; all under ``data/`` when none)."""
+    return [read_pointer(p) for p in pointers_under(root, paths)]
 
 
-def _targets(paths: list[str], root: Path) -> list[str]:
-    out = []
-    for p in paths:
-        path = Path(p)
-        if path.is_dir():
-            out.extend(_rel(q, root) for q in sorted(path.rglob(f"*{SIDECAR_SUFFIX}{POINTER_SUFFIX}")))
-        elif p.endswith(POINTER_SUFFIX):
-            out.append(_rel(path, root))
-        else:
-            out.append(_rel(path.with_name(path.name + POINTER_SUFFIX), root))
-    return out
+def move(action: str, paths: list[str], root: Path, remote: str | None = None) -> Transfer:
+    """Push or pull the named sidecars (all when none are named); the objects only, each
+    checked once on the remote. Raises :class:`~eee.findings.Refused` when the remote
+    cannot be reached or set up; per-sidecar failures are in the result."""
+    named = targets(paths, root)
+    try:
+        store = DvcStore(root)
+        return store.push(named, remote) if action == "push" else store.pull(named, remote)
+    except Refused:
+        raise
+    except Exception as exc:  # the remote's own errors (botocore, HTTP, auth, ...) are reported, not raised
+        said = str(exc).strip().splitlines()[0][:500] if str(exc).strip() else ""
+        raise refusal(f"{action} failed: {type(exc).__name__}: {said}", check="dvc") from None
 
 
-def transfer(action: str, paths: list[str], root: Path) -> str:
-    """``dvc push`` / ``dvc pull`` of the named sidecars (all when none are named)."""
-    targets = _targets(paths, root)
-    proc = dvc(action, *targets, cwd=root)
-    if proc.returncode != 0:
-        raise refusal(f"dvc {action} failed: {(proc.stderr or proc.stdout).strip()}", check="dvc")
-    return (proc.stdout or proc.stderr).strip()
+def check_pulled(pulled: list[Target], root: Path) -> list[Finding]:
+    """The validator's sidecar errors for the pulled sidecars and their records."""
+    rels = [_rel(t.sidecar, root) for t in pulled]
+    if not rels:
+        return []
+    pairs = [p for rel in rels for p in (record_path_for_sidecar(rel), rel)]
+    summary = validate_tree(WorkTree(root), pairs)
+    return [f for r in summary.results for f in r.findings if f.check == "sidecar" and f.severity == "error"]
