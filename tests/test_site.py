@@ -66,8 +66,19 @@ def make_site_store(tmp: Path) -> Path:
     return repo
 
 
+def write_pages(store: Path) -> subprocess.CompletedProcess[str]:
+    """``eee site pages`` in ``store``, as the pipeline's pages stage runs it."""
+    return subprocess.run(
+        [sys.executable, "-m", "eee", "site", "pages", "--store", str(store)], capture_output=True, text=True
+    )
+
+
 def build_site(store: Path, site: Path) -> subprocess.CompletedProcess[str]:
-    """``mkdocs build --strict`` in ``store``, as the pipeline's site stage runs it."""
+    """``eee site pages``, then ``mkdocs build --strict`` in ``store``, as the pipeline's
+    pages and site stages run them."""
+    pages = write_pages(store)
+    if pages.returncode != 0:
+        return pages
     env = dict(os.environ, NO_MKDOCS_2_WARNING="1")
     return subprocess.run(
         [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(site)],
@@ -139,7 +150,10 @@ def test_strict_build_passes_and_writes_nothing_into_docs(built: tuple[Path, Pat
     assert (site / "search" / "search_index.json").exists()
     generated = {p.relative_to(store / "docs").as_posix() for p in (store / "docs").rglob("*") if p.is_file()}
     committed = {p.relative_to(PROJECT / "docs").as_posix() for p in (PROJECT / "docs").rglob("*") if p.is_file()}
-    assert generated == committed  # generated pages are virtual: docs/ holds only hand-written files
+    assert generated == committed  # generated pages go to build/docs: docs/ holds only hand-written files
+    written = {p.relative_to(store / "build" / "docs").as_posix() for p in (store / "build" / "docs").rglob("*.md")}
+    assert committed & {n for n in committed if n.endswith(".md")} <= written  # hand-written pages copied
+    assert {"governance/README.md", "CHANGELOG.md", "reference/0.3.0/aggregate.md", "catalogue/index.md"} <= written
 
 
 def test_schema_reference_lists_every_field_of_every_version(built: tuple[Path, Path, Any]) -> None:
@@ -265,7 +279,7 @@ def test_record_pages_are_bounded_on_a_large_store(tmp_path: Path) -> None:
     assert records == {f"catalogue/records/{u}.md" for u in (FIXED_UUID, RETRACTED, REPLACEMENT)}
     wikitext = [p for p in gen.pages if p.src_uri.startswith("catalogue/benchmarks/wikitext/")]
     assert len(wikitext) == 3  # one result per page
-    listing = "".join(p.content + "".join(p.inject.values()) for p in wikitext)
+    listing = "".join(p.content for p in wikitext)
     assert f"{REPO}/blob/main/data/wikitext/mistralai/Mistral-7B-v0.1/{PLAIN}.json" in listing
 
 
@@ -307,7 +321,8 @@ def test_docs_folder_has_only_hand_written_pages() -> None:
     names = {p.relative_to(PROJECT / "docs").as_posix() for p in (PROJECT / "docs").rglob("*") if p.is_file()}
     assert not any(n.startswith(("reference/", "catalogue/", "governance/")) or n == "CHANGELOG.md" for n in names)
     config = (PROJECT / "mkdocs.yml").read_text()
-    assert "tools/eee/site/hooks.py" in config
+    assert "docs_dir: build/docs" in config and "INHERIT: build/site-nav.yml" in config
+    assert "hooks:" not in config  # no MkDocs hooks: Zensical builds the same folder
     assert "content.code.copy" in config and "edit_uri:" in config
 
 
