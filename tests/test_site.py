@@ -41,7 +41,13 @@ def make_site_store(tmp: Path) -> Path:
     repo = make_pipeline_store(tmp)
     place_record(repo, _doc("meta-llama/Llama-2-7b-hf", 8.79), benchmark="wikitext", record_uuid=FIXED_UUID)
     place_record(repo, _doc("facebook/opt-6.7b", 12.29), benchmark="wikitext", record_uuid=RETRACTED)
-    place_record(repo, _doc("mistralai/Mistral-7B-v0.1", 6.1), benchmark="wikitext", record_uuid=PLAIN)
+    plain = _doc("mistralai/Mistral-7B-v0.1", 6.1)
+    plain["model_info"]["name"] = "Mistral-7B-v0.1"  # the name repeats the id: shown once
+    plain["evaluation_results"][0]["score_details"]["uncertainty"] = {
+        "standard_error": {"value": 0.042},
+        "num_samples": 245,
+    }
+    place_record(repo, plain, benchmark="wikitext", record_uuid=PLAIN)
     helm = load_example("aggregate", "valid", "v0.2.0_helm_leaderboard.json")
     place_record(repo, helm, benchmark="helm_lite", record_uuid=REPLACEMENT)
     now = dt.datetime(2026, 6, 1, tzinfo=dt.UTC)
@@ -200,7 +206,7 @@ def test_catalogue_page_per_benchmark_with_governance_status(built: tuple[Path, 
     helm = page(site, "catalogue/benchmarks/helm_lite")
     assert wikitext.exists() and helm.exists()
     text = text_of(wikitext)
-    for column in ("Developer", "Model", "Metric", "Score", "Source", "Status"):
+    for column in ("Model", "Evaluation", "Metric", "Score", "Source", "Status", "Record"):
         assert column in text
     assert f"retracted: {REASON}" in text
     raw = wikitext.read_text()
@@ -269,11 +275,13 @@ def test_site_uses_the_pipeline_catalogue_when_present(tmp_path: Path) -> None:
     assert "Built from the store directly" not in index
 
 
-def test_record_pages_are_bounded_on_a_large_store(tmp_path: Path) -> None:
+def test_record_pages_are_bounded_on_a_large_store_and_the_page_says_so(tmp_path: Path) -> None:
     from eee.site.generate import generate
 
     store = make_site_store(tmp_path)
     gen = generate(store, REPO, {"catalogue": {"record_pages": 2, "page_rows": 1}})
+    index = next(p.content for p in gen.pages if p.src_uri == "catalogue/index.md")
+    assert "Not every record has a page" in index and "extra.catalogue.record_pages" in index
     records = {p.src_uri for p in gen.pages if p.src_uri.startswith("catalogue/records/")}
     # more records than the limit: only the three with a governance history get a page
     assert records == {f"catalogue/records/{u}.md" for u in (FIXED_UUID, RETRACTED, REPLACEMENT)}
@@ -332,3 +340,103 @@ def test_site_builds_for_an_empty_store(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "The store holds no records yet." in text_of(page(tmp_path / "site", "catalogue"))
     assert page(tmp_path / "site", "reference/0.3.0/aggregate").exists()
+
+
+def _search_docs(site: Path) -> list[dict[str, Any]]:
+    import json
+
+    return json.loads((site / "search" / "search_index.json").read_text())["docs"]
+
+
+def test_status_rows_are_marked_and_names_are_not_repeated(built: tuple[Path, Path, Any]) -> None:
+    _, site, _ = built
+    raw = page(site, "catalogue/benchmarks/wikitext").read_text()
+    for status in ("retracted", "superseded", "active"):
+        assert f'<tr class="eee-status-{status}">' in raw
+    assert '<tr class="eee-status-disputed">' in page(site, "catalogue/benchmarks/helm_lite").read_text()
+    text = text_of(page(site, "catalogue/benchmarks/wikitext"))
+    assert "Mistral-7B-v0.1 Mistral-7B-v0.1" not in " ".join(text.split())
+    record = " ".join(text_of(page(site, f"catalogue/records/{PLAIN}")).split())
+    assert "Model: mistralai/Mistral-7B-v0.1 Evaluation id" in record  # the name equals the id: said once
+    llama = " ".join(text_of(page(site, f"catalogue/records/{FIXED_UUID}")).split())
+    assert "Model: meta-llama/Llama-2-7b-hf (Llama-2-7B)" in llama  # a different name is kept
+
+
+def test_uncertainty_is_shown_where_a_record_has_it(built: tuple[Path, Path, Any]) -> None:
+    _, site, _ = built
+    assert "± 0.042" in text_of(page(site, "catalogue/benchmarks/wikitext"))
+    record = " ".join(text_of(page(site, f"catalogue/records/{PLAIN}")).split())
+    assert "Standard error" in record and "0.042" in record and "245" in record
+    other = text_of(page(site, f"catalogue/records/{RETRACTED}"))
+    assert "Standard error" not in other  # no column of blanks for a record without uncertainty
+
+
+def test_record_pages_are_searchable_and_snippets_keep_cells_apart(built: tuple[Path, Path, Any]) -> None:
+    _, site, _ = built
+    docs = _search_docs(site)
+    record = [d for d in docs if d["location"] == f"catalogue/records/{RETRACTED}/"]
+    assert record and RETRACTED in record[0]["title"]  # the uuid finds the record's page
+    records = [d for d in docs if d["location"].startswith("catalogue/records/")]
+    assert not any('"evaluation_id"' in d["text"] for d in records)  # the JSON stays out of the index
+    results = next(d for d in docs if d["location"] == "catalogue/benchmarks/wikitext/#results")
+    assert "ModelEvaluation" not in results["text"]
+    assert "facebook/opt-6.7b Llama-2-7B wikitext word_perplexity ↓ 12.29 EEE paper" in " ".join(
+        results["text"].split()
+    )
+
+
+def test_site_uses_a_partitioned_catalogue_and_publishes_its_files(tmp_path: Path) -> None:
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    from eee.catalog import build
+
+    store = make_site_store(tmp_path)
+    table, _ = build(store)
+    for name in ("wikitext", "helm_lite"):  # the hive layout the analysis branch writes
+        part = table.filter(pc.equal(table["benchmark"], name)).drop_columns(["benchmark"])
+        target = store / "build" / "catalog" / f"benchmark={name}" / "part-0.parquet"
+        target.parent.mkdir(parents=True)
+        pq.write_table(part, target)
+    proc = build_site(store, tmp_path / "site")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    site = tmp_path / "site"
+    published = site / "catalogue" / "data" / "benchmark=wikitext" / "part-0.parquet"
+    assert published.read_bytes() == (store / "build/catalog/benchmark=wikitext/part-0.parquet").read_bytes()
+    index = page(site, "catalogue").read_text()
+    assert 'href="data/benchmark%3Dwikitext/part-0.parquet"' in index
+    assert "Built from the pipeline's catalogue" in text_of(page(site, "catalogue"))
+    bench = page(site, "catalogue/benchmarks/wikitext").read_text()
+    assert 'href="../../data/benchmark%3Dwikitext/part-0.parquet"' in bench  # its own partition
+    assert f"retracted: {REASON}" in text_of(page(site, "catalogue/benchmarks/wikitext"))
+
+
+def test_analysis_pages_are_published_in_their_own_section(tmp_path: Path) -> None:
+    store = make_site_store(tmp_path)
+    pages = store / "build" / "analysis" / "pages"
+    pages.mkdir(parents=True)
+    (pages / "wikitext.md").write_text("# wikitext: agreement and IRT\n\n![abilities](wikitext-abilities.svg)\n")
+    svg = '<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><rect width="10" height="10"/></svg>\n'
+    (pages / "wikitext-abilities.svg").write_text(svg)
+    proc = build_site(store, tmp_path / "site")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    site = tmp_path / "site"
+    assert (site / "analysis" / "wikitext-abilities.svg").read_text() == svg
+    built_page = page(site, "analysis/wikitext").read_text()
+    assert 'src="../wikitext-abilities.svg"' in built_page
+    assert "wikitext: agreement and IRT" in text_of(page(site, "analysis"))  # the section's index lists it
+    assert re.search(r">\s*Analysis\s*<", page(site, "").read_text())  # a tab of its own
+    assert not page(tmp_path / "site", "analysis").parent.joinpath("..", "docs").exists()
+
+
+def test_site_pages_refuses_a_docs_page_that_the_site_generates(tmp_path: Path) -> None:
+    store = make_site_store(tmp_path)
+    assert write_pages(store).returncode == 0
+    before = (store / "build" / "docs" / "catalogue" / "index.md").read_text()
+    (store / "docs" / "catalogue").mkdir()
+    (store / "docs" / "catalogue" / "index.md").write_text("# a hand-made catalogue\n")
+    proc = write_pages(store)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "catalogue/index.md is written twice" in proc.stderr and "hint:" in proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert (store / "build" / "docs" / "catalogue" / "index.md").read_text() == before  # the last run stays

@@ -59,6 +59,11 @@ WANTED = (
     "min_score",
     "max_score",
     "score",
+    "standard_error",
+    "ci_lower",
+    "ci_upper",
+    "num_samples",
+    "has_samples",
     "status",
     "status_reason",
     "superseded_by",
@@ -75,7 +80,8 @@ WANTED = (
 class Options:
     """Limits that keep the site quick on a large store (``extra.catalogue`` in mkdocs.yml)."""
 
-    record_pages: int = 2000
+    record_pages: int = 20_000
+    highlight_records: int = 2000
     page_rows: int = 1000
     search_rows: int = 50_000
 
@@ -132,36 +138,75 @@ def _href(ctx: SiteContext, uuid: str | None, page: str) -> str | None:
     return ctx.href(target, page) if target else None
 
 
-HEADERS = ("Developer", "Model", "Evaluation", "Metric", "Score", "Source", "Library", "Status", "Record")
+HEADERS = ("Model", "Evaluation", "Metric", "Score", "Source", "Status", "Record")
 
 
-def _row_view(ctx: SiteContext, r: dict[str, Any], page: str) -> dict[str, Any]:
-    """What the results table shows of one catalogue row."""
-    uuid = r["record_uuid"]
-    return {
-        "developer": r["developer"],
-        "model": r["model"],
-        "evaluation_name": r.get("evaluation_name") or "",
-        "metric": _metric(r),
-        "score": number(r.get("score")),
-        "source": r.get("source_organization") or r.get("source_name") or "",
-        "library": _library(r),
-        "status": r.get("status") or "active",
-        "status_reason": r.get("status_reason"),
-        "superseded_by": r.get("superseded_by"),
-        "superseded_by_href": _href(ctx, r.get("superseded_by"), page),
-        "preceded_by": r.get("preceded_by"),
-        "preceded_by_href": _href(ctx, r.get("preceded_by"), page),
-        "dispute_reference": r.get("dispute_reference"),
-        "record_uuid": uuid,
-        "record_href": _href(ctx, uuid, page) or ctx.repo_link(r["record_path"]),
-    }
+def model_label(row: dict[str, Any]) -> tuple[str, str]:
+    """The model as the tables show it: its id, and its name when that says something else."""
+    model_id = row.get("model_id") or f"{row['developer']}/{row['model']}"
+    name = row.get("model_name") or ""
+    same = name.casefold() in (model_id.casefold(), model_id.rsplit("/", 1)[-1].casefold())
+    return model_id, "" if same else name
+
+
+def uncertainty(row: dict[str, Any]) -> str:
+    """The score's uncertainty in a few characters: ``± SE``, else the interval."""
+    se, low, high = row.get("standard_error"), row.get("ci_lower"), row.get("ci_upper")
+    if se is not None:
+        return f"± {number(se)}"
+    if low is not None and high is not None:
+        return f"[{number(low)}, {number(high)}]"
+    return ""
+
+
+class _Rows:
+    """Catalogue rows as the results table shows them; what belongs to a record (its links)
+    is worked out once per record, not once per result."""
+
+    def __init__(self, ctx: SiteContext, page: str) -> None:
+        self.ctx, self.page = ctx, page
+        self.records: dict[str, dict[str, Any]] = {}
+
+    def href(self, uuid: str | None) -> str | None:
+        target = self.ctx.record_page(uuid)
+        return self.ctx.href(target, self.page) if target else None
+
+    def record(self, r: dict[str, Any]) -> dict[str, Any]:
+        uuid = r["record_uuid"]
+        known = self.records.get(uuid)
+        if known is None:
+            model, name = model_label(r)
+            known = self.records[uuid] = {
+                "record_uuid": uuid,
+                "record_href": self.href(uuid) or self.ctx.repo_link(r["record_path"]),
+                "model": model,
+                "model_name": name,
+                "source": r.get("source_organization") or r.get("source_name") or "",
+                "library": _library(r),
+                "status": r.get("status") or "active",
+                "status_reason": r.get("status_reason"),
+                "superseded_by": r.get("superseded_by"),
+                "superseded_by_href": self.href(r.get("superseded_by")),
+                "preceded_by": r.get("preceded_by"),
+                "preceded_by_href": self.href(r.get("preceded_by")),
+                "dispute_reference": r.get("dispute_reference"),
+            }
+        return known
+
+    def view(self, r: dict[str, Any]) -> dict[str, Any]:
+        return {
+            **self.record(r),
+            "evaluation_name": r.get("evaluation_name") or "",
+            "metric": _metric(r),
+            "score": number(r.get("score")),
+            "uncertainty": uncertainty(r),
+        }
 
 
 def results_html(ctx: SiteContext, rows: list[dict[str, Any]], page: str) -> str:
-    """The results table of a benchmark page, as HTML (Markdown leaves raw HTML alone:
-    parsing thousands of rows as a Markdown table would be most of the build)."""
-    return render("catalogue/results.html.j2", headers=HEADERS, rows=[_row_view(ctx, r, page) for r in rows])
+    """The results table of a benchmark page, as HTML that Markdown passes through."""
+    views = _Rows(ctx, page)
+    return render("catalogue/results.html.j2", headers=HEADERS, rows=[views.view(r) for r in rows])
 
 
 def _metric(row: dict[str, Any]) -> str:
@@ -177,7 +222,13 @@ def _library(row: dict[str, Any]) -> str:
 
 
 def _benchmark_pages(
-    ctx: SiteContext, s: Summary, rows: list[dict[str, Any]], opts: Options, searchable: bool, listed: bool
+    ctx: SiteContext,
+    s: Summary,
+    rows: list[dict[str, Any]],
+    opts: Options,
+    searchable: bool,
+    listed: bool,
+    files: list[str],
 ) -> Iterator[GeneratedPage]:
     chunks = [rows[i : i + opts.page_rows] for i in range(0, len(rows), opts.page_rows)] or [[]]
     said = ", ".join(f"{s.statuses[st]} {st}" for st in STATUS_ORDER if s.statuses.get(st))
@@ -192,6 +243,7 @@ def _benchmark_pages(
             page_of=lambda i: benchmark_page(s.name, i),
             said=said,
             searchable=searchable,
+            files=files,
             results=results_html(ctx, chunk, page),
         )
         yield GeneratedPage(page, md, in_nav=listed and n == 1)
@@ -233,8 +285,11 @@ def _record_json(root: Path, rel: str) -> dict[str, Any]:
     return {"unreadable": "", "json": text, "truncated": truncated}
 
 
-def record_page(ctx: SiteContext, uuid: str, rows: list[dict[str, Any]], state: Any) -> GeneratedPage:
-    """The page of one record: facts, status, results, history and the JSON."""
+def record_page(
+    ctx: SiteContext, uuid: str, rows: list[dict[str, Any]], state: Any, highlight: bool = True, quiet: bool = False
+) -> GeneratedPage:
+    """The page of one record: facts, status, results, history and the JSON (highlighted
+    when ``highlight``; ``quiet``: only the title and facts go to the search index)."""
     page = f"catalogue/records/{uuid}.md"
     first = rows[0]
     results = [
@@ -245,9 +300,15 @@ def record_page(ctx: SiteContext, uuid: str, rows: list[dict[str, Any]], state: 
             "range": f"{number(r.get('min_score'))} … {number(r.get('max_score'))}"
             if r.get("min_score") is not None or r.get("max_score") is not None
             else "",
+            "se": number(r.get("standard_error")),
+            "ci": f"{number(r.get('ci_lower'))} … {number(r.get('ci_upper'))}"
+            if r.get("ci_lower") is not None or r.get("ci_upper") is not None
+            else "",
+            "n": "" if r.get("num_samples") is None else f"{r['num_samples']:,}",
         }
         for r in rows
     ]
+    model, model_name = model_label(first)
     md = render(
         "catalogue/record.md.j2",
         uuid=uuid,
@@ -265,11 +326,39 @@ def record_page(ctx: SiteContext, uuid: str, rows: list[dict[str, Any]], state: 
         ],
         library=_library(first),
         relations=_relations(ctx, first),
+        model=model,
+        model_name=model_name,
         results=results,
+        uncertain=any(r["se"] or r["ci"] or r["n"] for r in results),
+        known=STATUS_ORDER,
+        highlight=highlight,
+        quiet=quiet,
         json_limit=JSON_LIMIT,
         **_record_json(ctx.root, first["record_path"]),
     )
     return GeneratedPage(page, md, in_nav=False)
+
+
+def _size(n: int) -> str:
+    return f"{n / 1e6:.1f} MB" if n >= 100_000 else f"{max(1, round(n / 1000))} kB"
+
+
+def _published(ctx: SiteContext, parquet: list[str] | None) -> list[dict[str, str]]:
+    """The catalogue files published with the site (site paths under catalogue/data/)."""
+    out = []
+    for site_path in parquet or []:
+        rel = site_path.split("/", 2)[2]  # catalogue/data/<path under build/catalog>
+        source = ctx.root / CATALOG_DIR / rel
+        out.append({"path": site_path, "name": rel, "size": _size(source.stat().st_size) if source.exists() else ""})
+    return out
+
+
+def partitions(parquet: list[str] | None, benchmark: str) -> list[str]:
+    """The published files of one benchmark's partition (hive layout: ``benchmark=<name>/``)."""
+    from urllib.parse import quote
+
+    keys = {f"benchmark={benchmark}", f"benchmark={quote(benchmark, safe='')}"}
+    return [p for p in parquet or [] if keys & set(p.split("/")[:-1])]
 
 
 @dataclass
@@ -309,18 +398,22 @@ def generate(ctx: SiteContext, opts: Options, parquet: list[str] | None = None) 
             end += 1
         rows = table_.slice(start, end - start).to_pylist()
         s = Summary.of(names[start], rows)
-        pages += _benchmark_pages(ctx, s, rows, opts, searchable, listed)
+        pages += _benchmark_pages(ctx, s, rows, opts, searchable, listed, partitions(parquet, s.name))
         summaries.append(s)
         for r in rows:
             by_version[str(r.get("schema_version"))].add(r["record_uuid"])
             if r["record_uuid"] in ctx.record_pages:
                 kept[r["record_uuid"]].append(r)
         start = end
+    highlight = len(ctx.record_pages) <= opts.highlight_records
     for uuid, rows in kept.items():
-        pages.append(record_page(ctx, uuid, rows, ledger.state(uuid)))
+        pages.append(record_page(ctx, uuid, rows, ledger.state(uuid), highlight, quiet=not searchable))
     examples = {v: sorted(u for u in us if u in ctx.record_pages)[:3] for v, us in by_version.items()}
     pages.append(
-        GeneratedPage("catalogue/index.md", index_page(ctx, summaries, ledger, with_history, origin, len(uuids), opts))
+        GeneratedPage(
+            "catalogue/index.md",
+            index_page(ctx, summaries, ledger, with_history, origin, len(uuids), opts, _published(ctx, parquet)),
+        )
     )
     nav = [s.page for s in summaries] if listed else []
     hidden = ["/catalogue/records/", "/catalogue/benchmarks/*/page-*.md" if listed else "/catalogue/benchmarks/"]
@@ -335,14 +428,18 @@ def index_page(
     origin: str,
     records: int,
     opts: Options,
+    files: list[dict[str, str]] | None = None,
 ) -> str:
     """The catalogue's front page: benchmarks, records with a history (``with_history``, the
     records in the store whose ledger state has events), how to load the data."""
     from eee.catalog import COLUMNS
 
+    statuses = list(STATUS_ORDER[1:])
+    statuses += sorted({st for s in summaries for st in s.statuses if st not in STATUS_ORDER})
     return render(
         "catalogue/index.md.j2",
         page="catalogue/index.md",
+        files=files,
         summaries=summaries,
         records=records,
         results=sum(s.results for s in summaries),
@@ -350,7 +447,7 @@ def index_page(
         parquet=PARQUET,
         with_pages=len(ctx.record_pages),
         opts=opts,
-        statuses=STATUS_ORDER[1:],
+        statuses=statuses,
         history=[(uuid, ledger.state(uuid)) for uuid in sorted(with_history)],
         columns=COLUMNS,
     )

@@ -4,14 +4,13 @@ module renders them.
 The templates write Markdown (``*.md.j2``) or, for the large catalogue tables, HTML
 (``*.html.j2``). Python gathers the facts; every sentence a reader sees is in a template.
 The filters are the small Markdown helpers of :mod:`eee.site.mdtext` (``code``, ``text``,
-``cell``, ``rel`` for a link from the page being rendered, ``number``, ...) and ``e`` for
-HTML escaping. Undefined names are errors, so a typo in a template fails the build.
+``cell``, ``rel`` for a link from the page being rendered, ``number``, ...) and Jinja's
+own ``e`` for HTML escaping. Undefined names are errors, so a typo in a template fails the build.
 """
 
 from __future__ import annotations
 
 import functools
-from html import escape
 from pathlib import Path
 from typing import Any
 
@@ -43,7 +42,6 @@ def environment() -> Any:
         breakable=mdtext.breakable,
         anchor=mdtext.anchor,
         fence=mdtext.fence,
-        e=lambda v: escape("" if v is None else str(v)),
     )
     env.globals.update(table=mdtext.table)
     return env
