@@ -17,7 +17,6 @@ The words of every page are in ``templates/catalogue/``.
 
 from __future__ import annotations
 
-import json
 from collections import Counter, defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -80,8 +79,8 @@ WANTED = (
 class Options:
     """Limits that keep the site quick on a large store (``extra.catalogue`` in mkdocs.yml)."""
 
-    record_pages: int = 20_000
-    highlight_records: int = 2000
+    record_pages: int = 2000
+    highlight_records: int = 200
     page_rows: int = 1000
     search_rows: int = 50_000
 
@@ -229,6 +228,7 @@ def _benchmark_pages(
     searchable: bool,
     listed: bool,
     files: list[str],
+    limited: bool = False,
 ) -> Iterator[GeneratedPage]:
     chunks = [rows[i : i + opts.page_rows] for i in range(0, len(rows), opts.page_rows)] or [[]]
     said = ", ".join(f"{s.statuses[st]} {st}" for st in STATUS_ORDER if s.statuses.get(st))
@@ -244,6 +244,7 @@ def _benchmark_pages(
             said=said,
             searchable=searchable,
             files=files,
+            limited=limited,
             results=results_html(ctx, chunk, page),
         )
         yield GeneratedPage(page, md, in_nav=listed and n == 1)
@@ -270,14 +271,18 @@ def _relations(ctx: SiteContext, row: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def _record_json(root: Path, rel: str) -> dict[str, Any]:
-    """The record's JSON for its page: pretty-printed, cut at :data:`JSON_LIMIT` characters."""
+    """The record's JSON for its page: pretty-printed the way the store writes records
+    (orjson, two-space indent), cut at :data:`JSON_LIMIT` characters."""
+    import orjson
+
     try:
-        text = (root / rel).read_text(encoding="utf-8")
+        data = (root / rel).read_bytes()
+        text = data.decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         return {"unreadable": str(exc), "json": "", "truncated": False}
     try:
-        text = json.dumps(json.loads(text), indent=2, ensure_ascii=False)
-    except ValueError:
+        text = orjson.dumps(orjson.loads(data), option=orjson.OPT_INDENT_2).decode("utf-8")
+    except orjson.JSONDecodeError:
         pass
     truncated = len(text) > JSON_LIMIT
     if truncated:
@@ -398,7 +403,9 @@ def generate(ctx: SiteContext, opts: Options, parquet: list[str] | None = None) 
             end += 1
         rows = table_.slice(start, end - start).to_pylist()
         s = Summary.of(names[start], rows)
-        pages += _benchmark_pages(ctx, s, rows, opts, searchable, listed, partitions(parquet, s.name))
+        pages += _benchmark_pages(
+            ctx, s, rows, opts, searchable, listed, partitions(parquet, s.name), len(ctx.record_pages) < len(uuids)
+        )
         summaries.append(s)
         for r in rows:
             by_version[str(r.get("schema_version"))].add(r["record_uuid"])
