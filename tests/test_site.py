@@ -440,3 +440,36 @@ def test_site_pages_refuses_a_docs_page_that_the_site_generates(tmp_path: Path) 
     assert "catalogue/index.md is written twice" in proc.stderr and "hint:" in proc.stderr
     assert "Traceback" not in proc.stderr
     assert (store / "build" / "docs" / "catalogue" / "index.md").read_text() == before  # the last run stays
+
+
+def test_a_new_status_is_marked_and_said_generically(tmp_path: Path) -> None:
+    """The ledger branch adds ``flagged``; any status the site does not know gets its class,
+    its name in bold and its reason."""
+    from eee.schemas import Registry
+    from eee.site.cataloguepages import results_html
+    from eee.site.context import SiteContext
+
+    ctx = SiteContext(tmp_path, Registry.load(), REPO, record_pages={PLAIN})
+    row = {
+        "record_uuid": PLAIN,
+        "record_path": f"data/wikitext/mistralai/Mistral-7B-v0.1/{PLAIN}.json",
+        "benchmark": "wikitext",
+        "developer": "mistralai",
+        "model": "Mistral-7B-v0.1",
+        "model_id": "mistralai/Mistral-7B-v0.1",
+        "score": 6.1,
+        "status": "flagged",
+        "status_reason": "breaks the <naming> rule",
+    }
+    out = results_html(ctx, [row], "catalogue/benchmarks/wikitext/index.md")
+    assert '<tr class="eee-status-flagged">' in out
+    assert "<strong>flagged</strong>: breaks the &lt;naming&gt; rule" in out
+    assert f'href="../../records/{PLAIN}/"' in out
+
+
+def test_site_pages_outside_a_store_is_refused_without_a_traceback(tmp_path: Path) -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "eee", "site", "pages", "--store", str(tmp_path)], capture_output=True, text=True
+    )
+    assert proc.returncode == 1 and "schema registry is missing" in proc.stderr
+    assert "Traceback" not in proc.stderr and not (tmp_path / "build" / "docs").exists()

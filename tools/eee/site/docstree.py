@@ -102,15 +102,22 @@ def write(root: Path, out: Path | None = None, nav_file: Path | None = None) -> 
     analysis = [p.relative_to(root / ANALYSIS_SOURCE).as_posix() for p in _files(root / ANALYSIS_SOURCE)]
     parquet = [p.relative_to(root / CATALOG_SOURCE).as_posix() for p in _files(root / CATALOG_SOURCE)]
     parquet = [p for p in parquet if p.endswith(".parquet")]
-    gen = generate(
-        root,
-        config.get("repo_url"),
-        config.get("extra"),
-        NAV,
-        bool(config.get("use_directory_urls", True)),
-        analysis=[f"{ANALYSIS_DIR}/{p}" for p in analysis if p.endswith(".md")],
-        parquet=[f"{CATALOG_DIR}/{p}" for p in parquet],
-    )
+    from eee.schemas import RegistryError
+
+    try:
+        gen = generate(
+            root,
+            config.get("repo_url"),
+            config.get("extra"),
+            NAV,
+            bool(config.get("use_directory_urls", True)),
+            analysis=[f"{ANALYSIS_DIR}/{p}" for p in analysis if p.endswith(".md")],
+            parquet=[f"{CATALOG_DIR}/{p}" for p in parquet],
+        )
+    except RegistryError as exc:
+        raise Refused(
+            Finding("schemas/registry.json", "$", str(exc), hint="run it in a store (--store DIR)", check="site")
+        ) from None
     staging = out.with_name(out.name + ".new")
     if staging.exists():
         shutil.rmtree(staging)
