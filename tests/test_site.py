@@ -473,3 +473,20 @@ def test_site_pages_outside_a_store_is_refused_without_a_traceback(tmp_path: Pat
     )
     assert proc.returncode == 1 and "schema registry is missing" in proc.stderr
     assert "Traceback" not in proc.stderr and not (tmp_path / "build" / "docs").exists()
+
+
+def test_flagged_and_duplicate_records_say_so_on_their_pages(tmp_path: Path) -> None:
+    """The ledger's flag and duplicate events: a row shaded by its status class, and the
+    record page's notices and relations (from the templates)."""
+    store = make_site_store(tmp_path)
+    now = dt.datetime(2026, 6, 2, tzinfo=dt.UTC)
+    write(store, make_event("flag", PLAIN, "folder name", ME, rule="naming", path="$.model_info.id", now=now))
+    write(store, make_event("duplicate", RETRACTED, "same run", ME, of=PLAIN, now=now + dt.timedelta(seconds=1)))
+    proc = build_site(store, tmp_path / "site")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    site = tmp_path / "site"
+    assert '<tr class="eee-status-flagged">' in page(site, "catalogue/benchmarks/wikitext").read_text()
+    flagged = " ".join(text_of(page(site, f"catalogue/records/{PLAIN}")).split())
+    assert "Flagged" in flagged and "Concern: folder name" in flagged and "Rule naming at $.model_info.id" in flagged
+    duplicate = " ".join(text_of(page(site, f"catalogue/records/{RETRACTED}")).split())
+    assert "Duplicate" in duplicate and "Repeats 3c4d5e6f, which stands: same run" in duplicate

@@ -17,6 +17,7 @@ The words of every page are in ``templates/catalogue/``.
 
 from __future__ import annotations
 
+import json
 from collections import Counter, defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
