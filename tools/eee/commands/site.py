@@ -11,7 +11,7 @@ from eee.commands import EXIT_ERRORS, EXIT_OK, EXIT_USAGE, UsageError, add_store
 
 def main(argv: list[str]) -> int:
     p = parser("eee site", "The published site's sources.")
-    sub = p.add_subparsers(dest="action", metavar="ACTION", required=True)
+    sub = p.add_subparsers(dest="action", metavar="ACTION", required=True, help="pages: write the pages")
     pages = sub.add_parser(
         "pages",
         help="write every page as Markdown into build/docs (what MkDocs and Zensical build from)",
