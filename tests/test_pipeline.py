@@ -57,7 +57,7 @@ def store(tmp_path: Path) -> Path:
 def test_pipeline_outputs_and_incremental_runs(store: Path) -> None:
     first = _pipeline(store)
     assert first.returncode == 0, first.stdout + first.stderr
-    assert _ran(first.stdout) == {"validate", "catalog", "stats", "analysis", "site"}
+    assert _ran(first.stdout) == {"validate", "catalog", "stats", "analysis", "pages", "site"}
     for rel in (
         "build/validate/report.json",
         "build/catalog/benchmark=bench/part-0.parquet",
@@ -81,11 +81,11 @@ def test_pipeline_outputs_and_incremental_runs(store: Path) -> None:
 
     (store / "docs" / "index.md").write_text("# changed home page\n")
     third = _pipeline(store)
-    assert _ran(third.stdout) == {"site"}, third.stdout  # only the stage that depends on docs
+    assert _ran(third.stdout) == {"pages", "site"}, third.stdout  # only the stages that depend on docs
 
     place_record(store, _doc("mistralai/Mistral-7B-v0.1", 6.1), record_uuid="3c4d5e6f-7a8b-4c9d-8e0f-1a2b3c4d5e6f")
     fourth = _pipeline(store)
-    assert _ran(fourth.stdout) == {"validate", "catalog", "stats", "analysis", "site"}, fourth.stdout
+    assert _ran(fourth.stdout) == {"validate", "catalog", "stats", "analysis", "pages", "site"}, fourth.stdout
     assert json.loads((store / "build/validate/metrics.json").read_text())["records"] == 4
 
 

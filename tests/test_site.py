@@ -41,7 +41,13 @@ def make_site_store(tmp: Path) -> Path:
     repo = make_pipeline_store(tmp)
     place_record(repo, _doc("meta-llama/Llama-2-7b-hf", 8.79), benchmark="wikitext", record_uuid=FIXED_UUID)
     place_record(repo, _doc("facebook/opt-6.7b", 12.29), benchmark="wikitext", record_uuid=RETRACTED)
-    place_record(repo, _doc("mistralai/Mistral-7B-v0.1", 6.1), benchmark="wikitext", record_uuid=PLAIN)
+    plain = _doc("mistralai/Mistral-7B-v0.1", 6.1)
+    plain["model_info"]["name"] = "Mistral-7B-v0.1"  # the name repeats the id: shown once
+    plain["evaluation_results"][0]["score_details"]["uncertainty"] = {
+        "standard_error": {"value": 0.042},
+        "num_samples": 245,
+    }
+    place_record(repo, plain, benchmark="wikitext", record_uuid=PLAIN)
     helm = load_example("aggregate", "valid", "v0.2.0_helm_leaderboard.json")
     place_record(repo, helm, benchmark="helm_lite", record_uuid=REPLACEMENT)
     now = dt.datetime(2026, 6, 1, tzinfo=dt.UTC)
@@ -66,8 +72,19 @@ def make_site_store(tmp: Path) -> Path:
     return repo
 
 
+def write_pages(store: Path) -> subprocess.CompletedProcess[str]:
+    """``eee site pages`` in ``store``, as the pipeline's pages stage runs it."""
+    return subprocess.run(
+        [sys.executable, "-m", "eee", "site", "pages", "--store", str(store)], capture_output=True, text=True
+    )
+
+
 def build_site(store: Path, site: Path) -> subprocess.CompletedProcess[str]:
-    """``mkdocs build --strict`` in ``store``, as the pipeline's site stage runs it."""
+    """``eee site pages``, then ``mkdocs build --strict`` in ``store``, as the pipeline's
+    pages and site stages run them."""
+    pages = write_pages(store)
+    if pages.returncode != 0:
+        return pages
     env = dict(os.environ, NO_MKDOCS_2_WARNING="1")
     return subprocess.run(
         [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(site)],
@@ -139,7 +156,10 @@ def test_strict_build_passes_and_writes_nothing_into_docs(built: tuple[Path, Pat
     assert (site / "search" / "search_index.json").exists()
     generated = {p.relative_to(store / "docs").as_posix() for p in (store / "docs").rglob("*") if p.is_file()}
     committed = {p.relative_to(PROJECT / "docs").as_posix() for p in (PROJECT / "docs").rglob("*") if p.is_file()}
-    assert generated == committed  # generated pages are virtual: docs/ holds only hand-written files
+    assert generated == committed  # generated pages go to build/docs: docs/ holds only hand-written files
+    written = {p.relative_to(store / "build" / "docs").as_posix() for p in (store / "build" / "docs").rglob("*.md")}
+    assert committed & {n for n in committed if n.endswith(".md")} <= written  # hand-written pages copied
+    assert {"governance/README.md", "CHANGELOG.md", "reference/0.3.0/aggregate.md", "catalogue/index.md"} <= written
 
 
 def test_schema_reference_lists_every_field_of_every_version(built: tuple[Path, Path, Any]) -> None:
@@ -186,7 +206,7 @@ def test_catalogue_page_per_benchmark_with_governance_status(built: tuple[Path, 
     helm = page(site, "catalogue/benchmarks/helm_lite")
     assert wikitext.exists() and helm.exists()
     text = text_of(wikitext)
-    for column in ("Developer", "Model", "Metric", "Score", "Source", "Status"):
+    for column in ("Model", "Evaluation", "Metric", "Score", "Source", "Status", "Record"):
         assert column in text
     assert f"retracted: {REASON}" in text
     raw = wikitext.read_text()
@@ -255,17 +275,19 @@ def test_site_uses_the_pipeline_catalogue_when_present(tmp_path: Path) -> None:
     assert "Built from the store directly" not in index
 
 
-def test_record_pages_are_bounded_on_a_large_store(tmp_path: Path) -> None:
+def test_record_pages_are_bounded_on_a_large_store_and_the_page_says_so(tmp_path: Path) -> None:
     from eee.site.generate import generate
 
     store = make_site_store(tmp_path)
     gen = generate(store, REPO, {"catalogue": {"record_pages": 2, "page_rows": 1}})
+    index = next(p.content for p in gen.pages if p.src_uri == "catalogue/index.md")
+    assert "Not every record has a page" in index and "extra.catalogue.record_pages" in index
     records = {p.src_uri for p in gen.pages if p.src_uri.startswith("catalogue/records/")}
     # more records than the limit: only the three with a governance history get a page
     assert records == {f"catalogue/records/{u}.md" for u in (FIXED_UUID, RETRACTED, REPLACEMENT)}
     wikitext = [p for p in gen.pages if p.src_uri.startswith("catalogue/benchmarks/wikitext/")]
     assert len(wikitext) == 3  # one result per page
-    listing = "".join(p.content + "".join(p.inject.values()) for p in wikitext)
+    listing = "".join(p.content for p in wikitext)
     assert f"{REPO}/blob/main/data/wikitext/mistralai/Mistral-7B-v0.1/{PLAIN}.json" in listing
 
 
@@ -307,7 +329,8 @@ def test_docs_folder_has_only_hand_written_pages() -> None:
     names = {p.relative_to(PROJECT / "docs").as_posix() for p in (PROJECT / "docs").rglob("*") if p.is_file()}
     assert not any(n.startswith(("reference/", "catalogue/", "governance/")) or n == "CHANGELOG.md" for n in names)
     config = (PROJECT / "mkdocs.yml").read_text()
-    assert "tools/eee/site/hooks.py" in config
+    assert "docs_dir: build/docs" in config and "INHERIT: build/site-nav.yml" in config
+    assert "hooks:" not in config  # no MkDocs hooks: Zensical builds the same folder
     assert "content.code.copy" in config and "edit_uri:" in config
 
 
@@ -317,3 +340,153 @@ def test_site_builds_for_an_empty_store(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "The store holds no records yet." in text_of(page(tmp_path / "site", "catalogue"))
     assert page(tmp_path / "site", "reference/0.3.0/aggregate").exists()
+
+
+def _search_docs(site: Path) -> list[dict[str, Any]]:
+    import json
+
+    return json.loads((site / "search" / "search_index.json").read_text())["docs"]
+
+
+def test_status_rows_are_marked_and_names_are_not_repeated(built: tuple[Path, Path, Any]) -> None:
+    _, site, _ = built
+    raw = page(site, "catalogue/benchmarks/wikitext").read_text()
+    for status in ("retracted", "superseded", "active"):
+        assert f'<tr class="eee-status-{status}">' in raw
+    assert '<tr class="eee-status-disputed">' in page(site, "catalogue/benchmarks/helm_lite").read_text()
+    text = text_of(page(site, "catalogue/benchmarks/wikitext"))
+    assert "Mistral-7B-v0.1 Mistral-7B-v0.1" not in " ".join(text.split())
+    record = " ".join(text_of(page(site, f"catalogue/records/{PLAIN}")).split())
+    assert "Model: mistralai/Mistral-7B-v0.1 Evaluation id" in record  # the name equals the id: said once
+    llama = " ".join(text_of(page(site, f"catalogue/records/{FIXED_UUID}")).split())
+    assert "Model: meta-llama/Llama-2-7b-hf (Llama-2-7B)" in llama  # a different name is kept
+
+
+def test_uncertainty_is_shown_where_a_record_has_it(built: tuple[Path, Path, Any]) -> None:
+    _, site, _ = built
+    assert "± 0.042" in text_of(page(site, "catalogue/benchmarks/wikitext"))
+    record = " ".join(text_of(page(site, f"catalogue/records/{PLAIN}")).split())
+    assert "Standard error" in record and "0.042" in record and "245" in record
+    other = text_of(page(site, f"catalogue/records/{RETRACTED}"))
+    assert "Standard error" not in other  # no column of blanks for a record without uncertainty
+
+
+def test_record_pages_are_searchable_and_snippets_keep_cells_apart(built: tuple[Path, Path, Any]) -> None:
+    _, site, _ = built
+    docs = _search_docs(site)
+    record = [d for d in docs if d["location"] == f"catalogue/records/{RETRACTED}/"]
+    assert record and RETRACTED in record[0]["title"]  # the uuid finds the record's page
+    records = [d for d in docs if d["location"].startswith("catalogue/records/")]
+    assert not any('"evaluation_id"' in d["text"] for d in records)  # the JSON stays out of the index
+    results = next(d for d in docs if d["location"] == "catalogue/benchmarks/wikitext/#results")
+    assert "ModelEvaluation" not in results["text"]
+    assert "facebook/opt-6.7b Llama-2-7B wikitext word_perplexity ↓ 12.29 EEE paper" in " ".join(
+        results["text"].split()
+    )
+
+
+def test_site_uses_a_partitioned_catalogue_and_publishes_its_files(tmp_path: Path) -> None:
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    from eee.catalog import build
+
+    store = make_site_store(tmp_path)
+    table, _ = build(store)
+    for name in ("wikitext", "helm_lite"):  # the hive layout the analysis branch writes
+        part = table.filter(pc.equal(table["benchmark"], name)).drop_columns(["benchmark"])
+        target = store / "build" / "catalog" / f"benchmark={name}" / "part-0.parquet"
+        target.parent.mkdir(parents=True)
+        pq.write_table(part, target)
+    proc = build_site(store, tmp_path / "site")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    site = tmp_path / "site"
+    published = site / "catalogue" / "data" / "benchmark=wikitext" / "part-0.parquet"
+    assert published.read_bytes() == (store / "build/catalog/benchmark=wikitext/part-0.parquet").read_bytes()
+    index = page(site, "catalogue").read_text()
+    assert 'href="data/benchmark%3Dwikitext/part-0.parquet"' in index
+    assert "Built from the pipeline's catalogue" in text_of(page(site, "catalogue"))
+    bench = page(site, "catalogue/benchmarks/wikitext").read_text()
+    assert 'href="../../data/benchmark%3Dwikitext/part-0.parquet"' in bench  # its own partition
+    assert f"retracted: {REASON}" in text_of(page(site, "catalogue/benchmarks/wikitext"))
+
+
+def test_analysis_pages_are_published_in_their_own_section(tmp_path: Path) -> None:
+    store = make_site_store(tmp_path)
+    pages = store / "build" / "analysis" / "pages"
+    pages.mkdir(parents=True)
+    (pages / "wikitext.md").write_text("# wikitext: agreement and IRT\n\n![abilities](wikitext-abilities.svg)\n")
+    svg = '<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><rect width="10" height="10"/></svg>\n'
+    (pages / "wikitext-abilities.svg").write_text(svg)
+    proc = build_site(store, tmp_path / "site")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    site = tmp_path / "site"
+    assert (site / "analysis" / "wikitext-abilities.svg").read_text() == svg
+    built_page = page(site, "analysis/wikitext").read_text()
+    assert 'src="../wikitext-abilities.svg"' in built_page
+    assert "wikitext: agreement and IRT" in text_of(page(site, "analysis"))  # the section's index lists it
+    assert re.search(r">\s*Analysis\s*<", page(site, "").read_text())  # a tab of its own
+    assert not page(tmp_path / "site", "analysis").parent.joinpath("..", "docs").exists()
+
+
+def test_site_pages_refuses_a_docs_page_that_the_site_generates(tmp_path: Path) -> None:
+    store = make_site_store(tmp_path)
+    assert write_pages(store).returncode == 0
+    before = (store / "build" / "docs" / "catalogue" / "index.md").read_text()
+    (store / "docs" / "catalogue").mkdir()
+    (store / "docs" / "catalogue" / "index.md").write_text("# a hand-made catalogue\n")
+    proc = write_pages(store)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "catalogue/index.md is written twice" in proc.stderr and "hint:" in proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert (store / "build" / "docs" / "catalogue" / "index.md").read_text() == before  # the last run stays
+
+
+def test_a_new_status_is_marked_and_said_generically(tmp_path: Path) -> None:
+    """The ledger branch adds ``flagged``; any status the site does not know gets its class,
+    its name in bold and its reason."""
+    from eee.schemas import Registry
+    from eee.site.cataloguepages import results_html
+    from eee.site.context import SiteContext
+
+    ctx = SiteContext(tmp_path, Registry.load(), REPO, record_pages={PLAIN})
+    row = {
+        "record_uuid": PLAIN,
+        "record_path": f"data/wikitext/mistralai/Mistral-7B-v0.1/{PLAIN}.json",
+        "benchmark": "wikitext",
+        "developer": "mistralai",
+        "model": "Mistral-7B-v0.1",
+        "model_id": "mistralai/Mistral-7B-v0.1",
+        "score": 6.1,
+        "status": "flagged",
+        "status_reason": "breaks the <naming> rule",
+    }
+    out = results_html(ctx, [row], "catalogue/benchmarks/wikitext/index.md")
+    assert '<tr class="eee-status-flagged">' in out
+    assert "<strong>flagged</strong>: breaks the &lt;naming&gt; rule" in out
+    assert f'href="../../records/{PLAIN}/"' in out
+
+
+def test_site_pages_outside_a_store_is_refused_without_a_traceback(tmp_path: Path) -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "eee", "site", "pages", "--store", str(tmp_path)], capture_output=True, text=True
+    )
+    assert proc.returncode == 1 and "schema registry is missing" in proc.stderr
+    assert "Traceback" not in proc.stderr and not (tmp_path / "build" / "docs").exists()
+
+
+def test_flagged_and_duplicate_records_say_so_on_their_pages(tmp_path: Path) -> None:
+    """The ledger's flag and duplicate events: a row shaded by its status class, and the
+    record page's notices and relations (from the templates)."""
+    store = make_site_store(tmp_path)
+    now = dt.datetime(2026, 6, 2, tzinfo=dt.UTC)
+    write(store, make_event("flag", PLAIN, "folder name", ME, rule="naming", path="$.model_info.id", now=now))
+    write(store, make_event("duplicate", RETRACTED, "same run", ME, of=PLAIN, now=now + dt.timedelta(seconds=1)))
+    proc = build_site(store, tmp_path / "site")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    site = tmp_path / "site"
+    assert '<tr class="eee-status-flagged">' in page(site, "catalogue/benchmarks/wikitext").read_text()
+    flagged = " ".join(text_of(page(site, f"catalogue/records/{PLAIN}")).split())
+    assert "Flagged" in flagged and "Concern: folder name" in flagged and "Rule naming at $.model_info.id" in flagged
+    duplicate = " ".join(text_of(page(site, f"catalogue/records/{RETRACTED}")).split())
+    assert "Duplicate" in duplicate and "Repeats 3c4d5e6f, which stands: same run" in duplicate

@@ -1,9 +1,11 @@
 """The published site in a real browser: Debian's ``chromium``, headless, driven by Playwright.
 
-The site is built from a temporary store (one retracted record) and served on localhost,
-because the search runs in a web worker that fetches its index over HTTP. A screenshot of
-the schema reference is saved to ``tests/artifacts/``. Skipped when ``/usr/bin/chromium``
-is absent (CI installs it with ``apt-get install -y chromium``); never downloads a browser.
+The site is built from a temporary store (records retracted, superseded and disputed) and
+served on localhost, because the search runs in a web worker that fetches its index over
+HTTP. Screenshots of a benchmark page, a record page and the 0.3.0 reference, at 1,400 px
+and at 390 px (a phone), are saved to ``build/test-artifacts/`` (gitignored), and each of
+those pages is checked for horizontal overflow. Skipped when ``/usr/bin/chromium`` is absent
+(CI installs it with ``apt-get install -y chromium``); never downloads a browser.
 """
 
 from __future__ import annotations
@@ -17,13 +19,57 @@ from typing import Any
 
 import pytest
 
-from conftest import PROJECT
-from test_site import REASON, RETRACTED, build_site, make_site_store
+from conftest import PROJECT, load_example, place_record
+from test_site import FIXED_UUID, REASON, REPLACEMENT, RETRACTED, build_site, make_site_store
+
+LONG = "4d5e6f7a-8b9c-4d0e-9f1a-2b3c4d5e6f7a"
+
+
+def _long_record() -> dict[str, Any]:
+    """A record whose names are as long as real leaderboard records' (they made tables overflow)."""
+    doc = load_example("aggregate", "valid", "v0.3.0_perplexity_unbounded.json")
+    doc["model_info"]["id"] = "an-organisation-with-a-long-name/an-instruction-tuned-model-with-a-very-long-name-v2.5"
+    doc["model_info"]["name"] = "An Instruction-Tuned Model With A Very Long Display Name (preview, 2026-05-01)"
+    doc["source_metadata"]["source_organization_name"] = "The Holistic Evaluation Consortium of Language Models"
+    result = doc["evaluation_results"][0]
+    result["evaluation_name"] = "wikitext_document_level_perplexity_on_the_test_split_with_rolling_windows"
+    result["score_details"]["uncertainty"] = {"standard_error": {"value": 0.0123456}, "num_samples": 62}
+    return doc
+
 
 pytestmark = pytest.mark.slow
 
 CHROMIUM = Path("/usr/bin/chromium")
-ARTIFACTS = PROJECT / "tests" / "artifacts"
+ARTIFACTS = PROJECT / "build" / "test-artifacts"
+WIDTHS = {"desktop": 1400, "phone": 390}
+# pages a reader lands on: (name, path from the site root)
+SHOTS = [
+    ("benchmark", "catalogue/benchmarks/wikitext/"),
+    ("record", f"catalogue/records/{REPLACEMENT}/"),
+    ("record-long", f"catalogue/records/{LONG}/"),
+    ("reference-0.3.0", "reference/0.3.0/aggregate/"),
+]
+# what overflows horizontally: the page itself, and any table wider than its container that
+# has no scrolling ancestor (Material wraps plain tables in one) or, with ``fit``, any table
+# wider than its container at all
+OVERFLOW_JS = """(fit) => {
+  const out = {page: [document.scrollingElement.scrollWidth, window.innerWidth], tables: []};
+  for (const table of document.querySelectorAll("article table")) {
+    let box = table, scrolls = false;
+    while (box && box.tagName !== "ARTICLE") {
+      const o = getComputedStyle(box).overflowX;
+      if (o === "auto" || o === "scroll") { scrolls = true; break; }
+      box = box.parentElement;
+    }
+    const room = table.parentElement.clientWidth;
+    const wide = table.getBoundingClientRect().width > room + 1;
+    const cut = table.scrollWidth > table.clientWidth + 1;  // Material's tables scroll themselves
+    if (fit ? wide || cut : wide && !scrolls) {
+      out.tables.push({text: table.innerText.slice(0, 60), width: table.scrollWidth, room, scrolls});
+    }
+  }
+  return out;
+}"""
 ARGS = [
     "--headless",
     "--no-sandbox",
@@ -48,6 +94,7 @@ def base_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
     tmp = tmp_path_factory.mktemp("browser")
     store = make_site_store(tmp)
+    place_record(store, _long_record(), benchmark="wikitext", record_uuid=LONG)
     site = tmp / "site"
     proc = build_site(store, site)
     assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -107,10 +154,56 @@ def test_schema_reference_lists_inference_engine_version(page: Any, base_url: st
     field.scroll_into_view_if_needed()
     assert field.is_visible()
     assert field.inner_text() == "model_info.inference_engine.version"
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    shot = ARTIFACTS / "site-reference-0.3.0-aggregate.png"
-    page.screenshot(path=str(shot))
-    assert shot.stat().st_size > 10_000
+
+
+@pytest.mark.parametrize("width", sorted(WIDTHS))
+@pytest.mark.parametrize(("name", "path"), SHOTS, ids=[n for n, _ in SHOTS])
+def test_pages_fit_the_screen_and_are_saved_as_screenshots(
+    browser: Any, base_url: str, name: str, path: str, width: str
+) -> None:
+    context = browser.new_context(viewport={"width": WIDTHS[width], "height": 900})
+    try:
+        tab = context.new_page()
+        tab.goto(base_url + path)
+        tab.wait_for_load_state("networkidle")
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        shot = ARTIFACTS / f"site-{name}-{WIDTHS[width]}.png"
+        height = min(tab.evaluate("document.scrollingElement.scrollHeight"), 3000)
+        tab.screenshot(path=str(shot), full_page=True, clip={"x": 0, "y": 0, "width": WIDTHS[width], "height": height})
+        assert shot.stat().st_size > 10_000
+        # on a desktop every table fits; on a phone a wide table scrolls inside its own box
+        found = tab.evaluate(OVERFLOW_JS, width == "desktop")
+        scroll_width, inner_width = found["page"]
+        assert scroll_width <= inner_width, f"{path} at {WIDTHS[width]} px: the page scrolls sideways"
+        assert not found["tables"], f"{path} at {WIDTHS[width]} px: {found['tables']}"
+    finally:
+        context.close()
+
+
+def test_status_rows_look_different(page: Any, base_url: str) -> None:
+    page.goto(base_url + "catalogue/benchmarks/wikitext/")
+    styles = {}
+    for status in ("active", "retracted", "superseded"):
+        row = page.locator(f"tr.eee-status-{status}").first
+        assert row.is_visible(), status
+        styles[status] = row.evaluate(
+            "r => [getComputedStyle(r.cells[0]).backgroundColor, getComputedStyle(r.cells[0]).boxShadow]"
+        )
+    assert styles["retracted"] != styles["active"] and styles["superseded"] != styles["active"]
+    assert styles["retracted"] != styles["superseded"]
+
+
+def test_search_finds_a_record_page_by_its_uuid(page: Any, base_url: str) -> None:
+    page.goto(base_url)
+    search = page.locator("input.md-search__input")
+    search.click()
+    page.wait_for_function(
+        "() => !document.querySelector('.md-search-result__meta').textContent.includes('Initializing')",
+        timeout=30_000,
+    )
+    search.press_sequentially(FIXED_UUID)
+    result = page.locator(f".md-search-result__item a[href*='catalogue/records/{FIXED_UUID}']").first
+    result.wait_for(state="attached", timeout=30_000)
 
 
 def test_search_finds_evaluator_relationship(page: Any, base_url: str) -> None:

@@ -30,6 +30,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "compare": ("eee.commands.compare", "compare two runs of a benchmark sample by sample"),
     "irt": ("eee.commands.irt", "fit a Rasch (IRT) model over a benchmark's per-sample rows"),
     "analysis": ("eee.commands.analysis", "write the analysis pages (IRT, comparisons, plots) for the site"),
+    "site": ("eee.commands.site", "write the published site's pages as Markdown (build/docs)"),
     "status": ("eee.commands.status", "a record's path, status, relations and history"),
     "dedup": ("eee.commands.dedup", "list groups of duplicate records, with the evidence"),
 }

@@ -1,17 +1,18 @@
-"""The published site: pages generated at build time from the store's own sources.
+"""The published site: pages generated from the store's own sources.
 
-MkDocs loads :mod:`eee.site.hooks` (``hooks:`` in ``mkdocs.yml``). At build time the hooks
-add virtual pages that are never committed:
+``eee site pages`` (:mod:`eee.site.docstree`, the pipeline's ``pages`` stage) writes every
+page as Markdown into ``build/docs/``, which ``mkdocs build`` and ``zensical build`` read
+(no MkDocs hooks or plugins of the project's own):
 
 - the **schema reference** of every released version and both record kinds, and a
   **what changed** page per version step with the migration step's own description
   (:mod:`eee.site.schemapages`, :mod:`eee.site.schemadiff`);
 - the **catalogue**: a page per benchmark and a page per record with its JSON and its
-  governance history (:mod:`eee.site.cataloguepages`);
+  governance history (:mod:`eee.site.cataloguepages`), and the catalogue's Parquet files;
 - the **governance card**, the contributor guide, the other governance documents and the
-  CHANGELOG, read from where they live in the repository, not copied
-  (:mod:`eee.site.included`).
+  CHANGELOG, read from where they live in the repository (:mod:`eee.site.included`);
+- the **analysis** pages the pipeline writes under ``build/analysis/pages/``.
 
-Module names here avoid top-level names of other packages: MkDocs puts this folder on
-``sys.path`` while it loads the hooks.
+Python gathers the facts; the words are Jinja2 templates in ``templates/``
+(:mod:`eee.site.render`). ``theme/`` overrides one partial of the theme (the edit button).
 """

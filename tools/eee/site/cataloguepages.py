@@ -1,6 +1,6 @@
 """The browsable catalogue: a page per benchmark, a page per record, and an index.
 
-The rows come from the pipeline's catalogue (``build/catalog/catalog.parquet``, one row per
+The rows come from the pipeline's catalogue (``build/catalog/``, hive-partitioned, one row per
 evaluation result, with the governance status of the one fold). When that file is absent
 (someone runs ``mkdocs build`` by hand), the same table is built from the store with
 :func:`eee.catalog.build`, and the index page says so.
@@ -10,10 +10,9 @@ with many results is split into pages of ``page_rows`` results, and record pages
 for every record only while the store has at most ``record_pages`` records; beyond that only
 records with a governance history (retracted, superseded, disputed, ...) get a page, and the
 others link to their file in the repository. Big tables leave the search index once the
-store has more than ``search_rows`` results; record pages are never in it (the benchmark
-pages list every record). The results tables and the records' JSON are made as HTML and
-put into their pages after the Markdown conversion (``GeneratedPage.inject``): parsing them
-as Markdown was most of the build.
+store has more than ``search_rows`` results. The results tables are written as HTML, which
+Markdown passes through untouched: parsing them as Markdown tables was most of the build.
+The words of every page are in ``templates/catalogue/``.
 """
 
 from __future__ import annotations
@@ -22,7 +21,6 @@ import json
 from collections import Counter, defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from html import escape
 from pathlib import Path
 from typing import Any
 
@@ -30,15 +28,13 @@ from eee.catalog import CATALOG_DIR, catalog_present, read_catalog
 from eee.governance import STATUSES
 from eee.governance.status import Ledger, read_ledger
 from eee.site.context import GeneratedPage, SiteContext
-from eee.site.mdtext import code, fence, number, relative, slug, table, text
+from eee.site.mdtext import number, slug
+from eee.site.render import render
 
 PARQUET = CATALOG_DIR
 JSON_LIMIT = 300_000  # characters of a record's JSON shown on its page
 NAV_BENCHMARKS = 40  # benchmarks listed in the navigation up to this many
 STATUS_ORDER = ("active", *(s for s in STATUSES if s != "active"))  # eee.governance.STATUSES
-# record pages stay out of the search index (the benchmark pages list every record) and
-# out of the navigation: indexing thousands of highlighted JSON documents is most of a build
-RECORD_FRONT_MATTER = "---\nsearch:\n  exclude: true\nhide:\n  - navigation\n---\n"
 WANTED = (
     "record_uuid",
     "record_path",
@@ -63,6 +59,11 @@ WANTED = (
     "min_score",
     "max_score",
     "score",
+    "standard_error",
+    "ci_lower",
+    "ci_upper",
+    "num_samples",
+    "has_samples",
     "status",
     "status_reason",
     "superseded_by",
@@ -80,6 +81,7 @@ class Options:
     """Limits that keep the site quick on a large store (``extra.catalogue`` in mkdocs.yml)."""
 
     record_pages: int = 2000
+    highlight_records: int = 200
     page_rows: int = 1000
     search_rows: int = 50_000
 
@@ -130,70 +132,81 @@ def benchmark_page(name: str, n: int = 1) -> str:
     return f"{base}/index.md" if n == 1 else f"{base}/page-{n}.md"
 
 
-def _uuid_link(ctx: SiteContext, uuid: str, page: str) -> str:
+def _href(ctx: SiteContext, uuid: str | None, page: str) -> str | None:
+    """The URL of a record's page from ``page`` (for HTML, which MkDocs does not rewrite)."""
     target = ctx.record_page(uuid)
-    return f"[{code(uuid[:8])}]({relative(target, page)})" if target else f"{code(uuid)} (not in the store)"
+    return ctx.href(target, page) if target else None
 
 
-def _a(href: str, text: str, code_text: bool = False) -> str:
-    inner = f"<code>{escape(text)}</code>" if code_text else escape(text)
-    return f'<a href="{escape(href)}">{inner}</a>'
+HEADERS = ("Model", "Evaluation", "Metric", "Score", "Source", "Status", "Record")
 
 
-def _uuid_html(ctx: SiteContext, uuid: str, page: str) -> str:
-    target = ctx.record_page(uuid)
-    return _a(ctx.href(target, page), uuid[:8], True) if target else f"<code>{escape(uuid)}</code> (not in the store)"
+def model_label(row: dict[str, Any]) -> tuple[str, str]:
+    """The model as the tables show it: its id, and its name when that says something else."""
+    model_id = row.get("model_id") or f"{row['developer']}/{row['model']}"
+    name = row.get("model_name") or ""
+    same = name.casefold() in (model_id.casefold(), model_id.rsplit("/", 1)[-1].casefold())
+    return model_id, "" if same else name
 
 
-def _record_html(ctx: SiteContext, row: dict[str, Any], page: str) -> str:
-    uuid = row["record_uuid"]
-    target = ctx.record_page(uuid)
-    if target:
-        return _a(ctx.href(target, page), uuid[:8], True)
-    link = ctx.repo_link(row["record_path"])
-    return _a(link, uuid[:8], True) if link else f"<code>{escape(uuid[:8])}</code>"
+def uncertainty(row: dict[str, Any]) -> str:
+    """The score's uncertainty in a few characters: ``± SE``, else the interval."""
+    se, low, high = row.get("standard_error"), row.get("ci_lower"), row.get("ci_upper")
+    if se is not None:
+        return f"± {number(se)}"
+    if low is not None and high is not None:
+        return f"[{number(low)}, {number(high)}]"
+    return ""
 
 
-def status_html(ctx: SiteContext, row: dict[str, Any], page: str) -> str:
-    """The governance status of a row, with the reason or the links it needs (HTML)."""
-    status = row.get("status") or "active"
-    parts: list[str] = []
-    if status == "retracted":
-        parts.append(f"<strong>retracted</strong>: {escape(row.get('status_reason') or 'no reason given')}")
-    elif status == "superseded":
-        parts.append(f"<strong>superseded</strong> by {_uuid_html(ctx, row['superseded_by'], page)}")
-    elif status == "disputed":
-        ref = row.get("dispute_reference")
-        parts.append("<strong>disputed</strong>" + (f": {_a(ref, 'discussion')}" if ref else ""))
-    else:
-        parts.append(escape(status))
-    if row.get("preceded_by"):
-        parts.append(f"replaces {_uuid_html(ctx, row['preceded_by'], page)}")
-    return "; ".join(parts)
+class _Rows:
+    """Catalogue rows as the results table shows them; what belongs to a record (its links)
+    is worked out once per record, not once per result."""
 
+    def __init__(self, ctx: SiteContext, page: str) -> None:
+        self.ctx, self.page = ctx, page
+        self.records: dict[str, dict[str, Any]] = {}
 
-HEADERS = ("Developer", "Model", "Evaluation", "Metric", "Score", "Source", "Library", "Status", "Record")
+    def href(self, uuid: str | None) -> str | None:
+        target = self.ctx.record_page(uuid)
+        return self.ctx.href(target, self.page) if target else None
+
+    def record(self, r: dict[str, Any]) -> dict[str, Any]:
+        uuid = r["record_uuid"]
+        known = self.records.get(uuid)
+        if known is None:
+            model, name = model_label(r)
+            known = self.records[uuid] = {
+                "record_uuid": uuid,
+                "record_href": self.href(uuid) or self.ctx.repo_link(r["record_path"]),
+                "model": model,
+                "model_name": name,
+                "source": r.get("source_organization") or r.get("source_name") or "",
+                "library": _library(r),
+                "status": r.get("status") or "active",
+                "status_reason": r.get("status_reason"),
+                "superseded_by": r.get("superseded_by"),
+                "superseded_by_href": self.href(r.get("superseded_by")),
+                "preceded_by": r.get("preceded_by"),
+                "preceded_by_href": self.href(r.get("preceded_by")),
+                "dispute_reference": r.get("dispute_reference"),
+            }
+        return known
+
+    def view(self, r: dict[str, Any]) -> dict[str, Any]:
+        return {
+            **self.record(r),
+            "evaluation_name": r.get("evaluation_name") or "",
+            "metric": _metric(r),
+            "score": number(r.get("score")),
+            "uncertainty": uncertainty(r),
+        }
 
 
 def results_html(ctx: SiteContext, rows: list[dict[str, Any]], page: str) -> str:
-    """The results table of a benchmark page, as HTML. It is put into the page after the
-    Markdown conversion: parsing thousands of rows would be most of the build."""
-    out = ["<table>", "<thead><tr>" + "".join(f"<th>{h}</th>" for h in HEADERS) + "</tr></thead>", "<tbody>"]
-    for r in rows:
-        cells = (
-            escape(r["developer"]),
-            escape(r["model"]),
-            escape(r.get("evaluation_name") or ""),
-            escape(_metric(r)),
-            escape(number(r.get("score"))),
-            escape(r.get("source_organization") or r.get("source_name") or ""),
-            escape(_library(r)),
-            status_html(ctx, r, page),
-            _record_html(ctx, r, page),
-        )
-        out.append("<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
-    out += ["</tbody>", "</table>"]
-    return "\n".join(out) + "\n"
+    """The results table of a benchmark page, as HTML that Markdown passes through."""
+    views = _Rows(ctx, page)
+    return render("catalogue/results.html.j2", headers=HEADERS, rows=[views.view(r) for r in rows])
 
 
 def _metric(row: dict[str, Any]) -> str:
@@ -209,229 +222,149 @@ def _library(row: dict[str, Any]) -> str:
 
 
 def _benchmark_pages(
-    ctx: SiteContext, s: Summary, rows: list[dict[str, Any]], opts: Options, searchable: bool, listed: bool
+    ctx: SiteContext,
+    s: Summary,
+    rows: list[dict[str, Any]],
+    opts: Options,
+    searchable: bool,
+    listed: bool,
+    files: list[str],
+    limited: bool = False,
 ) -> Iterator[GeneratedPage]:
-    name = s.name
     chunks = [rows[i : i + opts.page_rows] for i in range(0, len(rows), opts.page_rows)] or [[]]
     said = ", ".join(f"{s.statuses[st]} {st}" for st in STATUS_ORDER if s.statuses.get(st))
     for n, chunk in enumerate(chunks, start=1):
-        page = benchmark_page(name, n)
-        out = ["---\nhide:\n  - toc\n" + ("" if searchable else "search:\n  exclude: true\n") + "---\n"]
-        out.append(f"# {text(name)}" + (f" (page {n} of {len(chunks)})" if len(chunks) > 1 else "") + "\n")
-        out.append(
-            f"{s.records:,} records, {s.results:,} results, {s.models:,} models. Records by status: {said}. "
-            f"One row per result, from the [catalogue]({relative('catalogue/index.md', page)}). "
-            "Each record's page has its JSON and its governance history; ↓ marks a metric where lower is better.\n"
+        page = benchmark_page(s.name, n)
+        md = render(
+            "catalogue/benchmark.md.j2",
+            s=s,
+            n=n,
+            pages=len(chunks),
+            page=page,
+            page_of=lambda i: benchmark_page(s.name, i),
+            said=said,
+            searchable=searchable,
+            files=files,
+            limited=limited,
+            results=results_html(ctx, chunk, page),
         )
-        if len(chunks) > 1:
-            links = [
-                str(i) if i == n else f"[{i}]({relative(benchmark_page(name, i), page)})"
-                for i in range(1, len(chunks) + 1)
-            ]
-            out.append("Pages: " + " · ".join(links) + "\n")
-        out.append("## Results { #results }\n")
-        out.append("<!-- eee:results -->\n")
-        inject = {"results": results_html(ctx, chunk, page)}
-        yield GeneratedPage(page, "\n".join(out), in_nav=listed and n == 1, inject=inject)
+        yield GeneratedPage(page, md, in_nav=listed and n == 1)
 
 
-def _event_row(ctx: SiteContext, uuid: str, event: dict[str, Any], page: str) -> list[str]:
-    action = str(event.get("action", "?"))
-    details: list[str] = []
-    if action == "supersede":
-        if event.get("record") == uuid:
-            details.append(f"replaced by {_uuid_link(ctx, str(event.get('replacement')), page)}")
-        else:
-            action = "supersede (as the replacement)"
-            details.append(f"replaces {_uuid_link(ctx, str(event.get('record')), page)}")
-    if event.get("outcome"):
-        details.append(f"outcome: {text(event['outcome'])}")
-    if event.get("reference"):
-        details.append(f"[reference](<{event['reference']}>)")
-    link = ctx.repo_link(f"governance/events/{event.get('id')}.yaml")
-    details.append(f"[event file]({link})" if link else f"event {code(event.get('id', '?'))}")
-    actor = event.get("actor") or {}
-    return [
-        str(event.get("timestamp", "")),
-        f"**{action}**",
-        text(actor.get("name", "")),
-        text(event.get("reason", "")),
-        "; ".join(details),
-    ]
-
-
-def _admonitions(ctx: SiteContext, state: Any, page: str) -> list[str]:
-    out = []
-
-    def who(event: dict[str, Any]) -> str:
-        actor = event.get("actor") or {}
-        return f"{text(actor.get('name', '?'))}, {event.get('timestamp', '?')}"
-
-    def block(kind: str, title: str, lines: list[str]) -> None:
-        out.append(f'!!! {kind} "{title}"\n' + "\n".join(f"    {line}" for line in lines) + "\n")
-
-    if state.retraction is not None:
-        ev = state.retraction
-        lines = [f"**Reason:** {text(ev.get('reason', ''))}", "", f"Retracted by {who(ev)}."]
-        if ev.get("reference"):
-            lines.append(f"[Discussion](<{ev['reference']}>)")
-        block("danger", "Retracted", lines)
-    if state.superseded_by is not None:
-        ev = state.supersession or {}
-        block(
-            "warning",
-            "Superseded",
-            [f"Replaced by {_uuid_link(ctx, state.superseded_by, page)}: {text(ev.get('reason', ''))} ({who(ev)})."],
-        )
-    if state.preceded_by is not None:
-        block(
-            "info",
-            "Replaces an earlier record",
-            [f"This record supersedes {_uuid_link(ctx, state.preceded_by, page)}."],
-        )
-    if state.dispute is not None:
-        ev = state.dispute
-        ref = ev.get("reference")
-        lines = [f"**Contested:** {text(ev.get('reason', ''))} ({who(ev)})."]
-        if ref:
-            lines.append(f"[Discussion](<{ref}>)")
-        block("warning", "Disputed", lines)
-    for ev in state.open_flags:
-        lines = [
-            f"**Concern:** {text(ev.get('reason', ''))} ({who(ev)}).",
-            "",
-            f"Rule {code(ev.get('rule', '?'))} at {code(ev.get('path', '?'))}.",
-        ]
-        block("warning", "Flagged", lines)
-    if state.duplicate_of is not None:
-        ev = state.duplicate_event or {}
-        block(
-            "info",
-            "Duplicate",
-            [
-                f"Repeats {_uuid_link(ctx, state.duplicate_of, page)}, which stands: {text(ev.get('reason', ''))} ({who(ev)})."
-            ],
-        )
-    return out
-
-
-def _relations_text(ctx: SiteContext, row: dict[str, Any], page: str) -> str:
-    """The record's relations (DataCite names), from the catalogue's ``relations`` column."""
+def _relations(ctx: SiteContext, row: dict[str, Any]) -> list[dict[str, Any]]:
+    """The record's relations (DataCite names), from the catalogue's ``relations`` column:
+    each with the related record and its page, or the outside source and identifier."""
     try:
         relations = json.loads(row.get("relations") or "[]")
     except ValueError:
-        return ""
-    parts = []
-    for rel in relations:
-        if rel.get("record"):
-            parts.append(f"{rel['relation']} {_uuid_link(ctx, rel['record'], page)}")
-        else:
-            parts.append(f"{rel['relation']} {text(rel.get('source', ''))} {code(rel.get('identifier') or '')}".strip())
-    return "; ".join(parts)
+        return []
+    return [
+        {
+            "relation": rel.get("relation", ""),
+            "record": rel.get("record"),
+            "page": ctx.record_page(rel.get("record")),
+            "source": rel.get("source") or "",
+            "identifier": rel.get("identifier") or "",
+        }
+        for rel in relations
+        if isinstance(rel, dict)
+    ]
 
 
-def _record_json(root: Path, rel: str) -> tuple[str, str]:
-    """A note (Markdown) and the record's JSON as a code block (HTML, put in after Markdown)."""
+def _record_json(root: Path, rel: str) -> dict[str, Any]:
+    """The record's JSON for its page: pretty-printed the way the store writes records
+    (orjson, two-space indent), cut at :data:`JSON_LIMIT` characters."""
+    import orjson
+
     try:
-        text = (root / rel).read_text(encoding="utf-8")
+        data = (root / rel).read_bytes()
+        text = data.decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        return f"The file could not be read: {exc}\n", ""
+        return {"unreadable": str(exc), "json": "", "truncated": False}
     try:
-        text = json.dumps(json.loads(text), indent=2, ensure_ascii=False)
-    except ValueError:
+        text = orjson.dumps(orjson.loads(data), option=orjson.OPT_INDENT_2).decode("utf-8")
+    except orjson.JSONDecodeError:
         pass
-    note = ""
-    if len(text) > JSON_LIMIT:
+    truncated = len(text) > JSON_LIMIT
+    if truncated:
         text = text[:JSON_LIMIT] + "\n..."
-        note = f"Only the first {JSON_LIMIT:,} characters are shown.\n\n"
-    return note, json_block(text)
+    return {"unreadable": "", "json": text, "truncated": truncated}
 
 
-def json_block(text: str) -> str:
-    """``text`` as a highlighted JSON code block, the HTML pymdownx.highlight writes."""
-    try:
-        from pygments import highlight
-        from pygments.formatters import HtmlFormatter
-        from pygments.lexers import JsonLexer
-
-        body = highlight(text, JsonLexer(), HtmlFormatter(nowrap=True))
-    except ImportError:
-        body = escape(text)
-    return f'<div class="language-json highlight"><pre><span></span><code>{body}</code></pre></div>\n'
-
-
-def record_page(ctx: SiteContext, uuid: str, rows: list[dict[str, Any]], state: Any) -> GeneratedPage:
-    """The page of one record: facts, status, results, history and the JSON."""
+def record_page(
+    ctx: SiteContext, uuid: str, rows: list[dict[str, Any]], state: Any, highlight: bool = True, quiet: bool = False
+) -> GeneratedPage:
+    """The page of one record: facts, status, results, history and the JSON (highlighted
+    when ``highlight``; ``quiet``: only the title and facts go to the search index)."""
     page = f"catalogue/records/{uuid}.md"
     first = rows[0]
-    out = [RECORD_FRONT_MATTER, f"# Record {code(uuid)}\n"]
-    out += _admonitions(ctx, state, page)
-    link = ctx.repo_link(first["record_path"])
-    declared, read_as = first.get("schema_version"), first.get("read_as")
-    facts = [
-        ["File", code(first["record_path"]) + (f" ([in the repository]({link}))" if link else "")],
-        ["Benchmark", f"[{text(first['benchmark'])}]({relative(benchmark_page(first['benchmark']), page)})"],
-        ["Model", f"{code(first.get('model_id') or '')} {text(first.get('model_name'))}".strip()],
-        ["Evaluation id", code(first.get("evaluation_id") or "")],
-        [
-            "Source",
-            " · ".join(
-                text(x)
-                for x in (
-                    first.get("source_organization"),
-                    first.get("source_name"),
-                    first.get("evaluator_relationship"),
-                )
-                if x
-            ),
-        ],
-        ["Evaluation library", text(_library(first))],
-        [
-            "Schema version",
-            f"{declared}" + (f" (the catalogue reads it as {read_as})" if read_as and read_as != declared else ""),
-        ],
-        ["Status", f"**{state.status}**"],
+    results = [
+        {
+            "evaluation_name": r.get("evaluation_name"),
+            "metric": _metric(r),
+            "score": number(r.get("score")),
+            "range": f"{number(r.get('min_score'))} … {number(r.get('max_score'))}"
+            if r.get("min_score") is not None or r.get("max_score") is not None
+            else "",
+            "se": number(r.get("standard_error")),
+            "ci": f"{number(r.get('ci_lower'))} … {number(r.get('ci_upper'))}"
+            if r.get("ci_lower") is not None or r.get("ci_upper") is not None
+            else "",
+            "n": "" if r.get("num_samples") is None else f"{r['num_samples']:,}",
+        }
+        for r in rows
     ]
-    if state.resolution is not None:
-        res = state.resolution
-        facts.append(["Last resolution", f"{text(res.get('outcome', ''))}: {text(res.get('reason', ''))}"])
-    relations = _relations_text(ctx, first, page)
-    if relations:
-        facts.append(["Relations", relations])
-    out.append("".join(f"- **{k}:** {v}\n" for k, v in facts))
-    out.append("## Results { #results }\n")
-    out.append(
-        table(
-            ["Evaluation", "Metric", "Score", "Range"],
-            [
-                [
-                    text(r.get("evaluation_name")),
-                    text(_metric(r)),
-                    number(r.get("score")),
-                    f"{number(r.get('min_score'))} … {number(r.get('max_score'))}"
-                    if r.get("min_score") is not None or r.get("max_score") is not None
-                    else "",
-                ]
-                for r in rows
-            ],
-        )
+    model, model_name = model_label(first)
+    md = render(
+        "catalogue/record.md.j2",
+        uuid=uuid,
+        page=page,
+        first=first,
+        state=state,
+        repo=ctx.repo_link(first["record_path"]),
+        repo_link=ctx.repo_link,
+        page_of=ctx.record_page,
+        benchmark_page=benchmark_page(first["benchmark"]),
+        source=[
+            x
+            for x in (first.get("source_organization"), first.get("source_name"), first.get("evaluator_relationship"))
+            if x
+        ],
+        library=_library(first),
+        relations=_relations(ctx, first),
+        model=model,
+        model_name=model_name,
+        results=results,
+        uncertain=any(r["se"] or r["ci"] or r["n"] for r in results),
+        known=STATUS_ORDER,
+        highlight=highlight,
+        quiet=quiet,
+        json_limit=JSON_LIMIT,
+        **_record_json(ctx.root, first["record_path"]),
     )
-    out.append("## History { #history }\n")
-    if state.history:
-        out.append("Every governance event about this record, oldest first (the ledger in `governance/events/`).\n")
-        out.append(
-            table(
-                ["When (UTC)", "Event", "By", "Reason", "Details"],
-                [_event_row(ctx, uuid, e, page) for e in state.history],
-            )
-        )
-    else:
-        out.append("No events: the record stands as it was accepted.\n")
-    out.append("## Record JSON { #record-json }\n")
-    out.append("The file as it is stored (pretty-printed).\n")
-    note, block = _record_json(ctx.root, first["record_path"])
-    out.append(note + "<!-- eee:json -->\n")
-    return GeneratedPage(page, "\n".join(out), in_nav=False, inject={"json": block})
+    return GeneratedPage(page, md, in_nav=False)
+
+
+def _size(n: int) -> str:
+    return f"{n / 1e6:.1f} MB" if n >= 100_000 else f"{max(1, round(n / 1000))} kB"
+
+
+def _published(ctx: SiteContext, parquet: list[str] | None) -> list[dict[str, str]]:
+    """The catalogue files published with the site (site paths under catalogue/data/)."""
+    out = []
+    for site_path in parquet or []:
+        rel = site_path.split("/", 2)[2]  # catalogue/data/<path under build/catalog>
+        source = ctx.root / CATALOG_DIR / rel
+        out.append({"path": site_path, "name": rel, "size": _size(source.stat().st_size) if source.exists() else ""})
+    return out
+
+
+def partitions(parquet: list[str] | None, benchmark: str) -> list[str]:
+    """The published files of one benchmark's partition (hive layout: ``benchmark=<name>/``)."""
+    from urllib.parse import quote
+
+    keys = {f"benchmark={benchmark}", f"benchmark={quote(benchmark, safe='')}"}
+    return [p for p in parquet or [] if keys & set(p.split("/")[:-1])]
 
 
 @dataclass
@@ -442,9 +375,10 @@ class CatalogueResult:
     nav: list[str]
     examples: dict[str, list[str]]  # schema version -> a few record uuids that have pages
     records_by_version: dict[str, int]
+    not_in_nav: list[str]  # gitignore-style patterns of the pages reachable by links only
 
 
-def generate(ctx: SiteContext, opts: Options) -> CatalogueResult:
+def generate(ctx: SiteContext, opts: Options, parquet: list[str] | None = None) -> CatalogueResult:
     """Every catalogue page. Fills ``ctx.record_pages`` first, so links agree with pages."""
     import pyarrow.compute as pc
 
@@ -470,21 +404,28 @@ def generate(ctx: SiteContext, opts: Options) -> CatalogueResult:
             end += 1
         rows = table_.slice(start, end - start).to_pylist()
         s = Summary.of(names[start], rows)
-        pages += _benchmark_pages(ctx, s, rows, opts, searchable, listed)
+        pages += _benchmark_pages(
+            ctx, s, rows, opts, searchable, listed, partitions(parquet, s.name), len(ctx.record_pages) < len(uuids)
+        )
         summaries.append(s)
         for r in rows:
             by_version[str(r.get("schema_version"))].add(r["record_uuid"])
             if r["record_uuid"] in ctx.record_pages:
                 kept[r["record_uuid"]].append(r)
         start = end
+    highlight = len(ctx.record_pages) <= opts.highlight_records
     for uuid, rows in kept.items():
-        pages.append(record_page(ctx, uuid, rows, ledger.state(uuid)))
+        pages.append(record_page(ctx, uuid, rows, ledger.state(uuid), highlight, quiet=not searchable))
     examples = {v: sorted(u for u in us if u in ctx.record_pages)[:3] for v, us in by_version.items()}
     pages.append(
-        GeneratedPage("catalogue/index.md", index_page(ctx, summaries, ledger, with_history, origin, len(uuids), opts))
+        GeneratedPage(
+            "catalogue/index.md",
+            index_page(ctx, summaries, ledger, with_history, origin, len(uuids), opts, _published(ctx, parquet)),
+        )
     )
     nav = [s.page for s in summaries] if listed else []
-    return CatalogueResult(pages, nav, examples, {v: len(us) for v, us in by_version.items()})
+    hidden = ["/catalogue/records/", "/catalogue/benchmarks/*/page-*.md" if listed else "/catalogue/benchmarks/"]
+    return CatalogueResult(pages, nav, examples, {v: len(us) for v, us in by_version.items()}, hidden)
 
 
 def index_page(
@@ -495,72 +436,26 @@ def index_page(
     origin: str,
     records: int,
     opts: Options,
+    files: list[dict[str, str]] | None = None,
 ) -> str:
     """The catalogue's front page: benchmarks, records with a history (``with_history``, the
     records in the store whose ledger state has events), how to load the data."""
     from eee.catalog import COLUMNS
 
-    page = "catalogue/index.md"
-    results = sum(s.results for s in summaries)
-    out = ["# Catalogue\n"]
-    out.append(
-        f"{records:,} records with {results:,} results across {len(summaries):,} benchmarks. "
-        "Every record keeps its governance status: retracted records stay, with the reason; "
-        "superseded records link to their replacement and back; disputed records link to the discussion.\n"
+    statuses = list(STATUS_ORDER[1:])
+    statuses += sorted({st for s in summaries for st in s.statuses if st not in STATUS_ORDER})
+    return render(
+        "catalogue/index.md.j2",
+        page="catalogue/index.md",
+        files=files,
+        summaries=summaries,
+        records=records,
+        results=sum(s.results for s in summaries),
+        origin=origin,
+        parquet=PARQUET,
+        with_pages=len(ctx.record_pages),
+        opts=opts,
+        statuses=statuses,
+        history=[(uuid, ledger.state(uuid)) for uuid in sorted(with_history)],
+        columns=COLUMNS,
     )
-    if origin:
-        out.append(f"Built from the pipeline's catalogue, {code(origin)}.\n")
-    else:
-        out.append(
-            '!!! note "Built from the store directly"\n'
-            f"    {code(PARQUET)} was not there when the site was built, so the catalogue was read from "
-            "`data/` and `governance/events/` at build time. The pipeline (`python3 tools/dev.py run`) "
-            "writes the file first and the site uses it.\n"
-        )
-    if len(ctx.record_pages) < records:
-        out.append(
-            f"The store has more than {opts.record_pages:,} records, so only the {len(ctx.record_pages):,} records "
-            "with a governance history have a page here; every other record links to its file in the repository.\n"
-        )
-    out.append("## Benchmarks { #benchmarks }\n")
-    out.append(
-        table(
-            ["Benchmark", "Records", "Results", "Models", *(st.capitalize() for st in STATUS_ORDER[1:])],
-            [
-                [f"[{text(s.name)}]({relative(s.page, page)})", f"{s.records:,}", f"{s.results:,}", f"{s.models:,}"]
-                + [str(s.statuses.get(st, 0)) for st in STATUS_ORDER[1:]]
-                for s in summaries
-            ],
-        )
-        if summaries
-        else "The store holds no records yet.\n"
-    )
-    out.append("## Records with a history { #records-with-a-history }\n")
-    rows = []
-    for uuid in sorted(with_history):
-        st = ledger.state(uuid)
-        last = st.history[-1]
-        rows.append(
-            [
-                f"[{code(uuid)}]({relative(f'catalogue/records/{uuid}.md', page)})",
-                f"**{st.status}**",
-                f"{last.get('action')}: {text(last.get('reason', ''))}",
-                str(last.get("timestamp", "")),
-            ]
-        )
-    out.append(table(["Record", "Status", "Latest event", "When (UTC)"], rows) if rows else "None yet.\n")
-    out.append("## Load it yourself { #load-it-yourself }\n")
-    out.append(
-        "The pipeline writes the catalogue as Parquet partitioned by benchmark (hive layout), one row per result:\n\n"
-        + fence(
-            "from eee.catalog import read_catalog\n"
-            f"table = read_catalog('{PARQUET}')  # pyarrow; or with DuckDB:\n"
-            "import duckdb\n"
-            f"duckdb.sql(\"SELECT benchmark, model_id, metric_id, score_normalised FROM read_parquet('{PARQUET}/**/*.parquet', \"\n"
-            "           \"hive_partitioning = true, hive_types = {'benchmark': 'VARCHAR'}) WHERE status = 'active'\")",
-            "python",
-        )
-        + "\nColumns:\n\n"
-        + table(["Column", "Type", "Meaning"], [[code(n), t, d] for n, t, d in COLUMNS])
-    )
-    return "\n".join(out)

@@ -20,9 +20,7 @@ class GeneratedPage:
 
     src_uri: str
     content: str
-    in_nav: bool = True  # False: reachable by links only (no "not in nav" notice)
-    # HTML put in place of ``<!-- eee:NAME -->`` after Markdown: large tables skip the parser
-    inject: dict[str, str] = field(default_factory=dict)
+    in_nav: bool = True  # False: reachable by links only (listed in ``not_in_nav``)
 
 
 @dataclass

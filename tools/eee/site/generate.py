@@ -1,5 +1,5 @@
-"""Everything the site generates at build time, in one place: pages, published repository
-documents and the navigation entries to add."""
+"""Everything the site generates, in one place: pages, published repository documents and
+the navigation (the outline :data:`NAV` with the generated sections filled in)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,19 @@ from typing import Any
 from eee.schemas import EVAL, INSTANCE, Registry
 from eee.site import cataloguepages, included, schemadiff, schemapages
 from eee.site.context import KIND_TITLES, GeneratedPage, SiteContext, changes_page, reference_page
+from eee.site.render import render
 
+# The site's navigation: each entry named in Generated.nav becomes a section with the
+# generated pages below it. "Analysis" is left out when the pipeline wrote no analysis pages.
+NAV: list[dict[str, str]] = [
+    {"Home": "index.md"},
+    {"Contributing": "governance/CONTRIBUTING.md"},
+    {"Governance": "governance/README.md"},
+    {"Schema reference": "reference/index.md"},
+    {"Catalogue": "catalogue/index.md"},
+    {"Analysis": "analysis/index.md"},
+    {"Changelog": "CHANGELOG.md"},
+]
 # titles of governance sub-folders in the navigation
 FOLDER_TITLES = {"examples": "Worked examples", "proposals": "Proposals", "events": "The ledger"}
 
@@ -25,11 +37,10 @@ class Generated:
     pages: list[GeneratedPage]
     included: list[str]  # repository paths published as they are
     nav: dict[str, list[Any]] = field(default_factory=dict)  # nav entry -> children to add
-    inject: dict[str, dict[str, str]] = field(init=False)  # page -> HTML to put in after Markdown
+    not_in_nav: list[str] = field(default_factory=list)  # patterns of pages reachable by links only
     published: set[str] = field(init=False)
 
     def __post_init__(self) -> None:
-        self.inject = {p.src_uri: p.inject for p in self.pages if p.inject}
         self.published = set(self.included)
 
 
@@ -107,22 +118,32 @@ def generate(
     extra: dict[str, Any] | None,
     nav: Any = None,
     use_directory_urls: bool = True,
+    analysis: list[str] | None = None,
+    parquet: list[str] | None = None,
 ) -> Generated:
-    """Every generated page of the store at ``root``."""
+    """Every generated page of the store at ``root``. ``analysis``: the site paths of the
+    analysis step's pages (an index is made for them); ``parquet``: the site paths of the
+    published catalogue files, which the catalogue pages link to."""
     registry = Registry.load(root / "schemas")
     ctx = SiteContext(root=root, registry=registry, repo_url=repo_url, use_directory_urls=use_directory_urls)
-    catalogue = cataloguepages.generate(ctx, cataloguepages.Options.from_extra(extra))
+    catalogue = cataloguepages.generate(ctx, cataloguepages.Options.from_extra(extra), parquet or [])
     reference, reference_nav = _reference(ctx, catalogue.examples, catalogue.records_by_version)
     published = included.sources(root)
+    pages = reference + catalogue.pages
+    analysis = sorted(analysis or [])
+    if analysis:
+        pages.append(GeneratedPage("analysis/index.md", render("analysis/index.md.j2", pages=analysis)))
     return Generated(
         ctx=ctx,
-        pages=reference + catalogue.pages,
+        pages=pages,
         included=published,
         nav={
             "reference/index.md": reference_nav,
             "catalogue/index.md": list(catalogue.nav),
             "governance/README.md": _governance_nav(published, nav_paths(nav)),
+            "analysis/index.md": list(analysis),
         },
+        not_in_nav=catalogue.not_in_nav,
     )
 
 

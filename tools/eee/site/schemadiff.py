@@ -13,7 +13,8 @@ import eee.migrate
 from eee.migrate.steps import step_from
 from eee.schemas import KINDS
 from eee.site.context import KIND_TITLES, SiteContext, changes_page, reference_page, step_name
-from eee.site.mdtext import anchor, code, relative, table
+from eee.site.mdtext import code
+from eee.site.render import render
 from eee.site.schemafields import Node, by_key
 
 _ROLE = re.compile(r":[a-z]+:`(~?)([^`]+)`")
@@ -68,18 +69,6 @@ def compare(old: Node, new: Node) -> KindChanges:
     return out
 
 
-def _field(node: Node, version: str, kind: str, page: str) -> str:
-    suffix = f" ({node.variant})" if node.variant else ""
-    target = relative(f"{reference_page(version, kind)}#{anchor(node.key)}", page)
-    return f"[{code(node.path)}]({target}){suffix}"
-
-
-def _req(node: Node | None) -> str:
-    if node is None:
-        return "absent"
-    return "required" if node.required == "yes" else ("optional" if node.required == "no" else node.required)
-
-
 def step_doc(kind: str, source: str, target: str) -> str | None:
     """The docstring of the released migration step ``source`` -> ``target`` for ``kind``,
     as Markdown, or None when :data:`eee.migrate.steps.STEPS` has no such step."""
@@ -96,129 +85,49 @@ def rst_to_md(text: str) -> str:
     return _DOUBLE.sub(lambda m: code(" ".join(m.group(1).split())), text)
 
 
-def _kind_section(ctx: SiteContext, source: str, target: str, kind: str, ch: KindChanges, page: str) -> str:
-    old_doc, new_doc = ctx.registry.schema(source, kind), ctx.registry.schema(target, kind)
-    out = [f"## {KIND_TITLES[kind]} {{ #{kind} }}\n"]
-    out.append(
-        f"[{source} reference]({relative(reference_page(source, kind), page)}) → "
-        f"[{target} reference]({relative(reference_page(target, kind), page)}). "
-        f"Documents declare {code(old_doc.get('version', source))} before and "
-        f"{code(new_doc.get('version', target))} after.\n"
-    )
-    counts = [
-        f"{len(ch.added)} added",
-        f"{len(ch.removed)} removed",
-        f"{len(ch.retyped)} retyped",
-        f"{len(ch.newly_required)} newly required",
-        f"{len(ch.no_longer_required)} no longer required",
-        f"{len(ch.requirement_changed)} with another condition",
-        f"{len(ch.constrained)} with other constraints",
-    ]
-    said = [c for c in counts if not c.startswith("0 ")]
-    out.append(("Fields: " + ", ".join(said) + "." if said else "No field changed.") + "\n")
-    sid = kind.replace("_", "-")
-
-    def part(title: str, suffix: str, headers: list[str], rows: list[list[str]]) -> None:
-        if rows:
-            out.append(f"### {title} {{ #{sid}-{suffix} }}\n")
-            out.append(table(headers, rows))
-
-    part(
-        "Fields added",
-        "added",
-        ["Field", "Type", "Required", "Description"],
-        [[_field(n, target, kind, page), code(n.type), _req(n), n.description] for n in ch.added],
-    )
-    part(
-        "Fields removed",
-        "removed",
-        ["Field", "Type", "Required"],
-        [[_field(n, source, kind, page), code(n.type), _req(n)] for n in ch.removed],
-    )
-    part(
-        "Fields retyped",
-        "retyped",
-        ["Field", f"Type in {source}", f"Type in {target}"],
-        [[_field(b, target, kind, page), code(a.type), code(b.type)] for a, b in ch.retyped],
-    )
-    for title, suffix, pairs in (
-        ("Newly required", "newly-required", ch.newly_required),
-        ("No longer required", "no-longer-required", ch.no_longer_required),
-        ("Required under another condition", "condition-changed", ch.requirement_changed),
-    ):
-        part(
-            title,
-            suffix,
-            ["Field", f"In {source}", f"In {target}"],
-            [[_field(b, target, kind, page), _req(a), _req(b)] for a, b in pairs],
-        )
-    part(
-        "Other constraints changed",
-        "constraints",
-        ["Field", f"In {source}", f"In {target}"],
-        [
-            [_field(b, target, kind, page), a.constraint_text() or "none", b.constraint_text() or "none"]
-            for a, b in ch.constrained
-        ],
-    )
-    name = step_name(kind, source, target)
-    out.append(f"### Migration step {code(name)} {{ #{name} }}\n")
-    doc = step_doc(kind, source, target)
-    if doc:
-        out.append(
-            f"What `eee migrate` and `eee.load_record(..., as_version=...)` do to a {source} "
-            f"document (the step's own description, from {code('tools/eee/migrate/steps.py')}):\n"
-        )
-        out.append(doc + "\n")
-    else:
-        out.append(
-            f'!!! warning "No migration step found"\n    This checkout has no released step {code(name)} in '
-            f"{code('eee.migrate.steps.STEPS')}; documents of {source} cannot be read as {target} until it exists "
-            "(see the schema-change checklist).\n"
-        )
-    return "\n".join(out)
-
-
 def changes_markdown(ctx: SiteContext, source: str, target: str, trees: dict[tuple[str, str], Node]) -> str:
     """The what-changed page of one version step, both kinds."""
-    page = changes_page(source, target)
-    out = [
-        f"# What changed: {source} → {target}\n",
-        f"Generated from `schemas/{source}/` and `schemas/{target}/` when the site was built: "
-        "fields added, removed, retyped, newly required or otherwise constrained, compared by "
-        "full path (descriptions are not compared). Each part ends with the migration step "
-        f"that reads a {source} document as {target}.\n",
-    ]
+    kinds = []
     for kind in KINDS:
-        ch = compare(trees[(source, kind)], trees[(target, kind)])
-        out.append(_kind_section(ctx, source, target, kind, ch, page))
-    return "\n".join(out)
+        kinds.append(
+            {
+                "kind": kind,
+                "title": KIND_TITLES[kind],
+                "changes": compare(trees[(source, kind)], trees[(target, kind)]),
+                "declared_before": ctx.registry.schema(source, kind).get("version", source),
+                "declared_after": ctx.registry.schema(target, kind).get("version", target),
+                "step": step_name(kind, source, target),
+                "doc": step_doc(kind, source, target),
+            }
+        )
+    return render(
+        "reference/changes.md.j2",
+        page=changes_page(source, target),
+        source=source,
+        target=target,
+        kinds=kinds,
+        ref_page=reference_page,
+    )
 
 
 def migrations_markdown(ctx: SiteContext) -> str:
     """The overview of every migration step, linking to each step's description."""
-    page = "reference/migrations.md"
-    ordered = ctx.registry.ordered
-    out = ["# Migration steps\n"]
     intro = inspect.getdoc(eee.migrate)
-    if intro:
-        out.append("From the package's own description (`eee.migrate`):\n")
-        out.append(rst_to_md(intro) + "\n")
-    rows = []
-    for source, target in pairwise(ordered):
-        for kind in KINDS:
-            name = step_name(kind, source, target)
-            found = step_doc(kind, source, target) is not None
-            link = relative(f"{changes_page(source, target)}#{name}", page)
-            rows.append(
-                [
-                    f"[{code(name)}]({link})",
-                    KIND_TITLES[kind],
-                    source,
-                    target,
-                    "yes" if found else "**missing**",
-                ]
-            )
-    out.append("## Steps { #steps }\n")
-    out.append(table(["Step", "Record kind", "From", "To", "In this checkout"], rows))
-    return "\n".join(out)
+    steps = [
+        {
+            "name": step_name(kind, source, target),
+            "title": KIND_TITLES[kind],
+            "source": source,
+            "target": target,
+            "page": changes_page(source, target),
+            "found": step_doc(kind, source, target) is not None,
+        }
+        for source, target in pairwise(ctx.registry.ordered)
+        for kind in KINDS
+    ]
+    return render(
+        "reference/migrations.md.j2",
+        page="reference/migrations.md",
+        intro=rst_to_md(intro) if intro else "",
+        steps=steps,
+    )

@@ -1,0 +1,192 @@
+"""``eee site pages``: the site's sources written as one folder of Markdown, which MkDocs
+and Zensical both build from (``docs_dir: build/docs`` in mkdocs.yml).
+
+The folder holds, each at its place on the site:
+
+- the hand-written pages of ``docs/``, copied as they are;
+- the repository documents published as they are (``governance/**/*.md``, the CHANGELOG),
+  with their links that leave the site rewritten (:mod:`eee.site.included`) and their edit
+  button pointing at their own file;
+- the generated pages: the schema reference, the what-changed pages, the catalogue
+  (:mod:`eee.site.generate`);
+- the catalogue's Parquet files (whatever the pipeline wrote under ``build/catalog/``), under
+  ``catalogue/data/``, linked from the catalogue pages;
+- every file the analysis step wrote under ``build/analysis/pages/`` (Markdown pages and the
+  plots beside them), under ``analysis/``, in an "Analysis" section of the navigation.
+
+The navigation (and which generated pages are reachable by links only) is written beside
+the folder, to ``build/site-nav.yml``, which mkdocs.yml names in ``INHERIT``. Nothing is
+written into ``docs/`` or anywhere in git; the folder is replaced whole (written beside,
+then renamed), so a failed run leaves the previous one in place.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from eee.findings import Finding, Refused
+from eee.site.generate import NAV, Generated, expand_nav, generate
+from eee.site.included import resolver, rewrite_links
+
+OUT = "build/docs"
+NAV_FILE = "build/site-nav.yml"
+ANALYSIS_SOURCE = "build/analysis/pages"
+ANALYSIS_DIR = "analysis"
+CATALOG_SOURCE = "build/catalog"
+CATALOG_DIR = "catalogue/data"
+
+
+@dataclass
+class Written:
+    """What one run wrote."""
+
+    out: Path
+    nav_file: Path
+    pages: int  # Markdown pages in the folder
+    files: int  # every file in the folder
+    seconds: float
+
+
+def read_config(root: Path) -> dict[str, Any]:
+    """The parts of mkdocs.yml the pages depend on (repository URL, edit path, limits)."""
+    import yaml
+
+    class _Loader(yaml.SafeLoader):
+        pass
+
+    # mkdocs.yml may use MkDocs' own tags (!ENV, !relative): read them as plain values
+    _Loader.add_multi_constructor("!", lambda loader, suffix, node: None)
+    path = root / "mkdocs.yml"
+    try:
+        data = yaml.load(path.read_text(encoding="utf-8"), Loader=_Loader) if path.exists() else {}
+    except (OSError, yaml.YAMLError) as exc:
+        raise Refused(
+            [Finding("mkdocs.yml", "$", f"cannot read the site configuration: {exc}", check="site")]
+        ) from None
+    return data if isinstance(data, dict) else {}
+
+
+def with_meta(text: str, key: str, value: str) -> str:
+    """``text`` (a Markdown page) with ``key: value`` in its YAML front matter."""
+    import json
+
+    line = f"{key}: {json.dumps(value)}\n"  # a JSON string is a YAML string
+    if text.startswith("---\n"):
+        return "---\n" + line + text[4:]
+    return f"---\n{line}---\n\n{text}"
+
+
+def _edit_url(config: dict[str, Any], rel: str) -> str:
+    repo, edit = config.get("repo_url"), config.get("edit_uri")
+    if not repo or not edit:
+        return ""
+    return f"{repo.rstrip('/')}/{edit.strip('/').rsplit('/docs', 1)[0]}/{rel}"
+
+
+def _files(folder: Path) -> list[Path]:
+    return sorted(p for p in folder.rglob("*") if p.is_file() and not p.is_symlink()) if folder.is_dir() else []
+
+
+def write(root: Path, out: Path | None = None, nav_file: Path | None = None) -> Written:
+    """Write every page of the site of the store at ``root`` into ``out`` (build/docs)."""
+    started = time.perf_counter()
+    root = root.resolve()
+    out = (out or root / OUT).resolve()
+    nav_file = (nav_file or root / NAV_FILE).resolve()
+    config = read_config(root)
+    analysis = [p.relative_to(root / ANALYSIS_SOURCE).as_posix() for p in _files(root / ANALYSIS_SOURCE)]
+    parquet = [p.relative_to(root / CATALOG_SOURCE).as_posix() for p in _files(root / CATALOG_SOURCE)]
+    parquet = [p for p in parquet if p.endswith(".parquet")]
+    from eee.schemas import RegistryError
+
+    try:
+        gen = generate(
+            root,
+            config.get("repo_url"),
+            config.get("extra"),
+            NAV,
+            bool(config.get("use_directory_urls", True)),
+            analysis=[f"{ANALYSIS_DIR}/{p}" for p in analysis if p.endswith(".md")],
+            parquet=[f"{CATALOG_DIR}/{p}" for p in parquet],
+        )
+    except RegistryError as exc:
+        raise Refused(
+            Finding("schemas/registry.json", "$", str(exc), hint="run it in a store (--store DIR)", check="site")
+        ) from None
+    staging = out.with_name(out.name + ".new")
+    if staging.exists():
+        shutil.rmtree(staging)
+    staging.mkdir(parents=True)
+    try:
+        written: dict[str, str] = {}  # site path -> where it came from
+
+        def put(rel: str, data: bytes | str, source: str) -> None:
+            if rel in written:
+                raise Refused(
+                    Finding(
+                        source,
+                        "$",
+                        f"{rel} is written twice (also from {written[rel]})",
+                        hint="generated pages and published repository documents are never committed in docs/: "
+                        f"remove docs/{rel}",
+                        check="site",
+                    )
+                )
+            written[rel] = source
+            target = staging / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            if isinstance(data, str):
+                target.write_text(data, encoding="utf-8")
+            else:
+                target.write_bytes(data)
+
+        for p in _files(root / "docs"):
+            rel = p.relative_to(root / "docs").as_posix()
+            put(rel, p.read_bytes(), f"docs/{rel}")
+        for rel in gen.included:
+            text = rewrite_links((root / rel).read_text(encoding="utf-8"), rel, resolver(gen.ctx, rel, gen.published))
+            put(rel, with_meta(text, "edit_url", _edit_url(config, rel)), rel)
+        for page in gen.pages:
+            put(page.src_uri, with_meta(page.content, "edit_url", ""), "(generated)")
+        for rel in analysis:
+            source = f"{ANALYSIS_SOURCE}/{rel}"
+            data = (root / source).read_bytes()
+            if rel.endswith(".md"):
+                data = with_meta(data.decode("utf-8"), "edit_url", "").encode("utf-8")
+            put(f"{ANALYSIS_DIR}/{rel}", data, source)
+        for rel in parquet:
+            put(f"{CATALOG_DIR}/{rel}", (root / CATALOG_SOURCE / rel).read_bytes(), f"{CATALOG_SOURCE}/{rel}")
+        _write_nav(nav_file, gen)
+        if out.exists():
+            shutil.rmtree(out)
+        os.replace(staging, out)
+    finally:
+        if staging.exists():
+            shutil.rmtree(staging)
+    pages = sum(1 for rel in written if rel.endswith(".md"))
+    return Written(out, nav_file, pages, len(written), time.perf_counter() - started)
+
+
+def _write_nav(path: Path, gen: Generated) -> None:
+    """The navigation and the pages reachable by links only, as a configuration that
+    mkdocs.yml inherits (``INHERIT: build/site-nav.yml``)."""
+    import yaml
+
+    outline = [e for e in NAV if "analysis/index.md" not in e.values() or gen.nav.get("analysis/index.md")]
+    data = {
+        "nav": expand_nav(outline, gen.nav),
+        "not_in_nav": "\n".join(gen.not_in_nav) + "\n",
+    }
+    text = (
+        "# Written by `eee site pages` (tools/eee/site/docstree.py); mkdocs.yml inherits it. Not committed.\n"
+        + yaml.safe_dump(data, sort_keys=False, allow_unicode=True)
+    )
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
