@@ -13,6 +13,8 @@ is the slow path taken, which finds the duplicate and its JSON path.
 from __future__ import annotations
 
 import json
+import re
+from collections.abc import Iterable
 from typing import Any
 
 import orjson
@@ -220,3 +222,122 @@ def loads(data: bytes) -> Any:
         if problem is not None:
             raise problem
     return doc
+
+
+# --- line numbers of JSON paths (only for files that have findings) -------------------------
+
+_STEP = re.compile(r'\.([A-Za-z_][A-Za-z0-9_]*)|\[(\d+)\]|\["((?:[^"\\]|\\.)*)"\]')
+_SCAN = re.compile(rb'"(?:[^"\\]|\\.)*"|[{}\[\],]')
+_NON_SPACE = re.compile(rb"\S")
+
+
+def parse_path(pointer: str) -> tuple[str | int, ...] | None:
+    """The parts of a location written by :func:`eee.jsonpath.format_path`; None if it is not one."""
+    if not pointer.startswith("$"):
+        return None
+    parts: list[str | int] = []
+    pos = 1
+    while pos < len(pointer):
+        m = _STEP.match(pointer, pos)
+        if m is None:
+            return None
+        name, index, quoted = m.groups()
+        if name is not None:
+            parts.append(name)
+        elif index is not None:
+            parts.append(int(index))
+        else:
+            parts.append(re.sub(r"\\(.)", r"\1", quoted))
+        pos = m.end()
+    return tuple(parts)
+
+
+def path_lines(data: bytes, pointers: Iterable[str]) -> dict[str, int]:
+    """The line of each JSON location in ``data`` (a key's line; an array item's first line).
+
+    A location that is not in the document (a missing field) gets the line of its nearest
+    ancestor that is; ``$`` itself (the whole file) gets none. One pass over the text, which
+    stops as soon as every location asked for is found; meant for files with findings only.
+    """
+    wanted: dict[str, tuple[str | int, ...]] = {}
+    prefixes: set[tuple[str | int, ...]] = set()
+    for pointer in pointers:
+        parts = parse_path(pointer)
+        if parts:
+            wanted[pointer] = parts
+            prefixes.update(parts[:n] for n in range(1, len(parts) + 1))
+    if not wanted:
+        return {}
+    found: dict[tuple[str | int, ...], int] = {}  # path -> byte offset where it starts
+    path: list[Any] = []
+    in_object: list[bool] = []
+    expect_key = False
+
+    def item_start(after: int) -> None:
+        here = tuple(path)
+        if here in prefixes and here not in found:
+            m = _NON_SPACE.search(data, after)
+            if m is not None and m.group() != b"]":
+                found[here] = m.start()
+
+    for m in _SCAN.finditer(data):
+        c = m.group()[:1]
+        if c == b'"':
+            if expect_key:
+                try:
+                    path[-1] = json.loads(m.group())
+                except ValueError:
+                    return {}
+                here = tuple(path)
+                if here in prefixes and here not in found:
+                    found[here] = m.start()
+                    if len(found) == len(prefixes):
+                        break
+                expect_key = False
+        elif c == b"{":
+            in_object.append(True)
+            path.append(None)
+            expect_key = True
+        elif c == b"[":
+            in_object.append(False)
+            path.append(0)
+            item_start(m.end())
+        elif c == b",":
+            if not in_object:
+                break
+            if in_object[-1]:
+                expect_key = True
+            else:
+                path[-1] += 1
+                item_start(m.end())
+        else:  # } or ]
+            if not in_object:
+                break
+            in_object.pop()
+            path.pop()
+            expect_key = False
+    offsets = sorted(set(found.values()))
+    line_at: dict[int, int] = {}
+    line, last = 1, 0
+    for offset in offsets:
+        line += data.count(b"\n", last, offset)
+        last = offset
+        line_at[offset] = line
+    out: dict[str, int] = {}
+    for pointer, parts in wanted.items():
+        for n in range(len(parts), 0, -1):
+            offset = found.get(parts[:n])
+            if offset is not None:
+                out[pointer] = line_at[offset]
+                break
+    return out
+
+
+def attach_lines(findings: Iterable[Any], data: bytes) -> None:
+    """Give every finding without a line the line of its JSON location in ``data``."""
+    todo = [f for f in findings if f.line is None and f.pointer != "$"]
+    if not todo:
+        return
+    lines = path_lines(data, {f.pointer for f in todo})
+    for f in todo:
+        f.line = lines.get(f.pointer)
