@@ -138,3 +138,18 @@ def check_pulled(pulled: list[Target], root: Path) -> list[Finding]:
     pairs = [p for rel in rels for p in (record_path_for_sidecar(rel), rel)]
     summary = validate_tree(WorkTree(root), pairs)
     return [f for r in summary.results for f in r.findings if f.check == "sidecar" and f.severity == "error"]
+
+
+def push_command(sidecars: list[Path], cwd: Path | None = None, most: int = 3) -> str:
+    """The exact ``eee samples push ...`` that uploads these sidecars (absolute paths), written
+    relative to ``cwd``; with more than ``most`` of them, their benchmark folders instead."""
+    import os
+    import shlex
+
+    here = cwd or Path.cwd()
+    targets = sorted({str(s) for s in sidecars})
+    if len(targets) > most:
+        # data/<benchmark>/<developer>/<model>/<file>: push takes folders too
+        targets = sorted({str(Path(t).parents[2]) for t in targets})
+    shown = [os.path.relpath(t, here) if Path(t).is_absolute() else t for t in targets]
+    return "eee samples push " + " ".join(shlex.quote(t) for t in shown)
