@@ -146,7 +146,7 @@ def check_sidecar(
             for r in aggregate["evaluation_results"]
             if isinstance(r, dict) and isinstance(r.get("evaluation_result_id"), str)
         }
-    validators: dict[Any, tuple[str, Any, Any] | None] = {}
+    validators: dict[Any, tuple[str, Any] | None] = {}
     once = OncePerFile()
     rows = 0
     versions: set[str] = set()
@@ -182,11 +182,7 @@ def check_sidecar(
             entry = validators[declared]
         except (KeyError, TypeError):
             version = registry.resolve(declared, INSTANCE)
-            entry = (
-                (version, screen(registry, version, INSTANCE), registry.validator(version, INSTANCE))
-                if version
-                else None
-            )
+            entry = (version, screen(registry, version, INSTANCE)) if version else None
             if isinstance(declared, str) or declared is None:
                 validators[declared] = entry
         if entry is None:
@@ -201,10 +197,11 @@ def check_sidecar(
                 )
             )
             continue
-        version, screen_validator, validator = entry
+        version, screen_validator = entry
         versions.add(version)
         if not screen_validator.is_valid(row):  # invalid, or an unknown key: look closer
             shape = shape_of(registry, version, INSTANCE)
+            validator = registry.validator(version, INSTANCE)
             if validator.is_valid(row):
                 for f in near_miss_findings(row, shape, file, version, line=lineno):
                     if once.first(f):
