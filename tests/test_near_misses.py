@@ -376,3 +376,35 @@ def test_a_reference_record_moved_to_another_benchmark_is_caught() -> None:
             if not found or f"data/{own}/" not in found[0].message:
                 missed.append((own, other))
     assert missed == []
+
+
+def _all_pointers(node: Any, path: tuple[Any, ...] = ()) -> list[str]:
+    from eee.pointer import format_path
+
+    out = [format_path(list(path))] if path else []
+    if isinstance(node, dict):
+        for k, v in node.items():
+            out += _all_pointers(v, (*path, k))
+    elif isinstance(node, list):
+        for i, v in enumerate(node):
+            out += _all_pointers(v, (*path, i))
+    return out
+
+
+def test_the_canonical_shortcut_gives_the_lines_the_text_scan_gives() -> None:
+    """For a file in the store's canonical form the lines come from the parsed document; they
+    must be the lines a scan of the text finds, for every location of every record at hand."""
+    from eee.strictjson import canonical
+
+    checked = 0
+    for doc in _records("valid")[:60]:
+        data = canonical(doc)
+        pointers = [*_all_pointers(doc), "$.evaluation_results[0].not_there.deeper"]
+        scanned = path_lines(data, pointers)
+        assert path_lines(data, pointers, doc) == scanned
+        assert len(scanned) == len(pointers)
+        checked += 1
+    assert checked >= 5
+    # a file in another form falls back to the scan
+    doc = {"a": [1, {"b": 2}]}
+    assert path_lines(b'{"a": [1,\n {"b": 2}]}', ["$.a[1].b"], doc) == {"$.a[1].b": 2}

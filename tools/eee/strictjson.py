@@ -229,6 +229,7 @@ def loads(data: bytes) -> Any:
 _STEP = re.compile(r'\.([A-Za-z_][A-Za-z0-9_]*)|\[(\d+)\]|\["((?:[^"\\]|\\.)*)"\]')
 _SCAN = re.compile(rb'"(?:[^"\\]|\\.)*"|[{}\[\],]')
 _NON_SPACE = re.compile(rb"\S")
+_BRACKETS = re.compile(rb'(?:[^"{}\[\]]++|"(?:[^"\\]|\\.)*+")*+([{}\[\]])')  # possessive: no backtracking
 
 
 def parse_path(pointer: str) -> tuple[str | int, ...] | None:
@@ -252,12 +253,55 @@ def parse_path(pointer: str) -> tuple[str | int, ...] | None:
     return tuple(parts)
 
 
-def path_lines(data: bytes, pointers: Iterable[str]) -> dict[str, int]:
+def _skip_value(data: bytes, pos: int) -> int:
+    """The offset after the container value that starts at the next token from ``pos`` (after
+    a ``:`` if there is one); ``pos`` itself when that value is not a container."""
+    m = _NON_SPACE.search(data, pos)
+    if m is not None and m.group() == b":":
+        m = _NON_SPACE.search(data, m.end())
+    if m is None or m.group() not in (b"{", b"["):
+        return pos
+    depth = 0
+    for t in _BRACKETS.finditer(data, m.start()):  # one step per bracket: strings are skipped inside the match
+        depth += 1 if t.group(1) in (b"{", b"[") else -1
+        if depth == 0:
+            return t.end()
+    return len(data)
+
+
+def _canonical_lines(doc: Any, wanted: dict[str, tuple[str | int, ...]]) -> dict[str, int]:
+    """:func:`path_lines` for a file in the store's canonical form (:func:`canonical`), from the
+    parsed document: a member's line is its container's line plus one per earlier sibling and
+    the lines those siblings take, which their canonical serialisation says (no text scan)."""
+    out: dict[str, int] = {}
+    for pointer, parts in wanted.items():
+        node, line, found = doc, 1, None
+        for part in parts:
+            if isinstance(node, dict) and isinstance(part, str) and part in node:
+                before = 0
+                for key, value in node.items():
+                    if key == part:
+                        break
+                    before += 1 + (orjson.dumps(value, option=_INDENT).count(b"\n") if value else 0)
+                line, node = line + 1 + before, node[part]
+            elif isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
+                before = sum(1 + (orjson.dumps(v, option=_INDENT).count(b"\n") if v else 0) for v in node[:part])
+                line, node = line + 1 + before, node[part]
+            else:
+                break
+            found = line
+        if found is not None:
+            out[pointer] = found
+    return out
+
+
+def path_lines(data: bytes, pointers: Iterable[str], doc: Any = None) -> dict[str, int]:
     """The line of each JSON location in ``data`` (a key's line; an array item's first line).
 
     A location that is not in the document (a missing field) gets the line of its nearest
-    ancestor that is; ``$`` itself (the whole file) gets none. One pass over the text, which
-    stops as soon as every location asked for is found; meant for files with findings only.
+    ancestor that is; ``$`` itself (the whole file) gets none. One pass over the text that
+    skips every value holding nothing asked for and stops once each location is found or
+    known to be absent; meant for files with findings only.
     """
     wanted: dict[str, tuple[str | int, ...]] = {}
     prefixes: set[tuple[str | int, ...]] = set()
@@ -268,32 +312,39 @@ def path_lines(data: bytes, pointers: Iterable[str]) -> dict[str, int]:
             prefixes.update(parts[:n] for n in range(1, len(parts) + 1))
     if not wanted:
         return {}
+    if doc is not None and data.rstrip(b"\n") == orjson.dumps(doc, option=_INDENT):
+        return _canonical_lines(doc, wanted)
     found: dict[tuple[str | int, ...], int] = {}  # path -> byte offset where it starts
+    unresolved = set(prefixes)
     path: list[Any] = []
     in_object: list[bool] = []
     expect_key = False
+    pos = 0
 
-    def item_start(after: int) -> None:
+    def arrive(start: int, after: int) -> int:
+        """At a member or item (path complete): record it, or skip its value when nothing is wanted there."""
         here = tuple(path)
-        if here in prefixes and here not in found:
-            m = _NON_SPACE.search(data, after)
-            if m is not None and m.group() != b"]":
-                found[here] = m.start()
+        if here in unresolved:
+            found[here] = start
+            unresolved.discard(here)
+            return after
+        return after if here in prefixes else _skip_value(data, after)
 
-    for m in _SCAN.finditer(data):
-        c = m.group()[:1]
+    while unresolved:
+        m = _SCAN.search(data, pos)
+        if m is None:
+            break
+        pos = m.end()
+        tok = m.group()
+        c = tok[:1]
         if c == b'"':
             if expect_key:
+                expect_key = False
                 try:
-                    path[-1] = json.loads(m.group())
+                    path[-1] = tok[1:-1].decode("utf-8") if b"\\" not in tok else json.loads(tok)
                 except ValueError:
                     return {}
-                here = tuple(path)
-                if here in prefixes and here not in found:
-                    found[here] = m.start()
-                    if len(found) == len(prefixes):
-                        break
-                expect_key = False
+                pos = arrive(m.start(), pos)
         elif c == b"{":
             in_object.append(True)
             path.append(None)
@@ -301,7 +352,9 @@ def path_lines(data: bytes, pointers: Iterable[str]) -> dict[str, int]:
         elif c == b"[":
             in_object.append(False)
             path.append(0)
-            item_start(m.end())
+            item = _NON_SPACE.search(data, pos)
+            if item is not None and item.group() != b"]":
+                pos = arrive(item.start(), pos)
         elif c == b",":
             if not in_object:
                 break
@@ -309,12 +362,16 @@ def path_lines(data: bytes, pointers: Iterable[str]) -> dict[str, int]:
                 expect_key = True
             else:
                 path[-1] += 1
-                item_start(m.end())
-        else:  # } or ]
+                item = _NON_SPACE.search(data, pos)
+                if item is not None:
+                    pos = arrive(item.start(), pos)
+        else:  # } or ]: what was wanted inside and is not found never will be
             if not in_object:
                 break
             in_object.pop()
             path.pop()
+            closed = tuple(path)  # the member that held the container
+            unresolved = {u for u in unresolved if u[: len(closed)] != closed}
             expect_key = False
     offsets = sorted(set(found.values()))
     line_at: dict[int, int] = {}
@@ -333,11 +390,12 @@ def path_lines(data: bytes, pointers: Iterable[str]) -> dict[str, int]:
     return out
 
 
-def attach_lines(findings: Iterable[Any], data: bytes) -> None:
-    """Give every finding without a line the line of its JSON location in ``data``."""
+def attach_lines(findings: Iterable[Any], data: bytes, doc: Any = None) -> None:
+    """Give every finding without a line the line of its JSON location in ``data`` (``doc``:
+    the parsed document, which makes the lookup cheap for a file in canonical form)."""
     todo = [f for f in findings if f.line is None and f.pointer != "$"]
     if not todo:
         return
-    lines = path_lines(data, {f.pointer for f in todo})
+    lines = path_lines(data, {f.pointer for f in todo}, doc)
     for f in todo:
         f.line = lines.get(f.pointer)

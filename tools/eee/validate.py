@@ -286,7 +286,7 @@ def check_record(item: _Item, file: str, store: Store, result: FileResult) -> di
             if "detailed_evaluation_results" in doc:
                 findings.extend(sidecar_pointer_findings(doc, file, where))
     if findings:
-        attach_lines(findings, data)  # only files with findings pay for the line lookup
+        attach_lines(findings, data, doc)  # only files with findings pay for the line lookup
     return doc
 
 

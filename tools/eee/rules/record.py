@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Iterable
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -236,6 +237,7 @@ def _starts(longer: tuple[str, ...], shorter: tuple[str, ...]) -> bool:
     return False
 
 
+@lru_cache(maxsize=65536)
 def names_match(folder: str, name: str) -> bool:
     """A folder matches a name when one spells the other, or the first words of the other."""
     f, n = name_tokens(folder), name_tokens(name)
@@ -281,6 +283,27 @@ def record_names(doc: dict[str, Any]) -> list[str]:
         if "/" in name:
             out.extend(part for part in name.split("/") if part.strip())
     return list(dict.fromkeys(out))
+
+
+def _first_names(doc: dict[str, Any]) -> list[str]:
+    """Some of :func:`record_names`, cheaply: the first result's dataset and evaluation names
+    and the source's name (a match among them is a match among all)."""
+    out: list[str] = []
+    results = doc.get("evaluation_results")
+    first = results[0] if isinstance(results, list) and results else None
+    if isinstance(first, dict):
+        source = first.get("source_data")
+        name = source.get("dataset_name") if isinstance(source, dict) else None
+        if isinstance(name, str) and name.strip():
+            out.append(name)
+        evaluation = first.get("evaluation_name")
+        if isinstance(evaluation, str) and evaluation.strip():
+            out.append(evaluation)
+    meta = doc.get("source_metadata")
+    source_name = meta.get("source_name") if isinstance(meta, dict) else None
+    if isinstance(source_name, str) and source_name.strip():
+        out.append(source_name)
+    return out + [part for name in out if "/" in name for part in name.split("/") if part.strip()]
 
 
 _ALIASES: dict[str, list[str]] | None = None
@@ -332,12 +355,12 @@ def benchmark_findings(
     folder = where.benchmark
     if not folder:
         return []
-    names = record_names(doc)
-    if not names:
-        return []
     table = benchmark_aliases() if aliases is None else aliases
     accepted = [folder, *table.get(folder, [])]
-    if any(names_match(a, n) for a in accepted for n in names):
+    if any(names_match(a, n) for a in accepted for n in _first_names(doc)):
+        return []  # the common case, without reading every result
+    names = record_names(doc)
+    if not names or any(names_match(a, n) for a in accepted for n in names):
         return []
     main = names[0]
     target = next((f for f, others in table.items() if any(names_match(a, main) for a in [f, *others])), None)
