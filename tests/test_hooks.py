@@ -253,7 +253,7 @@ def test_runner_prints_a_finding_once_when_two_hooks_find_it(repo: Path) -> None
     proc = _runner(["naming", "validate", "--", rel], repo)
     assert proc.returncode == 1
     assert proc.stdout.count(message) == 1
-    assert f"{rel}::$.model_info.id: {message}" in proc.stdout  # the error, not the warning
+    assert f"{rel}:1::$.model_info.id: {message}" in proc.stdout  # the error, not the warning
 
 
 def test_runner_honours_pre_commit_skip(repo: Path) -> None:
