@@ -118,10 +118,46 @@ def schema_findings(
                 if (*path, key) not in renames and suggest(key, frozen) == field:
                     renames[(*path, key)] = field
                     break
+    alternatives: dict[tuple[Any, ...], list[tuple[str, str]]] = {}  # a oneOf that fails for a misspelt field
+    if shape is not None:
+        for err in errors:
+            if type(err.kind).__name__ not in ("OneOfNotValid", "AnyOf"):
+                continue
+            path = list(err.instance_path)
+            obj, here = _at(doc, path), shape.at(path)
+            if not isinstance(obj, dict) or here is None:
+                continue
+            for field in sorted(here.required - obj.keys()):
+                declared = frozenset(here.names | {field})
+                key = next(
+                    (
+                        k
+                        for k in sorted(obj)
+                        if k not in declared and (*path, k) not in renames and suggest(k, declared) == field
+                    ),
+                    None,
+                )
+                if key is not None:
+                    renames[(*path, key)] = field
+                    alternatives.setdefault(tuple(path), []).append((key, field))
     out: list[Finding] = []
     for err in errors:
         path = list(err.instance_path)
         kind = type(err.kind).__name__
+        if kind in ("OneOfNotValid", "AnyOf") and tuple(path) in alternatives:
+            for key, field in alternatives.pop(tuple(path)):
+                out.append(
+                    Finding(
+                        file=file,
+                        pointer=format_path([*path, key]),
+                        message=f"{key!r} looks like a misspelling of {field!r}, which every allowed form "
+                        f"requires (schema {version})",
+                        hint=f"rename {key!r} to {field!r}",
+                        line=line,
+                        check="schema",
+                    )
+                )
+            continue
         if kind == "Required" and renames:
             field = getattr(err.kind, "property", None)
             key = next((p[-1] for p, f in renames.items() if f == field and list(p[:-1]) == path), None)
@@ -255,7 +291,7 @@ def document_findings(
 class Shape:
     """The fields one place of a schema declares, and the shapes of their values."""
 
-    __slots__ = ("extra", "items", "live", "live_keys", "names", "open", "props")
+    __slots__ = ("extra", "items", "live", "live_keys", "names", "open", "props", "required")
 
     def __init__(self) -> None:
         self.props: dict[str, Shape] = {}
@@ -265,6 +301,7 @@ class Shape:
         self.extra: Shape | None = None  # values of undeclared keys (a map's additionalProperties)
         self.live = False  # this place or one below it is open: worth walking
         self.live_keys: tuple[tuple[str, Shape], ...] = ()
+        self.required: frozenset[str] = frozenset()  # required whichever branch applies
 
     def at(self, path: list[Any] | tuple[Any, ...]) -> Shape | None:
         """The shape of the value at ``path`` below this place (None where nothing is declared)."""
@@ -307,6 +344,21 @@ def _gather(node: Any, root: dict[str, Any], out: list[dict[str, Any]], depth: i
         _gather(node.get(key), root, out, depth + 1)
 
 
+def _always_required(node: Any, root: dict[str, Any], depth: int = 0) -> set[str]:
+    """The fields ``node`` requires whatever branch of its ``oneOf``/``anyOf`` applies."""
+    node = _resolve(node, root)
+    if not isinstance(node, dict) or depth > 32:
+        return set()
+    out = {str(f) for f in node.get("required") or () if isinstance(f, str)}
+    for sub in node.get("allOf") or ():
+        out |= _always_required(sub, root, depth + 1)
+    for key in ("oneOf", "anyOf"):
+        branches = [_always_required(sub, root, depth + 1) for sub in node.get(key) or ()]
+        if branches:
+            out |= set.intersection(*branches)
+    return out
+
+
 def _is_open(schemas: list[dict[str, Any]]) -> bool:
     declaring = [s for s in schemas if isinstance(s.get("properties"), dict) and s["properties"]]
     return bool(declaring) and all(
@@ -335,6 +387,7 @@ def build_shape(schema: dict[str, Any]) -> Shape:
                 for name, sub in s["properties"].items():
                     props.setdefault(name, []).append(sub)
         shape.open = _is_open(gathered)
+        shape.required = frozenset().union(*(_always_required(node, schema) for node in nodes))
         shape.props = {name: build(subs, depth + 1) for name, subs in props.items()}
         shape.names = frozenset(shape.props)
         items = [s["items"] for s in gathered if isinstance(s.get("items"), dict)]
@@ -468,6 +521,8 @@ def suggest(key: str, names: frozenset[str] | set[str]) -> str | None:
     cache_key = (key, frozen)
     if cache_key in _SUGGESTIONS:
         return _SUGGESTIONS[cache_key]
+    import difflib
+
     best: tuple[int, float, str] | None = None
     folded = _fold(key)
     for name in sorted(frozen):
@@ -480,8 +535,6 @@ def suggest(key: str, names: frozenset[str] | set[str]) -> str | None:
             distance = edit_distance(key.casefold(), name.casefold(), limit)
             if distance > limit or distance * 2 >= max(len(key), len(name)):
                 continue
-        import difflib
-
         ratio = difflib.SequenceMatcher(None, key, name).ratio()
         candidate = (distance, -ratio, name)
         if best is None or candidate < best:
