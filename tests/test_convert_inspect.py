@@ -305,3 +305,19 @@ def test_generation_settings_of_the_model_config_need_no_provenance() -> None:
     generation = convert().record["evaluation_results"][0]["generation_config"]
     assert generation["generation_args"]["temperature"] == 0.0
     assert "generation_settings_read_from" not in (generation.get("additional_details") or {})
+
+
+def test_a_log_keeping_its_settings_in_the_plan_config() -> None:
+    """The example log has an empty model generate config and temperature 0.75, max_tokens
+    2048 in plan.config, as a real log did."""
+    log = EXAMPLES / "harness" / "inspect" / "tiny_qa_plan_config.json"
+    assert json.loads(log.read_text())["eval"]["model_generate_config"] == {}
+    out = convert(log)
+    for result in out.record["evaluation_results"]:
+        args = result["generation_config"]["generation_args"]
+        assert (args["temperature"], args["max_tokens"]) == (0.75, 2048)
+    details = out.record["evaluation_results"][0]["generation_config"]["additional_details"]
+    assert json.loads(details["generation_settings_read_from"]) == {
+        "max_tokens": "plan.config",
+        "temperature": "plan.config",
+    }
