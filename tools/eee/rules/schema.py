@@ -558,7 +558,7 @@ def _walk(value: Any, shape: Shape, path: tuple[Any, ...], out: list[tuple[tuple
         if shape.open and not value.keys() <= names:
             for key in sorted(k for k in value if k not in names):
                 field = suggest(key, names)
-                if field is not None:
+                if field is not None and field not in value:  # beside the field itself it is another key
                     out.append(((*path, key), key, field))
         for key, child in shape.live_keys:
             sub = value.get(key)
