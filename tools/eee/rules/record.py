@@ -248,9 +248,9 @@ def record_names(doc: dict[str, Any]) -> list[str]:
     """What a record calls its benchmark, main name first: its dataset name (the one most
     results use; when each of several is used once, as in a leaderboard's record listing its
     scenarios, the source's name, then the first result's), the first result's evaluation
-    name and the source's name. A
-    namespace (``inspect_evals/x``) adds ``x``. Names of the other results do not count: a
-    HELM Lite record names MMLU among its scenarios but does not belong under mmlu."""
+    name and the source's name. A namespace (``inspect_evals/x``) adds ``x``. Names of the
+    other results do not count: a HELM Lite record names MMLU among its scenarios but does
+    not belong under mmlu."""
     datasets: dict[str, int] = {}
     first_dataset: str | None = None
     first_evaluation: str | None = None
