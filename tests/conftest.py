@@ -126,8 +126,8 @@ def place_with_sidecar(repo: Path, rows: bytes, record_uuid: str = FIXED_UUID) -
 def place_record(repo: Path, doc: dict[str, Any], benchmark: str | None = None, record_uuid: str = FIXED_UUID) -> Path:
     """Write a record at its canonical path (the store's canonical bytes); the benchmark
     folder is the one the record's dataset name asks for unless given."""
-    from eee.rules.record import main_folder
     from eee.paths import canonical_record_path
+    from eee.rules.record import main_folder
     from eee.strictjson import canonical
 
     benchmark = benchmark or main_folder(doc) or "bench"

@@ -18,6 +18,7 @@ import orjson
 import pytest
 
 from conftest import EXAMPLES, PROJECT, REFERENCE
+from eee.paths import classify
 from eee.rules.record import (
     ALIASES_FILE,
     benchmark_aliases,
@@ -26,7 +27,6 @@ from eee.rules.record import (
     names_match,
 )
 from eee.rules.schema import Shape, edit_distance, near_misses, screen, shape_of, suggest
-from eee.paths import classify
 from eee.schemas import EVAL, INSTANCE, default_registry
 from eee.strictjson import path_lines
 
@@ -382,7 +382,7 @@ def test_a_reference_record_moved_to_another_benchmark_is_caught() -> None:
 
 
 def _all_pointers(node: Any, path: tuple[Any, ...] = ()) -> list[str]:
-    from eee.pointer import format_path
+    from eee.jsonpath import format_path
 
     out = [format_path(list(path))] if path else []
     if isinstance(node, dict):

@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 
 from conftest import EXAMPLES, FIXED_UUID, sha256, write_json
-from eee.rules.record import main_folder
 from eee.findings import Summary
 from eee.paths import canonical_folders
+from eee.rules.record import main_folder
 from eee.strictjson import parse_path
 from eee.validate import Options, run
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -143,9 +144,6 @@ def check_pulled(pulled: list[Target], root: Path) -> list[Finding]:
 def push_command(sidecars: list[Path], cwd: Path | None = None, most: int = 3) -> str:
     """The exact ``eee samples push ...`` that uploads these sidecars (absolute paths), written
     relative to ``cwd``; with more than ``most`` of them, their benchmark folders instead."""
-    import os
-    import shlex
-
     here = cwd or Path.cwd()
     targets = sorted({str(s) for s in sidecars})
     if len(targets) > most:

@@ -32,7 +32,7 @@ def main(argv: list[str]) -> int:
         doc = load_object(path) if path.endswith(".json") else None
         found = naming_findings(path, doc, siblings)
         if found and doc is not None:  # the line of each finding's JSON location (errors only pay)
-            from eee.strictjson import attach_lines
+            from eee.strictjson import attach_lines  # lazy: orjson stays off this hook unless a finding needs its line
 
             with open(path, "rb") as fh:
                 attach_lines(found, fh.read(), doc)

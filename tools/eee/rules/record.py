@@ -314,7 +314,7 @@ def benchmark_aliases(path: Path | None = None) -> dict[str, list[str]]:
     global _ALIASES
     if path is None and _ALIASES is not None:
         return _ALIASES
-    import json
+    import json  # lazy: once per process, when the first record is checked
 
     try:
         raw = json.loads((path or ALIASES_FILE).read_text(encoding="utf-8")).get("aliases") or {}

@@ -425,7 +425,7 @@ def screening_schema(schema: dict[str, Any]) -> dict[str, Any]:
     are, and a closed place lists every field its fragments declare, so the screen accepts
     exactly the valid documents that have no unknown key in an open object.
     """
-    import copy
+    import copy  # lazy: only when a version's screen is first compiled
 
     root = copy.deepcopy(schema)
 
@@ -478,7 +478,7 @@ def screen(registry: Any, version: str, kind: str) -> Any:
     key = (str(registry.root), version, kind)
     found = _SCREENS.get(key)
     if found is None:
-        import jsonschema_rs
+        import jsonschema_rs  # lazy: as in eee.schemas, only when a schema is first compiled
 
         found = _SCREENS[key] = jsonschema_rs.Draft7Validator(screening_schema(registry.schema(version, kind)))
     return found
@@ -521,7 +521,7 @@ def suggest(key: str, names: frozenset[str] | set[str]) -> str | None:
     cache_key = (key, frozen)
     if cache_key in _SUGGESTIONS:
         return _SUGGESTIONS[cache_key]
-    import difflib
+    import difflib  # lazy: only when a document has an unknown key
 
     best: tuple[int, float, str] | None = None
     folded = _fold(key)
