@@ -273,22 +273,31 @@ def _canonical_lines(doc: Any, wanted: dict[str, tuple[str | int, ...]]) -> dict
     """:func:`path_lines` for a file in the store's canonical form (:func:`canonical`), from the
     parsed document: a member's line is its container's line plus one per earlier sibling and
     the lines those siblings take, which their canonical serialisation says (no text scan)."""
+    # container -> [member -> lines below the container's line, the next member's, the rest]
+    offsets: dict[int, list[Any]] = {}
+
+    def below(node: Any, member: Any) -> int:
+        state = offsets.get(id(node))
+        if state is None:
+            state = offsets[id(node)] = [{}, 1, iter(node.items() if isinstance(node, dict) else enumerate(node))]
+        known = state[0]
+        while member not in known:  # serialise the earlier siblings only, once
+            key, value = next(state[2])
+            known[key] = state[1]
+            state[1] += 1 + (orjson.dumps(value, option=_INDENT).count(b"\n") if value else 0)
+        return known[member]
+
     out: dict[str, int] = {}
     for pointer, parts in wanted.items():
         node, line, found = doc, 1, None
         for part in parts:
-            if isinstance(node, dict) and isinstance(part, str) and part in node:
-                before = 0
-                for key, value in node.items():
-                    if key == part:
-                        break
-                    before += 1 + (orjson.dumps(value, option=_INDENT).count(b"\n") if value else 0)
-                line, node = line + 1 + before, node[part]
-            elif isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
-                before = sum(1 + (orjson.dumps(v, option=_INDENT).count(b"\n") if v else 0) for v in node[:part])
-                line, node = line + 1 + before, node[part]
-            else:
+            if not (
+                (isinstance(node, dict) and isinstance(part, str) and part in node)
+                or (isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node))
+            ):
                 break
+            line += below(node, part)
+            node = node[part]
             found = line
         if found is not None:
             out[pointer] = found
