@@ -269,39 +269,40 @@ def _skip_value(data: bytes, pos: int) -> int:
     return len(data)
 
 
-def _canonical_lines(doc: Any, wanted: dict[str, tuple[str | int, ...]]) -> dict[str, int]:
-    """:func:`path_lines` for a file in the store's canonical form (:func:`canonical`), from the
-    parsed document: a member's line is its container's line plus one per earlier sibling and
-    the lines those siblings take, which their canonical serialisation says (no text scan)."""
-    # container -> [member -> lines below the container's line, the next member's, the rest]
-    offsets: dict[int, list[Any]] = {}
-
-    def below(node: Any, member: Any) -> int:
-        state = offsets.get(id(node))
-        if state is None:
-            state = offsets[id(node)] = [{}, 1, iter(node.items() if isinstance(node, dict) else enumerate(node))]
-        known = state[0]
-        while member not in known:  # serialise the earlier siblings only, once
-            key, value = next(state[2])
-            known[key] = state[1]
-            state[1] += 1 + (orjson.dumps(value, option=_INDENT).count(b"\n") if value else 0)
-        return known[member]
-
-    out: dict[str, int] = {}
+def _canonical_lines(data: bytes, doc: Any, wanted: dict[str, tuple[str | int, ...]]) -> dict[str, int]:
+    """:func:`path_lines` for a file in the store's canonical form (:func:`canonical`): there a
+    member of a container at depth ``d`` starts a line indented by ``2 * (d + 1)`` spaces and a
+    non-empty member ends on the first line after it that holds only its closing bracket at
+    that indent, so a key is one search from its container's start and an item one pair of
+    searches per earlier item; the parsed document says which members exist."""
+    starts: dict[str, int] = {}  # pointer -> offset of the line it is on
     for pointer, parts in wanted.items():
-        node, line, found = doc, 1, None
-        for part in parts:
-            if not (
-                (isinstance(node, dict) and isinstance(part, str) and part in node)
-                or (isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node))
-            ):
+        node, pos, found = doc, 0, None
+        for depth, part in enumerate(parts):
+            indent = b"\n" + b" " * (2 * (depth + 1))
+            if isinstance(node, dict) and isinstance(part, str) and part in node:
+                at = data.find(indent + orjson.dumps(part) + b":", pos)
+            elif isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
+                at = data.find(indent, pos)  # the first item's line
+                for earlier in node[:part]:  # step over each earlier item: to its closing line, then on
+                    if at < 0:
+                        break
+                    if isinstance(earlier, (dict, list)) and earlier:
+                        at = data.find(indent + (b"}" if isinstance(earlier, dict) else b"]"), at + 1)
+                    at = data.find(b"\n", at + 1) if at >= 0 else -1
+            else:
                 break
-            line += below(node, part)
-            node = node[part]
-            found = line
+            if at < 0:  # not canonical after all: leave it to the scan
+                return {}
+            pos, node, found = at + 1, node[part], at + 1
         if found is not None:
-            out[pointer] = found
-    return out
+            starts[pointer] = found
+    line, last, at_line = 1, 0, {}
+    for offset in sorted(set(starts.values())):  # one pass over the text for all of them
+        line += data.count(b"\n", last, offset)
+        last = offset
+        at_line[offset] = line
+    return {pointer: at_line[offset] for pointer, offset in starts.items()}
 
 
 def path_lines(data: bytes, pointers: Iterable[str], doc: Any = None) -> dict[str, int]:
@@ -322,7 +323,9 @@ def path_lines(data: bytes, pointers: Iterable[str], doc: Any = None) -> dict[st
     if not wanted:
         return {}
     if doc is not None and data.rstrip(b"\n") == orjson.dumps(doc, option=_INDENT):
-        return _canonical_lines(doc, wanted)
+        lines = _canonical_lines(data, doc, wanted)
+        if lines or not wanted:
+            return lines
     found: dict[tuple[str | int, ...], int] = {}  # path -> byte offset where it starts
     unresolved = set(prefixes)
     path: list[Any] = []
