@@ -123,11 +123,14 @@ def place_with_sidecar(repo: Path, rows: bytes, record_uuid: str = FIXED_UUID) -
     return record, sidecar
 
 
-def place_record(repo: Path, doc: dict[str, Any], benchmark: str = "bench", record_uuid: str = FIXED_UUID) -> Path:
-    """Write a record at its canonical path (the store's canonical bytes)."""
+def place_record(repo: Path, doc: dict[str, Any], benchmark: str | None = None, record_uuid: str = FIXED_UUID) -> Path:
+    """Write a record at its canonical path (the store's canonical bytes); the benchmark
+    folder is the one the record's dataset name asks for unless given."""
     from eee.paths import canonical_record_path
+    from eee.rules.record import main_folder
     from eee.strictjson import canonical
 
+    benchmark = benchmark or main_folder(doc) or "bench"
     path = repo / canonical_record_path(benchmark, doc["model_info"]["id"], record_uuid)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(canonical(doc))

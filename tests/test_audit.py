@@ -121,7 +121,7 @@ def test_a_commit_is_read_from_the_object_store_not_the_work_tree(repo: Path, ca
     """The audit reads blobs of each commit: a work tree that differs (or a case-only clash
     with the rest of the commit's tree) is seen as the commit has it, each problem once."""
     doc = load_example("aggregate", "valid", RECORD)
-    path = place_record(repo, doc)
+    path = place_record(repo, doc, benchmark="bench")
     _sneak(repo, "a valid record")
     other = FIXED_UUID[:-1] + "0"
     clash = repo / "data" / "Bench" / path.parent.parent.name / path.parent.name / f"{other}.json"

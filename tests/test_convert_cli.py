@@ -202,3 +202,15 @@ def test_thin_executable(tmp_path: Path) -> None:
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "would write data/tiny_qa/" in proc.stdout
+
+
+def test_the_push_command_names_the_sidecars_or_their_benchmark_folders(tmp_path: Path) -> None:
+    from eee.samples import push_command
+
+    one = tmp_path / "data" / "mmlu" / "acme" / "w" / "a_samples.jsonl"
+    assert push_command([one], cwd=tmp_path) == "eee samples push data/mmlu/acme/w/a_samples.jsonl"
+    assert push_command([one], cwd=tmp_path / "data") == "eee samples push mmlu/acme/w/a_samples.jsonl"
+    many = [tmp_path / "data" / b / "acme" / "w" / f"{i}_samples.jsonl" for i, b in enumerate("aabbc")]
+    assert push_command(many, cwd=tmp_path) == "eee samples push data/a data/b data/c"
+    odd = tmp_path / "data" / "my bench" / "acme" / "w" / "a_samples.jsonl"
+    assert push_command([odd], cwd=tmp_path) == "eee samples push 'data/my bench/acme/w/a_samples.jsonl'"

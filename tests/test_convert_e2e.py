@@ -83,3 +83,24 @@ def test_converting_the_same_log_twice_is_flagged_as_a_duplicate(store: Path) ->
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "repeats the evaluation of" in proc.stdout + proc.stderr
     assert "the evaluator differs (Another Lab here" in proc.stdout + proc.stderr
+
+
+def test_convert_ends_with_the_command_that_pushes_its_sidecars(
+    store: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The last step (upload the sidecars) is said once, as a command that works as printed."""
+    import shlex
+
+    from eee.cli import main as eee_main
+
+    assert main(["lm_eval", "--log-path", str(HARNESS / "lm_eval"), "--include-samples"]) == 2
+    out = capsys.readouterr().out
+    lines = [line for line in out.splitlines() if "eee samples push" in line]
+    assert len(lines) == 1 and lines[0] == out.rstrip("\n").splitlines()[-1]
+    command = lines[0].split("`")[1]
+    sidecars = sorted(f for f in git(store, "diff", "--cached", "--name-only").stdout.split() if f.endswith(".dvc"))
+    assert command == "eee samples push " + " ".join(f.removesuffix(".dvc") for f in sidecars)
+    assert commit(store, "converted").returncode == 0
+    assert not any((tmp_path / "remote").rglob("*.*"))
+    assert eee_main(shlex.split(command)[1:]) == 0
+    assert any(p.is_file() for p in (tmp_path / "remote").rglob("*")), "the command uploaded the sidecars"

@@ -226,3 +226,98 @@ def test_unscored_sample_is_not_correct(tmp_path: Path) -> None:
     assert row["evaluation"]["score"] == 0.0 and row["evaluation"]["is_correct"] is False
     assert row["evaluation_result_id"] == "model_graded_qa:accuracy"
     assert row["error"].startswith("RuntimeError('sandbox')") and row["metadata"]["scored"] == "false"
+
+
+def _settings_from(doc_change: Any, tmp_path: Path) -> tuple[dict[str, Any], dict[str, Any]]:
+    out = convert(_write_log(tmp_path, doc_change))
+    generation = out.record["evaluation_results"][0]["generation_config"]
+    return generation["generation_args"], generation.get("additional_details") or {}
+
+
+def _empty_model_config(doc: dict[str, Any]) -> None:
+    doc["eval"]["model_generate_config"] = {}
+    for sample in doc["samples"]:
+        sample.pop("events", None)
+
+
+def _plan_config(doc: dict[str, Any]) -> None:
+    """A real log's shape: the model's generate config empty, the settings in plan.config."""
+    _empty_model_config(doc)
+    doc["plan"]["config"] = {"temperature": 0.75, "max_tokens": 2048}
+
+
+def _solver_arguments(doc: dict[str, Any]) -> None:
+    _empty_model_config(doc)
+    generate = next(s for s in doc["plan"]["steps"] if s["solver"] == "generate")
+    generate["params"] = {"temperature": 0.2, "max_tokens": 512, "cache": False}
+    generate["params_passed"] = {"temperature": 0.2, "max_tokens": 512}
+
+
+def _plan_over_model(doc: dict[str, Any]) -> None:
+    doc["eval"]["model_generate_config"] = {"temperature": 0.0, "max_tokens": 256, "seed": 42}
+    doc["plan"]["config"] = {"temperature": 0.75}
+
+
+def _model_calls(doc: dict[str, Any]) -> None:
+    _empty_model_config(doc)
+    for sample in doc["samples"]:
+        sample["events"] = [{"event": "model", "config": {"max_tokens": 4096}}, {"event": "state"}]
+
+
+def _model_calls_disagree(doc: dict[str, Any]) -> None:
+    _model_calls(doc)
+    doc["samples"][0]["events"][0]["config"] = {"max_tokens": 1024}
+
+
+@pytest.mark.parametrize(
+    ("change", "expected", "read_from"),
+    [
+        (
+            _plan_config,
+            {"temperature": 0.75, "max_tokens": 2048},
+            {"max_tokens": "plan.config", "temperature": "plan.config"},
+        ),
+        (
+            _solver_arguments,
+            {"temperature": 0.2, "max_tokens": 512},
+            {"max_tokens": "plan.steps[].params", "temperature": "plan.steps[].params"},
+        ),
+        # the plan's config is nearer the model call than the model's own: it wins, key by key
+        (_plan_over_model, {"temperature": 0.75, "max_tokens": 256}, {"temperature": "plan.config"}),
+        (_model_calls, {"max_tokens": 4096}, {"max_tokens": "samples[].events[].config"}),
+        (_model_calls_disagree, {}, None),
+    ],
+    ids=["plan_config", "solver_arguments", "plan_over_model", "model_calls", "model_calls_disagree"],
+)
+def test_generation_settings_are_read_where_the_log_keeps_them(
+    tmp_path: Path, change: Any, expected: dict[str, Any], read_from: dict[str, str] | None
+) -> None:
+    args, details = _settings_from(change, tmp_path)
+    assert {k: args[k] for k in ("temperature", "top_p", "top_k", "max_tokens") if k in args} == expected
+    if read_from is None:
+        assert "generation_settings_read_from" not in details
+    else:
+        assert json.loads(details["generation_settings_read_from"]) == read_from
+    assert "temperature" not in details and "max_tokens" not in details  # said once, as arguments
+
+
+def test_generation_settings_of_the_model_config_need_no_provenance() -> None:
+    generation = convert().record["evaluation_results"][0]["generation_config"]
+    assert generation["generation_args"]["temperature"] == 0.0
+    assert "generation_settings_read_from" not in (generation.get("additional_details") or {})
+
+
+def test_a_log_keeping_its_settings_in_the_plan_config() -> None:
+    """The example log has an empty model generate config and temperature 0.75, max_tokens
+    2048 in plan.config, as a real log did."""
+    log = EXAMPLES / "harness" / "inspect" / "tiny_qa_plan_config.json"
+    assert json.loads(log.read_text())["eval"]["model_generate_config"] == {}
+    out = convert(log)
+    for result in out.record["evaluation_results"]:
+        args = result["generation_config"]["generation_args"]
+        assert (args["temperature"], args["max_tokens"]) == (0.75, 2048)
+    details = out.record["evaluation_results"][0]["generation_config"]["additional_details"]
+    assert json.loads(details["generation_settings_read_from"]) == {
+        "max_tokens": "plan.config",
+        "temperature": "plan.config",
+    }

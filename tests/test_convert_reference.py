@@ -104,6 +104,14 @@ IMPROVEMENTS: list[tuple[str, str, str]] = [
     ),
     (
         "inspect",
+        r"^record\.evaluation_results\[[^\]]+\]\.generation_config\.(generation_args\.(temperature|top_p|top_k|max_tokens)"
+        r"|additional_details\.generation_settings_read_from)$",
+        "generation settings the model's generate config leaves out are read where the log keeps them: the "
+        "plan's config, the solvers' arguments, else the model calls of the samples when all of them agree "
+        "(a log whose every call used max_tokens 4096 says so), and where each was read is recorded",
+    ),
+    (
+        "inspect",
         r"^rows\[[^\]]+\]\.output\.raw\[0\]$",
         "output.raw is the model's full response, as the schema defines it; the scorer's extracted "
         "answer goes to answer_attribution",

@@ -60,7 +60,7 @@ def test_retract_writes_one_valid_event(store: Path, capsys: pytest.CaptureFixtu
     assert info["status"] == "retracted"
     assert info["retraction_reason"] == "built on the wrong split"
     assert info["history"][0]["actor"] == {"name": "Test Contributor", "email": "contributor@example.org"}
-    assert info["path"] == f"data/bench/meta-llama/Llama-2-7b-hf/{A}.json"
+    assert info["path"] == f"data/wikitext-2/meta-llama/Llama-2-7b-hf/{A}.json"
 
 
 def test_retract_with_commit_passes_the_hooks(store: Path) -> None:
@@ -115,7 +115,7 @@ def test_supersede_with_a_file_places_the_corrected_record(store: Path, tmp_path
     result = json.loads(capsys.readouterr().out)
     new = result["replacement"]
     assert new not in (A, B)
-    assert result["replacement_path"] == f"data/bench/meta-llama/Llama-2-7b-hf/{new}.json"
+    assert result["replacement_path"] == f"data/wikitext-2/meta-llama/Llama-2-7b-hf/{new}.json"
     assert (
         json.loads((store / result["replacement_path"]).read_text())["evaluation_results"][0]["score_details"]["score"]
         == 8.7941

@@ -44,7 +44,7 @@ def test_validate_hook_blocks_errors_and_passes_warnings(repo: Path, capsys: pyt
     assert validate_hook.main([_rel(bad, repo)]) == 1
     assert '"eval_library" is a required property' in capsys.readouterr().out
     # a warning (folders that do not come from the model id) is shown, not blocking
-    wrong = repo / "data" / "bench" / "meta" / "llama" / f"{FIXED_UUID}.json"
+    wrong = repo / "data" / "wikitext" / "meta" / "llama" / f"{FIXED_UUID}.json"
     wrong.parent.mkdir(parents=True)
     wrong.write_bytes(good.read_bytes())
     assert validate_hook.main([_rel(wrong, repo)]) == 0
@@ -67,12 +67,12 @@ def test_naming_accepts_a_canonical_record(repo: Path) -> None:
 
 def test_naming_requires_folders_from_model_id(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
     doc = load_example("aggregate", "valid", RECORD)
-    path = repo / "data" / "bench" / "meta" / "llama-2-7b" / f"{FIXED_UUID}.json"
+    path = repo / "data" / "wikitext" / "meta" / "llama-2-7b" / f"{FIXED_UUID}.json"
     path.parent.mkdir(parents=True)
     path.write_text(json.dumps(doc))
     git(repo, "add", "-A")
     assert naming.main([_rel(path, repo)]) == 1
-    assert "move the record to data/bench/meta-llama/Llama-2-7b-hf/" in capsys.readouterr().out
+    assert "move the record to data/wikitext/meta-llama/Llama-2-7b-hf/" in capsys.readouterr().out
 
 
 def test_naming_refuses_case_only_collision_with_the_tree(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -94,7 +94,7 @@ def test_naming_refuses_case_only_collision_with_the_tree(repo: Path, capsys: py
     ],
 )
 def test_naming_checks_file_names(repo: Path, capsys: pytest.CaptureFixture[str], name: str, message: str) -> None:
-    path = repo / "data" / "bench" / "meta-llama" / "Llama-2-7b-hf" / name
+    path = repo / "data" / "wikitext" / "meta-llama" / "Llama-2-7b-hf" / name
     path.parent.mkdir(parents=True)
     path.write_text(json.dumps(load_example("aggregate", "valid", RECORD)))
     git(repo, "add", "-A")
@@ -158,7 +158,7 @@ def test_immutable_protects_events(repo: Path, capsys: pytest.CaptureFixture[str
 
 
 def test_immutable_allows_dvc_gitignore_updates(repo: Path) -> None:
-    ignore = repo / "data" / "bench" / "acme" / "widget" / ".gitignore"
+    ignore = repo / "data" / "wikitext" / "acme" / "widget" / ".gitignore"
     ignore.parent.mkdir(parents=True)
     ignore.write_text(f"/{FIXED_UUID}_samples.jsonl\n")
     _commit_all(repo)
@@ -242,18 +242,18 @@ def test_runner_prints_a_finding_once_when_two_hooks_find_it(repo: Path) -> None
     """naming and validate both check the folders against model_info.id (an error and a
     warning with the same message): the reader sees the naming hook's error once."""
     doc = load_example("aggregate", "valid", RECORD)
-    path = repo / "data" / "bench" / "meta" / "llama-2-7b" / f"{FIXED_UUID}.json"
+    path = repo / "data" / "wikitext" / "meta" / "llama-2-7b" / f"{FIXED_UUID}.json"
     path.parent.mkdir(parents=True)
     path.write_text(json.dumps(doc))
     git(repo, "add", "-A")
     rel = _rel(path, repo)
     message = "folders meta/llama-2-7b do not match model_info.id 'meta-llama/Llama-2-7b-hf'"
     alone = _runner(["validate", "--", rel], repo)
-    assert alone.returncode == 0 and f"{rel}::$.model_info.id: warning: {message}" in alone.stdout
+    assert alone.returncode == 0 and f"{rel}:1::$.model_info.id: warning: {message}" in alone.stdout
     proc = _runner(["naming", "validate", "--", rel], repo)
     assert proc.returncode == 1
     assert proc.stdout.count(message) == 1
-    assert f"{rel}::$.model_info.id: {message}" in proc.stdout  # the error, not the warning
+    assert f"{rel}:1::$.model_info.id: {message}" in proc.stdout  # the error, not the warning
 
 
 def test_runner_honours_pre_commit_skip(repo: Path) -> None:

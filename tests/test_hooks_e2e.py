@@ -127,7 +127,7 @@ def test_duplicate_submission_warns_but_commits(accepted):
     git(store, "add", "-A")
     proc = commit(store, "the same result again")
     assert proc.returncode == 0, _output(proc)
-    assert "warning: duplicates data/bench/meta-llama/Llama-2-7b-hf/" in _output(proc)
+    assert "warning: duplicates data/wikitext-2/meta-llama/Llama-2-7b-hf/" in _output(proc)
 
 
 def test_no_verify_edit_is_caught_by_the_audit(accepted):

@@ -331,7 +331,7 @@ def test_resolve_corrected_with_a_corrected_record_file(
     assert (store / status(new, capsys)["path"]).is_file()
     assert git(store, "status", "--porcelain").stdout == ""
     files = git(store, "show", "--name-only", "--format=", "HEAD").stdout.split()
-    assert len(files) == 3 and any(f.startswith("data/bench/meta-llama/Llama-2-7b-chat-hf/") for f in files)
+    assert len(files) == 3 and any(f.startswith("data/wikitext-2/meta-llama/Llama-2-7b-chat-hf/") for f in files)
 
 
 def test_status_prints_a_derived_relation_on_a_converted_record(

@@ -60,7 +60,7 @@ def test_pipeline_outputs_and_incremental_runs(store: Path) -> None:
     assert _ran(first.stdout) == {"validate", "catalog", "stats", "analysis", "pages", "site"}
     for rel in (
         "build/validate/report.json",
-        "build/catalog/benchmark=bench/part-0.parquet",
+        "build/catalog/benchmark=wikitext-2/part-0.parquet",  # the folder the records' dataset names
         "build/catalog/benchmark=helm_lite/part-0.parquet",
         "build/analysis/pages",
         "build/stats/fill_rates.json",

@@ -21,7 +21,7 @@ BAD = EXAMPLES / "aggregate" / "invalid" / "score_below_min.json"
 
 
 def _store(tmp: Path, source: Path) -> Path:
-    path = tmp / "data" / "bench" / "meta-llama" / "Llama-2-7b-hf" / f"{FIXED_UUID}.json"
+    path = tmp / "data" / "wikitext" / "meta-llama" / "Llama-2-7b-hf" / f"{FIXED_UUID}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(source, path)
     return path
@@ -30,7 +30,7 @@ def _store(tmp: Path, source: Path) -> Path:
 def test_exit_codes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     good = _store(tmp_path / "a", GOOD)
     bad = _store(tmp_path / "b", BAD)
-    warn = tmp_path / "c" / "data" / "bench" / "meta" / "llama" / f"{FIXED_UUID}.json"
+    warn = tmp_path / "c" / "data" / "wikitext" / "meta" / "llama" / f"{FIXED_UUID}.json"
     warn.parent.mkdir(parents=True)
     shutil.copyfile(GOOD, warn)
     assert eee_main(["validate", str(good)]) == 0
@@ -70,8 +70,9 @@ def test_rich_format_prints_location_message_and_hint(tmp_path: Path, capsys: py
     bad = _store(tmp_path, BAD)
     eee_main(["validate", str(bad)])
     out = capsys.readouterr().out.splitlines()
+    line = next(i for i, text in enumerate(bad.read_text().splitlines(), 1) if '"score": 0.5' in text)
     assert out[0].endswith(
-        f"{FIXED_UUID}.json::$.evaluation_results[0].score_details.score: "
+        f"{FIXED_UUID}.json:{line}::$.evaluation_results[0].score_details.score: "
         "score 0.5 is outside the declared range [1, Infinity]"
     )
     assert out[1].strip().startswith("hint: ")

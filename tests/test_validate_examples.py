@@ -1,7 +1,9 @@
 """Example-driven validator tests: every file under tests/examples/ is one case.
 
 Valid examples must pass with every check on; each invalid example must fail with the
-check, location and message that ``_expected.json`` names for it.
+check, location and message that ``_expected.json`` names for it (and its line, where
+given); each warning example must pass with exactly the warning its ``_expected.json``
+names (``folder``: the benchmark folder it is placed in).
 """
 
 from __future__ import annotations
@@ -16,23 +18,29 @@ import pytest
 from conftest import EXAMPLES, FIXED_UUID, sha256, write_json
 from eee.findings import Summary
 from eee.paths import canonical_folders
+from eee.rules.record import main_folder
+from eee.strictjson import parse_path
 from eee.validate import Options, run
 
 AGG_VALID = sorted((EXAMPLES / "aggregate" / "valid").glob("*.json"))
 AGG_INVALID = json.loads((EXAMPLES / "aggregate" / "invalid" / "_expected.json").read_text())
 INST_VALID = sorted((EXAMPLES / "instance" / "valid").glob("*.jsonl"))
 INST_INVALID = json.loads((EXAMPLES / "instance" / "invalid" / "_expected.json").read_text())
+AGG_WARNING = json.loads((EXAMPLES / "aggregate" / "warning" / "_expected.json").read_text())
+INST_WARNING = json.loads((EXAMPLES / "instance" / "warning" / "_expected.json").read_text())
 
 
-def _place(store: Path, raw: bytes) -> Path:
-    """Put a record where the store's layout says it belongs."""
+def _place(store: Path, raw: bytes, folder: str | None = None) -> Path:
+    """Put a record where the store's layout says it belongs (or in the benchmark folder given)."""
     folders = ("meta-llama", "Llama-2-7b-hf")
+    benchmark = "bench"
     try:
         doc = json.loads(raw)
         folders = canonical_folders(doc["model_info"]["id"]) or folders
+        benchmark = main_folder(doc) or benchmark
     except Exception:
         pass
-    path = store / "data" / "bench" / folders[0] / folders[1] / f"{FIXED_UUID}.json"
+    path = store / "data" / (folder or benchmark) / folders[0] / folders[1] / f"{FIXED_UUID}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(raw)
     return path
@@ -71,6 +79,44 @@ def test_invalid_aggregate_examples_fail_with_a_clear_message(tmp_path: Path, na
     assert finding.one_line().startswith(f"{finding.file}")
     if "hint" in expected:
         assert finding.hint and expected["hint"] in finding.hint
+    if "line" in expected:
+        assert finding.line == expected["line"]
+        assert f":{expected['line']}::" in finding.one_line()
+    if expected.get("one_finding"):  # a misspelt field is one finding, not "required" plus "unexpected"
+        assert [f.one_line() for f in _findings(summary)] == [finding.one_line()]
+
+
+@pytest.mark.parametrize("name", sorted(AGG_INVALID), ids=lambda n: n.removesuffix(".json"))
+def test_every_finding_of_an_invalid_example_names_its_line(tmp_path: Path, name: str) -> None:
+    """A finding at a JSON location the file has carries that location's line (the file's
+    own line numbers, counted from 1); only ``$`` (the whole file) has none."""
+    path = _place(tmp_path, (EXAMPLES / "aggregate" / "invalid" / name).read_bytes())
+    findings = _findings(run([str(path)]))
+    assert findings
+    try:
+        doc = json.loads(path.read_bytes(), object_pairs_hook=dict)
+    except ValueError:
+        doc = None
+    for f in findings:
+        parts = parse_path(f.pointer)
+        absent = isinstance(doc, dict) and bool(parts) and parts[0] not in doc  # e.g. a missing schema_version
+        if f.pointer != "$" and not absent:
+            assert f.line is not None, f.one_line()
+            assert 1 <= f.line <= path.read_bytes().count(b"\n") + 1
+
+
+@pytest.mark.parametrize("name", sorted(AGG_WARNING), ids=lambda n: n.removesuffix(".json"))
+def test_warning_examples_pass_with_the_warning_they_name(tmp_path: Path, name: str) -> None:
+    expected = AGG_WARNING[name]
+    path = _place(tmp_path, (EXAMPLES / "aggregate" / "warning" / name).read_bytes(), expected.get("folder"))
+    summary = run([str(path)])
+    findings = _findings(summary)
+    assert summary.exit_code() == 2, [f.one_line() for f in findings]
+    assert [(f.severity, f.check, f.pointer, f.line) for f in findings] == [
+        ("warning", expected["check"], expected["pointer"], expected["line"])
+    ]
+    assert expected["message"] in findings[0].message
+    assert findings[0].hint and expected.get("hint", "") in findings[0].hint
 
 
 def _sidecar_store(tmp: Path, rows: bytes, overrides: dict[str, Any] | None = None) -> tuple[Path, Path]:
@@ -121,6 +167,20 @@ def test_invalid_sidecar_examples_fail_with_line_numbers(tmp_path: Path, name: s
         side = next(r for r in summary.results if r.kind == "sidecar")
         assert side.suppressed > 0
         assert len(side.findings) == Options().cap
+
+
+@pytest.mark.parametrize("name", sorted(INST_WARNING), ids=lambda n: n.removesuffix(".jsonl"))
+def test_sidecar_warning_examples_say_it_once_per_file(tmp_path: Path, name: str) -> None:
+    expected = INST_WARNING[name]
+    record, _sidecar = _sidecar_store(tmp_path, (EXAMPLES / "instance" / "warning" / name).read_bytes())
+    summary = run([str(record)])
+    findings = _findings(summary)
+    assert summary.exit_code() == 2, [f.one_line() for f in findings]
+    assert [(f.severity, f.check, f.pointer, f.line) for f in findings] == [
+        ("warning", expected["check"], expected["pointer"], expected["line"])
+    ]
+    assert expected["message"] in findings[0].message
+    assert findings[0].file.endswith("_samples.jsonl")
 
 
 def test_sidecar_copied_unchanged_still_validates(tmp_path: Path) -> None:

@@ -13,7 +13,7 @@ from eee.commands.validate import main as validate_main
 from eee.validate import run
 
 GOOD = EXAMPLES / "aggregate" / "valid" / "v0.3.0_perplexity_unbounded.json"  # model meta-llama/Llama-2-7b-hf
-FOLDER = "data/bench/meta-llama/Llama-2-7b-hf"
+FOLDER = "data/wikitext/meta-llama/Llama-2-7b-hf"
 
 
 def _messages(summary) -> list[str]:
@@ -31,15 +31,15 @@ BAD_PATHS = [
     ("uppercase_uuid", f"{FOLDER}/{FIXED_UUID.upper()}.json", "has uppercase letters"),
     ("uuid_v1", f"{FOLDER}/8e6f3a4e-4b7a-1d3e-9c1a-2b3c4d5e6f70.json", "not version 4"),
     ("not_a_uuid", f"{FOLDER}/result.json", "not a canonical UUID v4"),
-    ("too_shallow", f"data/bench/meta-llama/{FIXED_UUID}.json", "wrong depth: 3 levels"),
-    ("too_deep", f"data/bench/meta-llama/Llama-2-7b-hf/extra/{FIXED_UUID}.json", "wrong depth: 5 levels"),
-    ("colon_in_folder", f"data/bench/meta-llama/Llama:2/{FIXED_UUID}.json", "not portable"),
-    ("trailing_dot", f"data/bench./meta-llama/Llama-2-7b-hf/{FIXED_UUID}.json", "ends with a dot"),
-    ("trailing_space", f"data/bench /meta-llama/Llama-2-7b-hf/{FIXED_UUID}.json", "ends with a dot or a space"),
+    ("too_shallow", f"data/wikitext/meta-llama/{FIXED_UUID}.json", "wrong depth: 3 levels"),
+    ("too_deep", f"data/wikitext/meta-llama/Llama-2-7b-hf/extra/{FIXED_UUID}.json", "wrong depth: 5 levels"),
+    ("colon_in_folder", f"data/wikitext/meta-llama/Llama:2/{FIXED_UUID}.json", "not portable"),
+    ("trailing_dot", f"data/wikitext./meta-llama/Llama-2-7b-hf/{FIXED_UUID}.json", "ends with a dot"),
+    ("trailing_space", f"data/wikitext /meta-llama/Llama-2-7b-hf/{FIXED_UUID}.json", "ends with a dot or a space"),
     ("reserved_name", f"data/CON/meta-llama/Llama-2-7b-hf/{FIXED_UUID}.json", "reserved device name"),
-    ("reserved_name_with_extension", f"data/bench/meta-llama/aux.v2/{FIXED_UUID}.json", "reserved device name"),
-    ("control_character", f"data/bench/meta-llama/Llama\t2/{FIXED_UUID}.json", "not portable"),
-    ("question_mark", f"data/bench?/meta-llama/Llama-2-7b-hf/{FIXED_UUID}.json", "not portable"),
+    ("reserved_name_with_extension", f"data/wikitext/meta-llama/aux.v2/{FIXED_UUID}.json", "reserved device name"),
+    ("control_character", f"data/wikitext/meta-llama/Llama\t2/{FIXED_UUID}.json", "not portable"),
+    ("question_mark", f"data/wikitext?/meta-llama/Llama-2-7b-hf/{FIXED_UUID}.json", "not portable"),
 ]
 
 
@@ -53,7 +53,7 @@ def test_bad_record_paths_are_errors(tmp_path: Path, case: str, rel: str, messag
 
 def test_case_only_collision_is_an_error(tmp_path: Path) -> None:
     _put(tmp_path, f"{FOLDER}/{FIXED_UUID}.json")
-    other = _put(tmp_path, f"data/bench/Meta-Llama/Llama-2-7b-hf/{FIXED_UUID}.json")
+    other = _put(tmp_path, f"data/wikitext/Meta-Llama/Llama-2-7b-hf/{FIXED_UUID}.json")
     summary = run([str(other)])
     assert summary.exit_code() == 1
     assert any("differs only in letter case" in m for m in _messages(summary))
@@ -71,7 +71,7 @@ def test_symlinked_record_is_an_error(tmp_path: Path) -> None:
 
 def test_symlinked_folder_inside_data_is_reported(tmp_path: Path) -> None:
     _put(tmp_path, f"{FOLDER}/{FIXED_UUID}.json")
-    (tmp_path / "data" / "mirror").symlink_to(tmp_path / "data" / "bench")
+    (tmp_path / "data" / "mirror").symlink_to(tmp_path / "data" / "wikitext")
     summary = run([str(tmp_path / "data")])
     assert any("is a symbolic link" in m for m in _messages(summary))
 
@@ -126,28 +126,30 @@ def test_missing_path_and_empty_glob(tmp_path: Path) -> None:
 
 
 def test_developer_folder_disagreeing_with_model_id_is_a_warning(tmp_path: Path, capsys) -> None:
-    path = _put(tmp_path, f"data/bench/meta/llama-2-7b/{FIXED_UUID}.json")
+    path = _put(tmp_path, f"data/wikitext/meta/llama-2-7b/{FIXED_UUID}.json")
     assert validate_main([str(path)]) == 2
     out = capsys.readouterr().out
     assert "warning: folders meta/llama-2-7b do not match model_info.id 'meta-llama/Llama-2-7b-hf'" in out
-    assert "data/bench/meta-llama/Llama-2-7b-hf/" in out
+    assert "data/wikitext/meta-llama/Llama-2-7b-hf/" in out
 
 
 def test_dot_dot_in_an_argument_is_resolved(tmp_path: Path) -> None:
     path = _put(tmp_path, f"{FOLDER}/{FIXED_UUID}.json")
-    indirect = tmp_path / "data" / "bench" / ".." / "bench" / "meta-llama" / "Llama-2-7b-hf" / path.name
+    indirect = tmp_path / "data" / "wikitext" / ".." / "wikitext" / "meta-llama" / "Llama-2-7b-hf" / path.name
     assert run([str(indirect)]).exit_code() == 0
 
 
 def test_globs_and_directories_are_expanded(tmp_path: Path) -> None:
-    for i, name in enumerate(sorted((EXAMPLES / "aggregate" / "valid").glob("v0.3.0*.json"))):
+    examples = sorted((EXAMPLES / "aggregate" / "valid").glob("v0.3.0*.json"))
+    for i, name in enumerate(examples):
         doc = json.loads(name.read_text())
         from eee.paths import canonical_record_path
 
         rel = canonical_record_path("bench", doc["model_info"]["id"], FIXED_UUID[:-1] + str(i))
         write_json(tmp_path / rel, doc)
-    assert len(run([str(tmp_path / "data" / "**" / "*.json")]).results) == 2
-    assert len(run([str(tmp_path)]).results) == 2
+    assert len(examples) >= 2
+    assert len(run([str(tmp_path / "data" / "**" / "*.json")]).results) == len(examples)
+    assert len(run([str(tmp_path)]).results) == len(examples)
 
 
 def test_unreadable_file_is_reported_not_raised(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -172,7 +174,7 @@ def test_unreadable_folder_is_reported(tmp_path: Path, monkeypatch: pytest.Monke
 
     _put(tmp_path, f"{FOLDER}/{FIXED_UUID}.json")
     real = os.scandir
-    locked = str(tmp_path / "data" / "bench")
+    locked = str(tmp_path / "data" / "wikitext")
 
     def deny(path):  # type: ignore[no-untyped-def]
         if str(path) == locked:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -138,3 +139,15 @@ def check_pulled(pulled: list[Target], root: Path) -> list[Finding]:
     pairs = [p for rel in rels for p in (record_path_for_sidecar(rel), rel)]
     summary = validate_tree(WorkTree(root), pairs)
     return [f for r in summary.results for f in r.findings if f.check == "sidecar" and f.severity == "error"]
+
+
+def push_command(sidecars: list[Path], cwd: Path | None = None, most: int = 3) -> str:
+    """The exact ``eee samples push ...`` that uploads these sidecars (absolute paths), written
+    relative to ``cwd``; with more than ``most`` of them, their benchmark folders instead."""
+    here = cwd or Path.cwd()
+    targets = sorted({str(s) for s in sidecars})
+    if len(targets) > most:
+        # data/<benchmark>/<developer>/<model>/<file>: push takes folders too
+        targets = sorted({str(Path(t).parents[2]) for t in targets})
+    shown = [os.path.relpath(t, here) if Path(t).is_absolute() else t for t in targets]
+    return "eee samples push " + " ".join(shlex.quote(t) for t in shown)

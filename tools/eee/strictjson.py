@@ -13,6 +13,8 @@ is the slow path taken, which finds the duplicate and its JSON path.
 from __future__ import annotations
 
 import json
+import re
+from collections.abc import Iterable
 from typing import Any
 
 import orjson
@@ -220,3 +222,192 @@ def loads(data: bytes) -> Any:
         if problem is not None:
             raise problem
     return doc
+
+
+# --- line numbers of JSON paths (only for files that have findings) -------------------------
+
+_STEP = re.compile(r'\.([A-Za-z_][A-Za-z0-9_]*)|\[(\d+)\]|\["((?:[^"\\]|\\.)*)"\]')
+_SCAN = re.compile(rb'"(?:[^"\\]|\\.)*"|[{}\[\],]')
+_NON_SPACE = re.compile(rb"\S")
+_BRACKETS = re.compile(rb'(?:[^"{}\[\]]++|"(?:[^"\\]|\\.)*+")*+([{}\[\]])')  # possessive: no backtracking
+
+
+def parse_path(pointer: str) -> tuple[str | int, ...] | None:
+    """The parts of a location written by :func:`eee.jsonpath.format_path`; None if it is not one."""
+    if not pointer.startswith("$"):
+        return None
+    parts: list[str | int] = []
+    pos = 1
+    while pos < len(pointer):
+        m = _STEP.match(pointer, pos)
+        if m is None:
+            return None
+        name, index, quoted = m.groups()
+        if name is not None:
+            parts.append(name)
+        elif index is not None:
+            parts.append(int(index))
+        else:
+            parts.append(re.sub(r"\\(.)", r"\1", quoted))
+        pos = m.end()
+    return tuple(parts)
+
+
+def _skip_value(data: bytes, pos: int) -> int:
+    """The offset after the container value that starts at the next token from ``pos`` (after
+    a ``:`` if there is one); ``pos`` itself when that value is not a container."""
+    m = _NON_SPACE.search(data, pos)
+    if m is not None and m.group() == b":":
+        m = _NON_SPACE.search(data, m.end())
+    if m is None or m.group() not in (b"{", b"["):
+        return pos
+    depth = 0
+    for t in _BRACKETS.finditer(data, m.start()):  # one step per bracket: strings are skipped inside the match
+        depth += 1 if t.group(1) in (b"{", b"[") else -1
+        if depth == 0:
+            return t.end()
+    return len(data)
+
+
+def _canonical_lines(data: bytes, doc: Any, wanted: dict[str, tuple[str | int, ...]]) -> dict[str, int]:
+    """:func:`path_lines` for a file in the store's canonical form (:func:`canonical`): there a
+    member of a container at depth ``d`` starts a line indented by ``2 * (d + 1)`` spaces and a
+    non-empty member ends on the first line after it that holds only its closing bracket at
+    that indent, so a key is one search from its container's start and an item one pair of
+    searches per earlier item; the parsed document says which members exist."""
+    starts: dict[str, int] = {}  # pointer -> offset of the line it is on
+    for pointer, parts in wanted.items():
+        node, pos, found = doc, 0, None
+        for depth, part in enumerate(parts):
+            indent = b"\n" + b" " * (2 * (depth + 1))
+            if isinstance(node, dict) and isinstance(part, str) and part in node:
+                at = data.find(indent + orjson.dumps(part) + b":", pos)
+            elif isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
+                at = data.find(indent, pos)  # the first item's line
+                for earlier in node[:part]:  # step over each earlier item: to its closing line, then on
+                    if at < 0:
+                        break
+                    if isinstance(earlier, (dict, list)) and earlier:
+                        at = data.find(indent + (b"}" if isinstance(earlier, dict) else b"]"), at + 1)
+                    at = data.find(b"\n", at + 1) if at >= 0 else -1
+            else:
+                break
+            if at < 0:  # not canonical after all: leave it to the scan
+                return {}
+            pos, node, found = at + 1, node[part], at + 1
+        if found is not None:
+            starts[pointer] = found
+    line, last, at_line = 1, 0, {}
+    for offset in sorted(set(starts.values())):  # one pass over the text for all of them
+        line += data.count(b"\n", last, offset)
+        last = offset
+        at_line[offset] = line
+    return {pointer: at_line[offset] for pointer, offset in starts.items()}
+
+
+def path_lines(data: bytes, pointers: Iterable[str], doc: Any = None) -> dict[str, int]:
+    """The line of each JSON location in ``data`` (a key's line; an array item's first line).
+
+    A location that is not in the document (a missing field) gets the line of its nearest
+    ancestor that is; ``$`` itself (the whole file) gets none. One pass over the text that
+    skips every value holding nothing asked for and stops once each location is found or
+    known to be absent; meant for files with findings only.
+    """
+    wanted: dict[str, tuple[str | int, ...]] = {}
+    prefixes: set[tuple[str | int, ...]] = set()
+    for pointer in pointers:
+        parts = parse_path(pointer)
+        if parts:
+            wanted[pointer] = parts
+            prefixes.update(parts[:n] for n in range(1, len(parts) + 1))
+    if not wanted:
+        return {}
+    if doc is not None and data.rstrip(b"\n") == orjson.dumps(doc, option=_INDENT):
+        lines = _canonical_lines(data, doc, wanted)
+        if lines or not wanted:
+            return lines
+    found: dict[tuple[str | int, ...], int] = {}  # path -> byte offset where it starts
+    unresolved = set(prefixes)
+    path: list[Any] = []
+    in_object: list[bool] = []
+    expect_key = False
+    pos = 0
+
+    def arrive(start: int, after: int) -> int:
+        """At a member or item (path complete): record it, or skip its value when nothing is wanted there."""
+        here = tuple(path)
+        if here in unresolved:
+            found[here] = start
+            unresolved.discard(here)
+            return after
+        return after if here in prefixes else _skip_value(data, after)
+
+    while unresolved:
+        m = _SCAN.search(data, pos)
+        if m is None:
+            break
+        pos = m.end()
+        tok = m.group()
+        c = tok[:1]
+        if c == b'"':
+            if expect_key:
+                expect_key = False
+                try:
+                    path[-1] = tok[1:-1].decode("utf-8") if b"\\" not in tok else json.loads(tok)
+                except ValueError:
+                    return {}
+                pos = arrive(m.start(), pos)
+        elif c == b"{":
+            in_object.append(True)
+            path.append(None)
+            expect_key = True
+        elif c == b"[":
+            in_object.append(False)
+            path.append(0)
+            item = _NON_SPACE.search(data, pos)
+            if item is not None and item.group() != b"]":
+                pos = arrive(item.start(), pos)
+        elif c == b",":
+            if not in_object:
+                break
+            if in_object[-1]:
+                expect_key = True
+            else:
+                path[-1] += 1
+                item = _NON_SPACE.search(data, pos)
+                if item is not None:
+                    pos = arrive(item.start(), pos)
+        else:  # } or ]: what was wanted inside and is not found never will be
+            if not in_object:
+                break
+            in_object.pop()
+            path.pop()
+            closed = tuple(path)  # the member that held the container
+            unresolved = {u for u in unresolved if u[: len(closed)] != closed}
+            expect_key = False
+    offsets = sorted(set(found.values()))
+    line_at: dict[int, int] = {}
+    line, last = 1, 0
+    for offset in offsets:
+        line += data.count(b"\n", last, offset)
+        last = offset
+        line_at[offset] = line
+    out: dict[str, int] = {}
+    for pointer, parts in wanted.items():
+        for n in range(len(parts), 0, -1):
+            offset = found.get(parts[:n])
+            if offset is not None:
+                out[pointer] = line_at[offset]
+                break
+    return out
+
+
+def attach_lines(findings: Iterable[Any], data: bytes, doc: Any = None) -> None:
+    """Give every finding without a line the line of its JSON location in ``data`` (``doc``:
+    the parsed document, which makes the lookup cheap for a file in canonical form)."""
+    todo = [f for f in findings if f.line is None and f.pointer != "$"]
+    if not todo:
+        return
+    lines = path_lines(data, {f.pointer for f in todo}, doc)
+    for f in todo:
+        f.line = lines.get(f.pointer)

@@ -40,11 +40,11 @@ from eee.paths import (
     sidecar_path_for,
 )
 from eee.rules.layout import case_clash
-from eee.rules.record import folder_findings, score_findings, sidecar_pointer_findings
-from eee.rules.schema import schema_findings
+from eee.rules.record import benchmark_findings, folder_findings, score_findings, sidecar_pointer_findings
+from eee.rules.schema import document_findings
 from eee.rules.sidecar import DEFAULT_CAP, check_sidecar
 from eee.schemas import EVAL, Registry, RegistryError, default_registry
-from eee.strictjson import JSONProblem, loads
+from eee.strictjson import JSONProblem, attach_lines, loads
 from eee.tree import SYMLINK, Tree, Unreadable, WorkTree
 
 _GLOB_CHARS = set("*?[")
@@ -247,6 +247,7 @@ def check_record(item: _Item, file: str, store: Store, result: FileResult) -> di
         doc = loads(data)
     except JSONProblem as problem:
         findings.append(Finding(file, problem.pointer, problem.message, problem.hint, line=problem.line, check="json"))
+        attach_lines(findings[-1:], data)  # a duplicate key: the line of its object
         return None
     if doc.__class__ is not dict:
         findings.append(
@@ -275,17 +276,23 @@ def check_record(item: _Item, file: str, store: Store, result: FileResult) -> di
         )
     else:
         result.schema_version = version
-        validator = store.registry.validator(version, EVAL)
-        schema_valid = validator.is_valid(doc)
-        if not schema_valid:
-            findings.extend(schema_findings(validator, doc, file, version, limit=opts.cap))
+        schema_valid, found = document_findings(store.registry, version, EVAL, doc, file, limit=opts.cap)
+        findings.extend(found)
     if opts.repo_checks:
         findings.extend(score_findings(doc, file, schema_valid))
         if where is not None and where.kind == "record" and where.benchmark is not None:
             findings.extend(folder_findings(doc, file, where))
+            findings.extend(benchmark_findings(doc, file, where, folders=lambda: _benchmark_folders(item.tree)))
             if "detailed_evaluation_results" in doc:
                 findings.extend(sidecar_pointer_findings(doc, file, where))
+    if findings:
+        attach_lines(findings, data, doc)  # only files with findings pay for the line lookup
     return doc
+
+
+def _benchmark_folders(tree: Tree) -> list[str]:
+    """The benchmark folders of a store (for the folder a record belongs in)."""
+    return [name for name in tree.names(DATA_DIR) if not name.startswith(".")]
 
 
 def _check_records(
@@ -318,7 +325,15 @@ def _check_records(
                             check="sidecar",
                         )
                     )
+                    _attach_lines_from(result.findings, tree, item.rel)
         yield result
+
+
+def _attach_lines_from(findings: list[Finding], tree: Tree, rel: str) -> None:
+    try:
+        attach_lines(findings, tree.read(rel))
+    except Unreadable:
+        pass
 
 
 def _check_sidecar_file(store: Store, item: _Item, file: str) -> FileResult:

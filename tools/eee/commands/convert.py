@@ -155,4 +155,9 @@ def main(argv: list[str]) -> int:
         print(_describe(item, "wrote") + (", the sidecar in DVC" if item.sidecar_rel else ""))
     staged = "staged" if not args.no_stage else "not staged (--no-stage)"
     print(f"{_plural(len(planned), 'record')} from {args.harness} logs, {staged}; review them, then `git commit`")
+    sidecars = [root / item.sidecar_rel for item in planned if item.sidecar_rel]
+    if sidecars:
+        from eee.samples import push_command
+
+        print(f"the sidecars are in DVC's cache only: after the commit, upload them with `{push_command(sidecars)}`")
     return 2 if batch.warnings or warnings else 0

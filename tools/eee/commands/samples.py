@@ -38,6 +38,11 @@ def main(argv: list[str]) -> int:
             for path, pointer in zip(args.paths, pointers, strict=True):
                 shown = pointer.relative_to(root) if pointer.is_absolute() else pointer
                 print(f"added {path} to DVC; {'staged' if not args.no_stage else 'wrote'} {shown}")
+            from eee.samples import push_command
+
+            print(
+                f"after the commit, upload the sidecars with `{push_command([Path(p).resolve() for p in args.paths])}`"
+            )
             return 0
         done = move(args.action, args.paths, root, args.remote)
         verb = "pushed" if args.action == "push" else "pulled"

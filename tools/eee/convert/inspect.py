@@ -335,9 +335,72 @@ def source_data(dataset: dict[str, Any], task: str) -> dict[str, Any]:
     return {"dataset_name": task.split("/")[-1], "source_type": "other", "additional_details": details}
 
 
+# GenerateConfig fields a solver may be given as arguments (generate(temperature=...), ...)
+SOLVER_SETTINGS = (
+    "temperature",
+    "top_p",
+    "top_k",
+    "max_tokens",
+    "seed",
+    "reasoning_effort",
+    "reasoning_tokens",
+    "frequency_penalty",
+    "presence_penalty",
+    "stop_seqs",
+    "num_choices",
+)
+SAMPLING = ("temperature", "top_p", "top_k", "max_tokens")
+
+
+def _agreed(configs: list[dict[str, Any]], keys: tuple[str, ...]) -> dict[str, Any]:
+    """The settings every one of ``configs`` that sets them gives the same value."""
+    out: dict[str, Any] = {}
+    for key in keys:
+        values = [c[key] for c in configs if c.get(key) is not None]
+        if values and all(v == values[0] for v in values):
+            out[key] = values[0]
+    return out
+
+
+def generate_settings(doc: dict[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
+    """The generation settings the run used, and where each was read (a setting nearer the
+    model call wins, as in Inspect): the model's generate config, then the plan's config (the
+    eval's own GenerateConfig, ``plan.config``), then the solvers' arguments (``generate(
+    temperature=...)``: ``params_passed``, else ``params``). What none of them says is read from
+    the model calls of the samples (``events[].config``) when every call agrees on it."""
+    layers = [
+        ("eval.model_generate_config", opt(doc, "eval", "model_generate_config")),
+        ("plan.config", opt(doc, "plan", "config")),
+    ]
+    steps = [s for s in opt(doc, "plan", "steps") or [] if isinstance(s, dict)]
+    solver_args = [a for s in steps if isinstance(a := s.get("params_passed", s.get("params")), dict) and a]
+    layers.append(("plan.steps[].params", _agreed(solver_args, SOLVER_SETTINGS)))
+    merged: dict[str, Any] = {}
+    sources: dict[str, str] = {}
+    for name, layer in layers:
+        for key, value in (layer if isinstance(layer, dict) else {}).items():
+            if value is not None:
+                merged[str(key)] = value
+                sources[str(key)] = name
+    missing = tuple(k for k in SAMPLING if k not in merged)
+    if missing:
+        calls = [
+            event["config"]
+            for sample in doc.get("samples") or []
+            if isinstance(sample, dict)
+            for event in sample.get("events") or []
+            if isinstance(event, dict) and event.get("event") == "model" and isinstance(event.get("config"), dict)
+        ]
+        for key, value in _agreed(calls, missing).items():
+            if all(c.get(key) == value for c in calls):  # every call, not only those that set it
+                merged[key] = value
+                sources[key] = "samples[].events[].config"
+    return merged, sources
+
+
 def generation_config(doc: dict[str, Any]) -> dict[str, Any]:
     """Sampling settings (a temperature of 0 is kept), the solver plan, tools, limits, sandbox."""
-    config = opt(doc, "eval", "model_generate_config") or {}
+    config, sources = generate_settings(doc)
     spec_config = opt(doc, "eval", "config") or {}
     args: dict[str, Any] = {}
     for key in ("temperature", "top_p", "top_k"):
@@ -382,7 +445,10 @@ def generation_config(doc: dict[str, Any]) -> dict[str, Any]:
         {k: str(sandbox[k]) for k in ("type", "config") if sandbox.get(k)} if isinstance(sandbox, dict) else {}
     )
     out: dict[str, Any] = {"generation_args": args}
-    rest = {k: v for k, v in config.items() if k not in ("temperature", "top_p", "top_k", "max_tokens")}
+    rest = {k: v for k, v in config.items() if k not in SAMPLING}
+    read_elsewhere = {k: where for k, where in sorted(sources.items()) if where != "eval.model_generate_config"}
+    if read_elsewhere:  # where settings missing from the model's generate config were found
+        rest["generation_settings_read_from"] = json.dumps(read_elsewhere)
     if string_details(rest):
         out["additional_details"] = string_details(rest)
     return out

@@ -32,7 +32,7 @@ def emit(findings: Iterable[Finding], stream: IO[str] | None = None) -> int:
         if f.severity == ERROR:
             code = 1
         if shown is not None:
-            key = (f.location(), f.message)
+            key = (f"{f.file}::{f.pointer}", f.message)  # with or without a line: the same place
             if key in shown:
                 continue
             shown.add(key)

@@ -30,5 +30,11 @@ def main(argv: list[str]) -> int:
     for path in paths:
         # an unreadable record gives None here; the validate hook says why
         doc = load_object(path) if path.endswith(".json") else None
-        findings += naming_findings(path, doc, siblings)
+        found = naming_findings(path, doc, siblings)
+        if found and doc is not None:  # the line of each finding's JSON location (errors only pay)
+            from eee.strictjson import attach_lines  # lazy: orjson stays off this hook unless a finding needs its line
+
+            with open(path, "rb") as fh:
+                attach_lines(found, fh.read(), doc)
+        findings += found
     return emit(findings)

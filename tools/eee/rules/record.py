@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import math
+import re
+from collections.abc import Callable, Iterable
+from functools import lru_cache
+from pathlib import Path
 from typing import Any
 
 from eee.findings import WARNING, Finding
@@ -202,3 +206,200 @@ def sidecar_pointer_findings(doc: dict[str, Any], file: str, where: StorePath) -
             )
         )
     return out
+
+
+# --- the benchmark folder ------------------------------------------------------------------------
+
+ALIASES_FILE = Path(__file__).resolve().parent / "benchmark_aliases.json"
+_WORD = re.compile(r"[a-z]+|[0-9]+")
+
+
+def name_tokens(name: str) -> tuple[str, ...]:
+    """A benchmark name as words: case, punctuation, ``_``/``-`` and HELM's ``helm_`` prefix dropped."""
+    words = tuple(_WORD.findall(name.casefold()))
+    if len(words) > 1 and words[0] == "helm":
+        words = words[1:]
+    return words
+
+
+def _starts(longer: tuple[str, ...], shorter: tuple[str, ...]) -> bool:
+    """Whether ``shorter`` spells the first words of ``longer`` (``reward-bench`` / ``RewardBench`` alike)."""
+    joined = "".join(shorter)
+    if not joined:
+        return False
+    text = ""
+    for word in longer:
+        text += word
+        if text == joined:
+            return True
+        if len(text) >= len(joined):
+            return False
+    return False
+
+
+@lru_cache(maxsize=65536)
+def names_match(folder: str, name: str) -> bool:
+    """A folder matches a name when one spells the other, or the first words of the other."""
+    f, n = name_tokens(folder), name_tokens(name)
+    return bool(f and n) and (_starts(n, f) or _starts(f, n))
+
+
+def record_names(doc: dict[str, Any]) -> list[str]:
+    """What a record calls its benchmark, main name first: its dataset name (the one most
+    results use; when each of several is used once, as in a leaderboard's record listing its
+    scenarios, the source's name, then the first result's), the first result's evaluation
+    name and the source's name. A namespace (``inspect_evals/x``) adds ``x``. Names of the
+    other results do not count: a HELM Lite record names MMLU among its scenarios but does
+    not belong under mmlu."""
+    datasets: dict[str, int] = {}
+    first_dataset: str | None = None
+    first_evaluation: str | None = None
+    results = doc.get("evaluation_results")
+    for result in results if isinstance(results, list) else []:
+        if not isinstance(result, dict):
+            continue
+        source = result.get("source_data")
+        name = source.get("dataset_name") if isinstance(source, dict) else None
+        if isinstance(name, str) and name.strip():
+            datasets[name] = datasets.get(name, 0) + 1
+            first_dataset = first_dataset or name
+        evaluation = result.get("evaluation_name")
+        if first_evaluation is None and isinstance(evaluation, str) and evaluation.strip():
+            first_evaluation = evaluation
+    top = max(datasets.values(), default=0)
+    out = [n for n, count in datasets.items() if count == top] if top > 1 else []
+    meta = doc.get("source_metadata")
+    source_name = meta.get("source_name") if isinstance(meta, dict) else None
+    source_name = source_name if isinstance(source_name, str) and source_name.strip() else None
+    if not out and len(datasets) > 1 and source_name is not None:
+        out.append(source_name)  # a leaderboard's record: its name says more than its first scenario
+    if first_dataset is not None:
+        out.append(first_dataset)
+    if first_evaluation is not None:
+        out.append(first_evaluation)
+    if source_name is not None:
+        out.append(source_name)
+    for name in list(out):
+        if "/" in name:
+            out.extend(part for part in name.split("/") if part.strip())
+    return list(dict.fromkeys(out))
+
+
+def _first_names(doc: dict[str, Any]) -> list[str]:
+    """Some of :func:`record_names`, cheaply: the first result's dataset and evaluation names
+    and the source's name (a match among them is a match among all)."""
+    out: list[str] = []
+    results = doc.get("evaluation_results")
+    first = results[0] if isinstance(results, list) and results else None
+    if isinstance(first, dict):
+        source = first.get("source_data")
+        name = source.get("dataset_name") if isinstance(source, dict) else None
+        if isinstance(name, str) and name.strip():
+            out.append(name)
+        evaluation = first.get("evaluation_name")
+        if isinstance(evaluation, str) and evaluation.strip():
+            out.append(evaluation)
+    meta = doc.get("source_metadata")
+    source_name = meta.get("source_name") if isinstance(meta, dict) else None
+    if isinstance(source_name, str) and source_name.strip():
+        out.append(source_name)
+    return out + [part for name in out if "/" in name for part in name.split("/") if part.strip()]
+
+
+_ALIASES: dict[str, list[str]] | None = None
+
+
+def benchmark_aliases(path: Path | None = None) -> dict[str, list[str]]:
+    """The alias table: folder -> the other names its records may carry."""
+    global _ALIASES
+    if path is None and _ALIASES is not None:
+        return _ALIASES
+    import json  # lazy: once per process, when the first record is checked
+
+    try:
+        raw = json.loads((path or ALIASES_FILE).read_text(encoding="utf-8")).get("aliases") or {}
+        table = {
+            str(folder): [str(n) for n in (entry.get("names") if isinstance(entry, dict) else entry) or []]
+            for folder, entry in raw.items()
+        }
+    except (OSError, ValueError, AttributeError, TypeError):
+        table = {}
+    if path is None:
+        _ALIASES = table
+    return table
+
+
+def main_folder(doc: dict[str, Any]) -> str | None:
+    """The benchmark folder a record's main name asks for (None when it names none)."""
+    names = record_names(doc)
+    return _slug(names[0].split("/")[-1]) if names else None
+
+
+def _slug(name: str) -> str:
+    return re.sub(r"[^a-z0-9._]+", "-", name.strip().casefold()).strip("-.") or "unknown"
+
+
+def benchmark_findings(
+    doc: dict[str, Any],
+    file: str,
+    where: StorePath,
+    aliases: dict[str, list[str]] | None = None,
+    folders: Callable[[], Iterable[str]] | None = None,
+) -> list[Finding]:
+    """A warning when the benchmark folder matches none of the names the record gives its benchmark.
+
+    The folder suggested is the alias table's for the record's main name, else an existing
+    benchmark folder (``folders()``, asked only when there is a warning) that matches it,
+    else the main name written as a folder.
+    """
+    folder = where.benchmark
+    if not folder:
+        return []
+    table = benchmark_aliases() if aliases is None else aliases
+    accepted = [folder, *table.get(folder, [])]
+    if any(names_match(a, n) for a in accepted for n in _first_names(doc)):
+        return []  # the common case, without reading every result
+    names = record_names(doc)
+    if not names or any(names_match(a, n) for a in accepted for n in names):
+        return []
+    main = names[0]
+    target = next((f for f, others in table.items() if any(names_match(a, main) for a in [f, *others])), None)
+    if target is None and folders is not None:
+        existing = sorted(f for f in folders() if f != folder)
+        tiers = (
+            lambda f: "".join(_WORD.findall(f.casefold())) == "".join(_WORD.findall(main.casefold())),
+            lambda f: name_tokens(f) == name_tokens(main),
+            lambda f: names_match(f, main),
+        )
+        target = next((f for same in tiers for f in existing if same(f)), None)
+    target = target or _slug(main.split("/")[-1])
+    shown = ", ".join(repr(n) for n in names[:3]) + (", ..." if len(names) > 3 else "")
+    rest = "/".join(p for p in (where.developer, where.model) if p)
+    return [
+        Finding(
+            file,
+            _where_named(doc, main),
+            f"the benchmark folder {folder!r} matches none of the record's benchmark names ({shown}); "
+            f"it probably belongs in data/{target}/",
+            f"place the record under data/{target}/{rest + '/' if rest else ''} (the catalogue lists records by "
+            f"folder); if {folder!r} is the right folder on purpose, add its names to tools/eee/rules/"
+            "benchmark_aliases.json",
+            severity=WARNING,
+            check="benchmark",
+        )
+    ]
+
+
+def _where_named(doc: dict[str, Any], name: str) -> str:
+    """The JSON location where the record first gives ``name``."""
+    results = doc.get("evaluation_results")
+    for i, result in enumerate(results if isinstance(results, list) else []):
+        if not isinstance(result, dict):
+            continue
+        source = result.get("source_data")
+        if isinstance(source, dict) and source.get("dataset_name") == name:
+            return f"$.evaluation_results[{i}].source_data.dataset_name"
+    for i, result in enumerate(results if isinstance(results, list) else []):
+        if isinstance(result, dict) and result.get("evaluation_name") == name:
+            return f"$.evaluation_results[{i}].evaluation_name"
+    return "$.source_metadata.source_name"

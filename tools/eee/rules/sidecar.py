@@ -19,7 +19,7 @@ from eee.dvcpointer import PointerError
 from eee.dvcpointer import parse as parse_dvc_pointer
 from eee.findings import FileResult, Finding
 from eee.paths import POINTER_SUFFIX
-from eee.rules.schema import schema_findings
+from eee.rules.schema import OncePerFile, near_miss_findings, schema_findings, screen, shape_of
 from eee.schemas import INSTANCE, Registry
 from eee.strictjson import explain, find_duplicate, may_hide_colon
 from eee.tree import Tree, Unreadable
@@ -147,6 +147,7 @@ def check_sidecar(
             if isinstance(r, dict) and isinstance(r.get("evaluation_result_id"), str)
         }
     validators: dict[Any, tuple[str, Any] | None] = {}
+    once = OncePerFile()
     rows = 0
     versions: set[str] = set()
     lineno = 0
@@ -159,6 +160,7 @@ def check_sidecar(
             break
         except Unreadable as exc:  # the file could not be read (or not to the end)
             result.findings.append(exc.finding)
+            once.finish()
             return
         lineno += 1
         row, problem = parse_row(line, file, lineno)
@@ -180,7 +182,7 @@ def check_sidecar(
             entry = validators[declared]
         except (KeyError, TypeError):
             version = registry.resolve(declared, INSTANCE)
-            entry = (version, registry.validator(version, INSTANCE)) if version else None
+            entry = (version, screen(registry, version, INSTANCE)) if version else None
             if isinstance(declared, str) or declared is None:
                 validators[declared] = entry
         if entry is None:
@@ -195,14 +197,21 @@ def check_sidecar(
                 )
             )
             continue
-        version, validator = entry
+        version, screen_validator = entry
         versions.add(version)
-        if not validator.is_valid(row):
-            if out.full:
+        if not screen_validator.is_valid(row):  # invalid, or an unknown key: look closer
+            shape = shape_of(registry, version, INSTANCE)
+            validator = registry.validator(version, INSTANCE)
+            if validator.is_valid(row):
+                for f in near_miss_findings(row, shape, file, version, line=lineno):
+                    if once.first(f):
+                        out.add(f)
+            elif out.full:
                 result.suppressed += 1
             else:
-                for f in schema_findings(validator, row, file, version, line=lineno, limit=cap):
-                    out.add(f)
+                for f in schema_findings(validator, row, file, version, line=lineno, limit=cap, shape=shape):
+                    if f.severity == "error" or once.first(f):
+                        out.add(f)
         if aggregate is None:
             continue
         if row.get("evaluation_id") != eval_id:
@@ -239,6 +248,7 @@ def check_sidecar(
                     check="sidecar",
                 )
             )
+    once.finish()
     result.rows = rows
     if dvc_md5 is not None and pointer is not None and dvc_md5.hexdigest() != pointer.md5:
         out.add(
