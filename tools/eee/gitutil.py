@@ -35,10 +35,31 @@ def git_dir(cwd: str | Path | None = None) -> Path:
 def has_commit(rev: str = "HEAD", cwd: str | Path | None = None) -> bool:
     return (
         subprocess.run(
-            ["git", "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}"], cwd=cwd, capture_output=True
+            ["git", "rev-parse", "--verify", "--quiet", "--end-of-options", f"{rev}^{{commit}}"],
+            cwd=cwd,
+            capture_output=True,
         ).returncode
         == 0
     )
+
+
+def verify_commit(rev: str, cwd: str | Path | None = None, what: str = "revision") -> str:
+    """The full id of the commit ``rev`` names, or GitError naming ``rev``.
+
+    Every revision a user gives reaches git only through here: it must name a commit
+    (``rev-parse --verify --end-of-options REV^{commit}``), so ``--output=FILE`` or any
+    other option-shaped text is refused, never passed on as an option."""
+    if not rev or rev.startswith("-") or "\0" in rev:
+        raise GitError(f"{what} {rev!r} is not a revision (it looks like an option); name a commit")
+    proc = subprocess.run(
+        ["git", "rev-parse", "--verify", "--quiet", "--end-of-options", f"{rev}^{{commit}}"],
+        cwd=cwd,
+        capture_output=True,
+    )
+    commit = proc.stdout.decode(errors="replace").strip()
+    if proc.returncode != 0 or len(commit) not in (40, 64):
+        raise GitError(f"{what} {rev!r} names no commit of this repository")
+    return commit
 
 
 def empty_tree(cwd: str | Path | None = None) -> str:
@@ -104,7 +125,17 @@ def staged_changes(cwd: str | Path | None = None) -> list[Change]:
 def commit_changes(commit: str, cwd: str | Path | None = None) -> list[Change]:
     """What ``commit`` changed against its first parent (everything, for a root commit)."""
     out = git(
-        "diff-tree", "-r", "--root", "--raw", "-z", "--no-renames", "--no-abbrev", "--no-commit-id", commit, cwd=cwd
+        "diff-tree",
+        "-r",
+        "--root",
+        "--raw",
+        "-z",
+        "--no-renames",
+        "--no-abbrev",
+        "--no-commit-id",
+        "--end-of-options",
+        commit,
+        cwd=cwd,
     )
     return parse_raw(out)
 
@@ -112,7 +143,9 @@ def commit_changes(commit: str, cwd: str | Path | None = None) -> list[Change]:
 def tree_children(rev: str, directory: str, cwd: str | Path | None = None) -> list[str]:
     """Names of the entries of ``directory`` in ``rev`` (empty when it does not exist)."""
     spec = f"{rev}:{directory}" if directory else f"{rev}^{{tree}}"
-    proc = subprocess.run(["git", "ls-tree", "-z", "--name-only", spec], cwd=cwd, capture_output=True)
+    proc = subprocess.run(
+        ["git", "ls-tree", "-z", "--name-only", "--end-of-options", spec], cwd=cwd, capture_output=True
+    )
     if proc.returncode != 0:
         return []
     return [n.decode("utf-8", errors="surrogateescape") for n in proc.stdout.split(b"\0") if n]
@@ -120,7 +153,7 @@ def tree_children(rev: str, directory: str, cwd: str | Path | None = None) -> li
 
 def blob(rev_path: str, cwd: str | Path | None = None) -> bytes | None:
     """The bytes of ``rev:path`` (``:path`` for the index), or None when absent."""
-    proc = subprocess.run(["git", "cat-file", "blob", rev_path], cwd=cwd, capture_output=True)
+    proc = subprocess.run(["git", "cat-file", "blob", "--end-of-options", rev_path], cwd=cwd, capture_output=True)
     return proc.stdout if proc.returncode == 0 else None
 
 
@@ -133,8 +166,11 @@ class CommitInfo(NamedTuple):
 def rev_list(start: str | None, end: str, cwd: str | Path | None = None) -> list[CommitInfo]:
     """Commits in ``start..end`` (all ancestors of ``end`` when ``start`` is None), oldest
     first, each with its first parent and subject (one git call for the whole range)."""
-    spec = [end] if start is None else [f"{start}..{end}"]
-    out = git("log", "-z", "--reverse", "--topo-order", "--format=%H%x1f%P%x1f%s", *spec, "--", cwd=cwd)
+    end = verify_commit(end, cwd, "--to")
+    spec = [end] if start is None else [f"^{verify_commit(start, cwd, '--from')}", end]
+    out = git(
+        "log", "-z", "--reverse", "--topo-order", "--format=%H%x1f%P%x1f%s", "--end-of-options", *spec, "--", cwd=cwd
+    )
     commits = []
     for entry in out.decode("utf-8", errors="replace").split("\0"):
         if entry.strip():

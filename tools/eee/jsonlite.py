@@ -29,9 +29,34 @@ def _constant(name: str) -> Any:
 
 def load_object(path: str) -> dict[str, Any] | None:
     """The JSON object in ``path``, or None when it is unreadable or not strict JSON."""
+    from eee.limits import INT_MAX_DIGITS, JSON_MAX_DEPTH, RECORD_MAX_BYTES, read_regular
+
+    def _int(text: str) -> int:
+        if len(text) > INT_MAX_DIGITS + 1:
+            raise _Reject("integer too long")
+        return int(text)
+
     try:
-        with open(path, "rb") as fh:
-            doc = json.loads(fh.read().decode("utf-8"), object_pairs_hook=_pairs, parse_constant=_constant)
+        data = read_regular(path, RECORD_MAX_BYTES, "record")  # never a link, pipe or device; capped
+        doc = json.loads(data.decode("utf-8"), object_pairs_hook=_pairs, parse_constant=_constant, parse_int=_int)
     except (OSError, ValueError, RecursionError):
         return None
+    if not isinstance(doc, dict | list):
+        return None
+    if data.count(b"[") + data.count(b"{") > JSON_MAX_DEPTH and _deeper_than(doc, JSON_MAX_DEPTH):
+        return None
     return doc if isinstance(doc, dict) else None
+
+
+def _deeper_than(doc: Any, limit: int) -> bool:
+    """Whether ``doc`` nests more than ``limit`` arrays/objects (iterative: no recursion)."""
+    stack = [(doc, 1)]
+    while stack:
+        node, depth = stack.pop()
+        children = node.values() if isinstance(node, dict) else node
+        for child in children:
+            if isinstance(child, dict | list):
+                if depth + 1 > limit:
+                    return True
+                stack.append((child, depth + 1))
+    return False

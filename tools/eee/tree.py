@@ -23,6 +23,7 @@ from pathlib import Path
 
 from eee.findings import Finding
 from eee.gitutil import GitError
+from eee.limits import kind_of_mode, size_text
 
 # The largest file any reader returns. Real records are ~100 kB (the largest of the
 # reference records is 110 kB) and sidecars a few MB; a sidecar is streamed in chunks
@@ -82,8 +83,9 @@ class Tree:
         if size > limit:
             raise self._refuse(
                 path,
-                f"the file is {size} bytes, more than the {limit} bytes the validator reads",
-                "records are small JSON files; split very large sidecars",
+                f"the file is {size_text(size)}, more than the {size_text(limit)} the tools read for a file of its kind",
+                "every read is capped, well above the largest real file (see the README, 'Limits'); "
+                "a file this large is not a record, event or pointer",
             )
 
 
@@ -168,7 +170,11 @@ class WorkTree(Tree):
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             os.close(fd)
-            raise self._refuse(path, "is not a regular file", "use regular files only")
+            raise self._refuse(
+                path,
+                f"is {kind_of_mode(st.st_mode)}, not a regular file",
+                "use regular files only: the tools never read pipes, devices, sockets or folders",
+            )
         try:
             self._check_size(path, st.st_size, limit)
         except Unreadable:
