@@ -78,7 +78,7 @@ def _raise_constant(name: str) -> Any:
     raise _Constant(name)
 
 
-class _BigInt(Exception):
+class BigInt(Exception):
     def __init__(self, digits: int) -> None:
         self.digits = digits
 
@@ -88,7 +88,7 @@ def bounded_int(text: str) -> int:
     (Python refuses more than 4,300 with a ValueError; converting even fewer costs quadratic time)."""
     digits = len(text) - (text[0] == "-")
     if digits > INT_MAX_DIGITS:
-        raise _BigInt(digits)
+        raise BigInt(digits)
     return int(text)
 
 
@@ -130,7 +130,7 @@ def explain(data: bytes, err: Exception) -> JSONProblem:
         json.loads(text, parse_constant=_raise_constant, parse_int=bounded_int)
     except RecursionError:
         return _too_deep_problem(JSON_MAX_DEPTH)
-    except _BigInt as exc:
+    except BigInt as exc:
         return _big_int_problem(exc.digits)
     except _Constant as exc:
         name = exc.name
@@ -197,7 +197,7 @@ def find_duplicate(data: bytes) -> JSONProblem | None:
         tree = json.loads(data.decode("utf-8"), object_pairs_hook=_Pairs, parse_int=bounded_int)
     except RecursionError:
         return _too_deep_problem(JSON_MAX_DEPTH)
-    except _BigInt as exc:
+    except BigInt as exc:
         return _big_int_problem(exc.digits)
     found = _dupe_path(tree, ())
     if found is None:

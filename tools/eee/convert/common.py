@@ -41,12 +41,12 @@ from eee.convert.metrics import unknown_bounds_details
 from eee.findings import WARNING, Finding, Refused
 from eee.gitutil import git, has_commit
 from eee.jsonpath import format_path, json_type
-from eee.limits import LOG_JSON_MAX_DEPTH, LOG_MAX_BYTES, Unreadable, read_regular
+from eee.limits import INT_MAX_DIGITS, LOG_JSON_MAX_DEPTH, LOG_MAX_BYTES, Unreadable, read_regular
 from eee.paths import canonical_folders
 from eee.placement import NewRecord, WriteFailed, existing, new_record, remove
 from eee.placement import check as check_placement
 from eee.placement import write as write_records
-from eee.strictjson import JSONProblem, bounded_int, canonical_row, explain, pretty_within
+from eee.strictjson import BigInt, bounded_int, canonical_row, explain, pretty_within
 
 SCHEMA_VERSION = "0.3.0"
 RELATIONSHIPS = ("first_party", "third_party", "collaborative", "other")
@@ -105,6 +105,13 @@ def display(path: str | Path) -> str:
 # --- reading logs -------------------------------------------------------------------------
 
 
+def big_int_message(data: bytes, exc: Exception) -> str:
+    digits = getattr(exc, "digits", None)
+    if digits is None:
+        return f"an integer too large for a number (more than {INT_MAX_DIGITS} digits or beyond a double)"
+    return f"an integer of {digits} digits (more than {INT_MAX_DIGITS})"
+
+
 def _log_int(text: str) -> int | float:
     """Integers as orjson reads them (64-bit exact, larger as floats), at most INT_MAX_DIGITS digits."""
     value = bounded_int(text)
@@ -123,11 +130,14 @@ def parse_json(data: bytes, file: str | Path) -> Any:
     except orjson.JSONDecodeError as exc:
         try:
             doc = json.loads(data, parse_int=_log_int)
-        except Exception:  # the standard library refuses it too (also: huge integers, recursion)
-            problem = explain(data, exc)
-            if isinstance(problem, JSONProblem) and "nested too deeply" in problem.message:
-                problem.message = f"nested too deeply: more than {LOG_JSON_MAX_DEPTH} levels of arrays and objects"
-            raise InputError(file, "$", problem.message, "the log file is damaged; export it again") from None
+        except Exception as fallback:  # the standard library refuses it too
+            if isinstance(fallback, RecursionError) or "depth limit" in str(exc):
+                message = f"nested too deeply: more than {LOG_JSON_MAX_DEPTH} levels of arrays and objects"
+            elif isinstance(fallback, BigInt | OverflowError):
+                message = big_int_message(data, fallback)
+            else:
+                message = explain(data, exc).message
+            raise InputError(file, "$", message, "the log file is damaged; export it again") from None
     if (
         isinstance(doc, dict | list)
         and data.count(b"[") + data.count(b"{") > LOG_JSON_MAX_DEPTH

@@ -88,8 +88,8 @@ def is_core(name: str) -> bool:
 
 def find_runs(path: Path) -> list[Path]:
     """The run directories at ``path``: itself, or every folder below it with a run_spec.json."""
-    if path.is_file():
-        path = path.parent
+    if not path.is_dir() and os.path.lexists(path):
+        path = path.parent  # a file of the run (or something that is not one: reading it says which)
     if not path.exists():
         raise InputError(path, "$", "no such file or directory", "check the path given to --log-path")
     if (path / "run_spec.json").exists():
