@@ -282,7 +282,7 @@ def test_bad_files_once_committed_do_not_break_later_audits(tmp_path: Path, caps
     (events / f"{event_id}.yaml").write_text(text)
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "--no-verify", "-m", "good event")
-    assert audit_main(["--repo", str(repo), "--format", "json"]) == 1
+    assert audit_main(["--store", str(repo), "--format", "json"]) == 1
     report = json.loads(capsys.readouterr().out)
     assert report["summary"]["files"] == 5
     errors = [f for f in report["findings"] if f["severity"] == "error"]

@@ -16,6 +16,12 @@ class GitError(Exception):
     pass
 
 
+# Objects are read as they are, never through `git replace` (a replace ref can show the
+# tools another commit, tree or blob than the one in history). Set once for this process
+# and the git processes it starts.
+os.environ["GIT_NO_REPLACE_OBJECTS"] = "1"
+
+
 def git(*args: str, cwd: str | Path | None = None, check: bool = True, input: bytes | None = None) -> bytes:
     proc = subprocess.run(["git", *args], cwd=cwd, capture_output=True, input=input)
     if check and proc.returncode != 0:
@@ -122,19 +128,26 @@ def staged_changes(cwd: str | Path | None = None) -> list[Change]:
     return parse_raw(staged_raw(cwd))
 
 
-def commit_changes(commit: str, cwd: str | Path | None = None) -> list[Change]:
-    """What ``commit`` changed against its first parent (everything, for a root commit)."""
+def commit_changes(commit: str, cwd: str | Path | None = None, parent: str | None = None) -> list[Change]:
+    """What ``commit`` changed against ``parent`` (its first parent by default; everything,
+    for a root commit). A merge is compared with that parent explicitly: ``diff-tree`` of a
+    merge alone shows nothing."""
+    if parent is None:
+        listed = git("rev-list", "--parents", "-n", "1", "--end-of-options", commit, cwd=cwd).decode().split()
+        parent = listed[1] if len(listed) > 1 else None
+    root = [] if parent is not None else ["--root"]
+    against = [parent, commit] if parent is not None else [commit]
     out = git(
         "diff-tree",
         "-r",
-        "--root",
+        *root,
         "--raw",
         "-z",
         "--no-renames",
         "--no-abbrev",
         "--no-commit-id",
         "--end-of-options",
-        commit,
+        *against,
         cwd=cwd,
     )
     return parse_raw(out)
@@ -161,6 +174,7 @@ class CommitInfo(NamedTuple):
     commit: str
     parent: str | None  # the first parent; None for a root commit
     subject: str
+    parents: tuple[str, ...] = ()  # all parents (more than one: a merge)
 
 
 def rev_list(start: str | None, end: str, cwd: str | Path | None = None) -> list[CommitInfo]:
@@ -175,7 +189,8 @@ def rev_list(start: str | None, end: str, cwd: str | Path | None = None) -> list
     for entry in out.decode("utf-8", errors="replace").split("\0"):
         if entry.strip():
             commit, parents, subject = entry.strip("\n").split("\x1f", 2)
-            commits.append(CommitInfo(commit, parents.split()[0] if parents.split() else None, subject))
+            every = tuple(parents.split())
+            commits.append(CommitInfo(commit, every[0] if every else None, subject, every))
     return commits
 
 

@@ -104,6 +104,36 @@ def name_key(name: str) -> str:
     return unicodedata.normalize("NFC", unicodedata.normalize("NFD", name).casefold())
 
 
+def _is_dotgit(part: str) -> bool:
+    """``.git`` as some file system would read it: any case, trailing dots or spaces
+    (Windows), ignorable characters (macOS), the 8.3 short name ``git~1``."""
+    bare = "".join(c for c in part if not _invisible(c)) if not part.isascii() else part
+    bare = bare.rstrip(". ").casefold()
+    return bare in (".git", "git~1")
+
+
+def tree_path_problem(path: str) -> str | None:
+    """Why a path read from a git tree cannot name a file of the store, or None.
+
+    git trees can be crafted (``git mktree``, ``git hash-object -w``) to hold entries that
+    no checkout would write: ``..``, ``.``, ``.git``, empty or absolute components. The
+    audit reports such a path as a finding and never uses it as a file name."""
+    if not path:
+        return "an empty path"
+    if path.startswith("/"):
+        return f"{path!r} is an absolute path"
+    if "\\" in path:
+        return f"{path!r} contains a backslash, a path separator on Windows"
+    for part in path.split("/"):
+        if part == "":
+            return f"{path!r} has an empty component"
+        if part in (".", ".."):
+            return f"{path!r} has a {part!r} component"
+        if _is_dotgit(part):
+            return f"{path!r} has a {part!r} component (git's own folder)"
+    return None
+
+
 def clash_text(name: str, other: str) -> str:
     """How two names with the same :func:`name_key` differ, for a message."""
     import unicodedata
