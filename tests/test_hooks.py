@@ -209,9 +209,11 @@ def test_duplicates_warn_only_for_the_same_eval_library(repo: Path, capsys: pyte
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", "helm")
     lm_eval = place_record(repo, _mmlu("lm_eval", 48.8), record_uuid=OTHER_UUID)
+    git(repo, "add", "-A")  # hooks read what is staged
     assert duplicates.main([_rel(lm_eval, repo)]) == 0
     assert capsys.readouterr().out == ""  # two harnesses: two valid records, not duplicates
     again = place_record(repo, _mmlu("helm", 63.7), record_uuid="2a3b4c5d-6e7f-4a8b-9c0d-1e2f3a4b5c6d")
+    git(repo, "add", "-A")
     assert duplicates.main([_rel(again, repo)]) == 0  # never blocks
     out = capsys.readouterr().out
     assert f"warning: duplicates {_rel(helm, repo)}: identical content apart from evaluation_id" in out

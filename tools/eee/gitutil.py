@@ -104,27 +104,26 @@ def parse_raw(out: bytes) -> list[Change]:
     return changes
 
 
-STAGED_RAW_ENV = "EEE_STAGED_RAW"
-
-
 def staged_raw(cwd: str | Path | None = None) -> bytes:
     """``git diff --cached --raw -z --no-renames`` against HEAD (or the empty tree)."""
     base = "HEAD" if has_commit("HEAD", cwd) else empty_tree(cwd)
-    return git("diff", "--cached", "--raw", "-z", "--no-renames", "--no-abbrev", "--full-index", base, cwd=cwd)
+    return git(
+        "diff",
+        "--cached",
+        "--raw",
+        "-z",
+        "--no-renames",
+        "--no-abbrev",
+        "--full-index",
+        "--end-of-options",
+        base,
+        cwd=cwd,
+    )
 
 
 def staged_changes(cwd: str | Path | None = None) -> list[Change]:
-    """What the next commit changes, renames split into delete + add.
-
-    A runner that already asked git (the lean gate) passes the answer in the file named by
-    ``$EEE_STAGED_RAW``, which saves reading a large index again.
-    """
-    given = os.environ.get(STAGED_RAW_ENV)
-    if given and cwd is None:
-        try:
-            return parse_raw(Path(given).read_bytes())
-        except OSError:
-            pass
+    """What the next commit changes, renames split into delete + add, always asked of git
+    itself (no environment variable or file can stand in for the index)."""
     return parse_raw(staged_raw(cwd))
 
 

@@ -27,6 +27,34 @@ def _constant(name: str) -> Any:
     raise _Reject(name)
 
 
+def loads_object(data: bytes) -> dict[str, Any] | None:
+    """The JSON object in ``data`` (a staged blob), or None when it is not strict JSON."""
+    from eee.limits import INT_MAX_DIGITS, JSON_MAX_DEPTH
+
+    def _int(text: str) -> int:
+        if len(text) > INT_MAX_DIGITS + 1:
+            raise _Reject("integer too long")
+        return int(text)
+
+    try:
+        doc = json.loads(data.decode("utf-8"), object_pairs_hook=_pairs, parse_constant=_constant, parse_int=_int)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(doc, dict):
+        return None
+    if data.count(b"[") + data.count(b"{") > JSON_MAX_DEPTH and _deeper_than(doc, JSON_MAX_DEPTH):
+        return None
+    return doc
+
+
+def staged_object(staged: Any, path: str) -> dict[str, Any] | None:
+    """The staged record at ``path`` (an :class:`eee.staged.Staged`), or None when unreadable."""
+    try:
+        return loads_object(staged.read(path))
+    except (OSError, ValueError):
+        return None
+
+
 def load_object(path: str) -> dict[str, Any] | None:
     """The JSON object in ``path``, or None when it is unreadable or not strict JSON."""
     from eee.limits import INT_MAX_DIGITS, JSON_MAX_DEPTH, RECORD_MAX_BYTES, read_regular

@@ -7,8 +7,9 @@ from functools import cache
 
 from eee.gitutil import has_commit, tree_children
 from eee.hooks import data_paths, emit
-from eee.jsonlite import load_object
+from eee.jsonlite import staged_object
 from eee.rules.commit import naming_findings
+from eee.staged import Staged
 
 
 def main(argv: list[str]) -> int:
@@ -26,9 +27,11 @@ def main(argv: list[str]) -> int:
         names.update(p[len(prefix) :].split("/", 1)[0] for p in staged if p.startswith(prefix))
         return frozenset(names)
 
+    index = Staged()  # what will be committed, not the work-tree files
+    index.prefetch(paths)
     findings = []
     for path in paths:
         # an unreadable record gives None here; the validate hook says why
-        doc = load_object(path) if path.endswith(".json") else None
+        doc = staged_object(index, path) if path.endswith(".json") else None
         findings += naming_findings(path, doc, siblings)
     return emit(findings)
