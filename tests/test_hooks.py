@@ -37,16 +37,19 @@ def _commit_all(repo: Path, message: str = "commit") -> None:
 
 def test_validate_hook_blocks_errors_and_passes_warnings(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
     good = place_record(repo, load_example("aggregate", "valid", RECORD))
+    git(repo, "add", "-A")  # the hooks read what is staged
     assert validate_hook.main([_rel(good, repo)]) == 0
     bad_doc = load_example("aggregate", "valid", RECORD)
     del bad_doc["eval_library"]
     bad = place_record(repo, bad_doc, record_uuid=OTHER_UUID)
+    git(repo, "add", "-A")
     assert validate_hook.main([_rel(bad, repo)]) == 1
     assert '"eval_library" is a required property' in capsys.readouterr().out
     # a warning (folders that do not come from the model id) is shown, not blocking
     wrong = repo / "data" / "bench" / "meta" / "llama" / f"{FIXED_UUID}.json"
     wrong.parent.mkdir(parents=True)
     wrong.write_bytes(good.read_bytes())
+    git(repo, "add", "-A")
     assert validate_hook.main([_rel(wrong, repo)]) == 0
     assert "warning: folders meta/llama do not match" in capsys.readouterr().out
 

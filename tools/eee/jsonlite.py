@@ -11,6 +11,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from eee.limits import INT_MAX_DIGITS, JSON_MAX_DEPTH, RECORD_MAX_BYTES
+from eee.tree import Unreadable
+
 
 class _Reject(ValueError):
     pass
@@ -29,7 +32,6 @@ def _constant(name: str) -> Any:
 
 def loads_object(data: bytes) -> dict[str, Any] | None:
     """The JSON object in ``data`` (a staged blob), or None when it is not strict JSON."""
-    from eee.limits import INT_MAX_DIGITS, JSON_MAX_DEPTH
 
     def _int(text: str) -> int:
         if len(text) > INT_MAX_DIGITS + 1:
@@ -47,33 +49,12 @@ def loads_object(data: bytes) -> dict[str, Any] | None:
     return doc
 
 
-def staged_object(staged: Any, path: str) -> dict[str, Any] | None:
-    """The staged record at ``path`` (an :class:`eee.staged.Staged`), or None when unreadable."""
+def tree_object(tree: Any, path: str) -> dict[str, Any] | None:
+    """The record at ``path`` of a tree (the index, for the hooks), or None when unreadable."""
     try:
-        return loads_object(staged.read(path))
-    except (OSError, ValueError):
+        return loads_object(tree.read(path, RECORD_MAX_BYTES))
+    except (Unreadable, OSError, ValueError):
         return None
-
-
-def load_object(path: str) -> dict[str, Any] | None:
-    """The JSON object in ``path``, or None when it is unreadable or not strict JSON."""
-    from eee.limits import INT_MAX_DIGITS, JSON_MAX_DEPTH, RECORD_MAX_BYTES, read_regular
-
-    def _int(text: str) -> int:
-        if len(text) > INT_MAX_DIGITS + 1:
-            raise _Reject("integer too long")
-        return int(text)
-
-    try:
-        data = read_regular(path, RECORD_MAX_BYTES, "record")  # never a link, pipe or device; capped
-        doc = json.loads(data.decode("utf-8"), object_pairs_hook=_pairs, parse_constant=_constant, parse_int=_int)
-    except (OSError, ValueError, RecursionError):
-        return None
-    if not isinstance(doc, dict | list):
-        return None
-    if data.count(b"[") + data.count(b"{") > JSON_MAX_DEPTH and _deeper_than(doc, JSON_MAX_DEPTH):
-        return None
-    return doc if isinstance(doc, dict) else None
 
 
 def _deeper_than(doc: Any, limit: int) -> bool:

@@ -1,115 +1,140 @@
-"""What the next commit holds: the index's entries and blobs, read from git's object store.
+"""What the next commit holds: a tree over git's index, read from git's object store.
 
 The hooks check what will be committed, never the work-tree files: a clean filter (or an
 edit after ``git add``) can make a work-tree file differ from its staged blob, and the
-hooks must see the blob. Everything here comes from git itself (``git ls-files -s``,
-``git cat-file --batch``); no environment variable or file stands in for the index.
-Reads are bounded like every other read (:mod:`eee.limits`): a symbolic link or
-submodule entry is refused, and a blob over its cap is never read.
+hooks must see the blob. :class:`IndexTree` is HEAD's tree with the staged changes over it
+(``git diff --cached``); blobs come from ``git cat-file`` like a commit's. Nothing here
+takes its answer from an environment variable or a file: git itself is asked.
+
+Sidecars are the one exception: DVC keeps them out of git, so the index holds only their
+pointers; a sidecar is read from the work tree (what DVC adds and pushes), so a staged
+record and pointer are still checked against it.
 """
 
 from __future__ import annotations
 
+import os
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
-from eee.limits import RECORD_MAX_BYTES, Unreadable, too_big
+from eee.gitutil import has_commit, staged_changes, toplevel
+from eee.paths import SIDECAR_SUFFIX
+from eee.tree import EXECUTABLE, MAX_READ, REGULAR, SYMLINK, GitTree, Tree, WorkTree
 
-LINK_MODE = "120000"
-GITLINK_MODE = "160000"
-
-
-class Staged:
-    """The index of the repository at ``root``: entries (mode, blob id) and their contents."""
-
-    def __init__(self, root: str | Path | None = None) -> None:
-        self.root = Path(root) if root is not None else None
-        self._entries: dict[str, tuple[str, str]] = {}
-        self._listed: set[str] = set()  # folders whose entries are all in _entries
-        self._absent: set[str] = set()
-        self._blobs: dict[str, bytes] = {}
-
-    def _ls_files(self, specs: list[str]) -> None:
-        out = subprocess.run(
-            ["git", "ls-files", "-s", "-z", "--", *specs], cwd=self.root, capture_output=True, check=True
-        ).stdout
-        for item in out.split(b"\0"):
-            if not item:
-                continue
-            meta, _, name = item.partition(b"\t")
-            mode, sha, stage = meta.decode().split(" ")
-            if stage in ("0", "2"):  # stage 2: ours, during a conflicted merge
-                self._entries[name.decode("utf-8", "surrogateescape")] = (mode, sha)
-
-    def entry(self, path: str) -> tuple[str, str] | None:
-        """(mode, blob id) of ``path`` in the index, or None when it is not staged."""
-        if path not in self._entries and path not in self._absent:
-            self._ls_files([f":(literal){path}"])
-            if path not in self._entries:
-                self._absent.add(path)
-        return self._entries.get(path)
-
-    def names(self, folder: str) -> list[str]:
-        """The entries below ``folder`` in the index, one level (listed recursively: use it
-        for small folders, such as one model's)."""
-        prefix = f"{folder}/" if folder else ""
-        if folder not in self._listed:
-            self._ls_files([f":(literal){prefix}" if prefix else "."])
-            self._listed.add(folder)
-        return sorted({p[len(prefix) :].split("/", 1)[0] for p in self._entries if p.startswith(prefix)})
-
-    def prefetch(self, paths: list[str]) -> None:
-        """Read the index entries of ``paths`` in one git call (the hooks' staged files)."""
-        wanted = [p for p in paths if p not in self._entries]
-        for i in range(0, len(wanted), 500):
-            self._ls_files([f":(literal){p}" for p in wanted[i : i + 500]])
-
-    def read(self, path: str, cap: int = RECORD_MAX_BYTES, what: str = "record") -> bytes:
-        """The staged bytes of ``path`` (FileNotFoundError when not staged, Unreadable when refused)."""
-        entry = self.entry(path)
-        if entry is None:
-            raise FileNotFoundError(2, "not in the index", path)
-        mode, sha = entry
-        if mode == LINK_MODE:
-            raise Unreadable("is a symbolic link", f"a {what} must be a regular file: stage the file itself")
-        if mode == GITLINK_MODE:
-            raise Unreadable("is a submodule, not a file", f"a {what} must be a regular file")
-        if sha not in self._blobs:
-            self._blobs.update(read_blobs([sha], cap, self.root, what))
-        return self._blobs[sha]
+_ZERO = "0" * 40
 
 
-def read_blobs(shas: list[str], cap: int, root: str | Path | None = None, what: str = "file") -> dict[str, bytes]:
-    """Blob contents by id, one ``git cat-file`` process; a blob over ``cap`` raises Unreadable."""
-    if not shas:
+class IndexTree(GitTree):
+    """The next commit as the index holds it (see the module docstring)."""
+
+    def __init__(self, repo: str | os.PathLike[str] | None = None) -> None:
+        root = Path(repo) if repo is not None else toplevel()
+        self.has_head = has_commit("HEAD", root)
+        super().__init__(root, "HEAD")
+        self.short = "index"
+        changes = staged_changes(root)
+        self._deleted = {c.path for c in changes if c.status == "D"}
+        staged = {c.path: (c.new_mode, c.new_blob) for c in changes if c.status != "D"}
+        sizes = _sizes([blob for _, blob in staged.values() if blob != _ZERO], root)
+        self._staged: dict[str, tuple[str, str, int]] = {}
+        for path, (mode, blob) in staged.items():
+            kind = mode if mode in (REGULAR, EXECUTABLE, SYMLINK) else "other"
+            self._staged[path] = (kind, blob, sizes.get(blob, 0))
+        self._index_folders: dict[str, dict[str, tuple[str, str, int]]] = {}
+        self._work = WorkTree(root)
+
+    def display(self, path: str) -> str:
+        return path
+
+    def _folder(self, folder: str) -> dict[str, tuple[str, str, int]]:
+        folder = folder.strip("/")
+        found = self._index_folders.get(folder)
+        if found is not None:
+            return found
+        found = dict(super()._folder(folder)) if self.has_head else {}
+        prefix = folder + "/" if folder else ""
+        for path in self._deleted:
+            if path.startswith(prefix) and "/" not in path[len(prefix) :]:
+                found.pop(path[len(prefix) :], None)
+        for path, entry in self._staged.items():
+            if path.startswith(prefix):
+                rest = path[len(prefix) :]
+                if "/" in rest:
+                    found.setdefault(rest.split("/", 1)[0], ("040000", "", 0))
+                else:
+                    found[rest] = entry
+        self._index_folders[folder] = found
+        return found
+
+    def files(self, prefix: str = "") -> list[str]:
+        found = set(super().files(prefix)) if self.has_head else set()
+        start = prefix.strip("/") + "/" if prefix.strip("/") else ""
+        found -= self._deleted
+        found |= {p for p in self._staged if p.startswith(start)}
+        return sorted(found)
+
+    def _outside_git(self, path: str) -> bool:
+        """A sidecar DVC keeps in the work tree (not in the index)."""
+        return path.endswith(SIDECAR_SUFFIX) and self._entry(path) is None
+
+    def mode(self, path: str) -> str | None:
+        if self._outside_git(path):
+            return self._work.mode(path)
+        return super().mode(path)
+
+    def exists(self, path: str) -> bool:
+        if self._outside_git(path):
+            return self._work.exists(path)
+        return super().exists(path)
+
+    def read(self, path: str, limit: int = MAX_READ) -> bytes:
+        if self._outside_git(path):
+            return self._work.read(path, limit)
+        return super().read(path, limit)
+
+    def chunks(self, path: str, limit: int = MAX_READ) -> Iterator[bytes]:
+        if self._outside_git(path):
+            yield from self._work.chunks(path, limit)
+        else:
+            yield self.read(path, limit)
+
+
+def _sizes(blobs: list[str], root: Path) -> dict[str, int]:
+    """Blob sizes by id, from one ``git cat-file --batch-check``."""
+    if not blobs:
         return {}
-    check = subprocess.run(
-        ["git", "cat-file", "--batch-check=%(objectname) %(objecttype) %(objectsize)"],
+    out = subprocess.run(
+        ["git", "--no-replace-objects", "cat-file", "--batch-check=%(objectname) %(objecttype) %(objectsize)"],
         cwd=root,
-        input="".join(f"{s}\n" for s in shas).encode(),
+        input="".join(f"{b}\n" for b in blobs).encode(),
         capture_output=True,
-        check=True,
+        check=False,
     ).stdout.decode()
-    for line in check.splitlines():
+    sizes = {}
+    for line in out.splitlines():
         parts = line.split()
-        if len(parts) == 3 and parts[1] == "blob" and int(parts[2]) > cap:
-            raise Unreadable(*too_big(int(parts[2]), cap, what))
-        if len(parts) != 3 or parts[1] != "blob":
-            raise Unreadable(f"object {parts[0]} is not a blob", "stage a regular file")
-    proc = subprocess.run(
-        ["git", "cat-file", "--batch"],
-        cwd=root,
-        input="".join(f"{s}\n" for s in shas).encode(),
-        capture_output=True,
-        check=True,
-    )
-    out: dict[str, bytes] = {}
-    data = proc.stdout
-    at = 0
-    for _ in shas:
-        header_end = data.index(b"\n", at)
-        sha, _kind, size = data[at:header_end].decode().split()
-        start = header_end + 1
-        out[sha] = data[start : start + int(size)]
-        at = start + int(size) + 1
-    return out
+        if len(parts) == 3 and parts[1] == "blob":
+            sizes[parts[0]] = int(parts[2])
+    return sizes
+
+
+_shared: dict[str, IndexTree] | None = None
+
+
+def share() -> None:
+    """From now on, one index tree per repository for this process: the hook runner calls
+    this, so that hooks sharing a process (``python -m eee.hooks naming validate ...``)
+    ask git for the index once. (A hook called on its own reads the index afresh.)"""
+    global _shared
+    _shared = {}
+
+
+def index_tree(repo: str | os.PathLike[str] | None = None) -> Tree:
+    """The tree the hooks read: the index of the repository at ``repo`` (default: the current one)."""
+    if _shared is None:
+        return IndexTree(repo)
+    key = os.path.abspath(repo if repo is not None else os.getcwd())
+    if key not in _shared:
+        _shared[key] = IndexTree(repo)
+    return _shared[key]

@@ -23,6 +23,7 @@ from eee.governance.status import fold
 from eee.limits import EVENT_MAX_BYTES
 from eee.paths import EVENT_SUFFIX, EVENTS_DIR, RECORD_SUFFIX
 from eee.schemas import default_registry
+from eee.staged import IndexTree
 from eee.tree import SYMLINK, EmptyTree, GitTree, Overlay, Tree, Unreadable, WorkTree
 
 
@@ -129,6 +130,8 @@ def history(tree: Tree) -> tuple[dict[str, Entered], float | None]:
     checked against: now in a git work tree (they are about to be committed), none for a
     commit (every event of it is committed) or a plain folder (no history to check)."""
     base = _base(tree)
+    if isinstance(base, IndexTree):  # the hooks: the index is about to be committed
+        return history_of(base.repo), time.time()
     if isinstance(base, GitTree):
         return history_of(base.repo, base.commit), None
     if isinstance(base, WorkTree) and in_git(base.root):
@@ -149,8 +152,8 @@ def record_exists(tree: Tree, named: list[str]) -> Callable[[str], bool]:
         }
         below = record_exists(tree.base, named)
         return lambda uuid: uuid in planned or below(uuid)
-    if isinstance(tree, WorkTree):
-        index = RecordIndex(tree.root)
+    if isinstance(tree, WorkTree | IndexTree):  # a search of git's index, not a listing of every record
+        index = RecordIndex(tree.root if isinstance(tree, WorkTree) else tree.repo)
         if len(set(named)) > _LIST_ALL_ABOVE:
             index.all()
         index.lookup(named)
