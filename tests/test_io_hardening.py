@@ -218,3 +218,33 @@ def test_eval_zip_bomb_stops_at_the_cap(
 
 def test_a_normal_eval_archive_still_converts(target: Path) -> None:
     assert convert_main(["inspect", "--log-path", str(INSPECT_EVAL), "--no-stage"]) == 0
+
+
+# --- governance tools: the corrected record given to supersede ---------------------------------------
+
+
+@pytest.mark.parametrize("kind", ["fifo", "device", "deep"])
+def test_supersede_with_a_bad_corrected_record_is_a_clear_refusal(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], kind: str
+) -> None:
+    from conftest import load_example, place_record
+    from eee.commands.governance import run
+
+    repo = make_store(tmp_path, hooks=False)
+    monkeypatch.chdir(repo)
+    place_record(repo, load_example("aggregate", "valid", "v0.3.0_perplexity_unbounded.json"))
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "a record")
+    before = _tree(repo)
+    source = tmp_path / "corrected.json"
+    if kind == "fifo":
+        os.mkfifo(source)
+    elif kind == "device":
+        source.symlink_to("/dev/zero")
+    else:
+        source.write_bytes(b'{"a": ' + b"[" * 3000 + b"]" * 3000 + b"}")
+    assert run("supersede", [FIXED_UUID, str(source), "--reason", "corrected"]) == 1
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    assert {"fifo": "named pipe", "device": "character device", "deep": "nested too deeply"}[kind] in err
+    assert _tree(repo) == before

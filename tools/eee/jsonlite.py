@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from eee.limits import INT_MAX_DIGITS, JSON_MAX_DEPTH, RECORD_MAX_BYTES
+from eee.limits import INT_MAX_DIGITS, JSON_MAX_DEPTH, RECORD_MAX_BYTES, read_regular
 from eee.tree import Unreadable
 
 
@@ -55,6 +55,16 @@ def tree_object(tree: Any, path: str) -> dict[str, Any] | None:
         return loads_object(tree.read(path, RECORD_MAX_BYTES))
     except (Unreadable, OSError, ValueError):
         return None
+
+
+def load_object(path: str) -> dict[str, Any] | None:
+    """The JSON object in the file ``path`` (a regular file, never a link, within the record
+    cap), or None when it is unreadable or not strict JSON."""
+    try:
+        data = read_regular(path, RECORD_MAX_BYTES, "record")
+    except OSError:
+        return None
+    return loads_object(data)
 
 
 def _deeper_than(doc: Any, limit: int) -> bool:
