@@ -12,6 +12,7 @@ import signal
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 import pytest
 
@@ -113,3 +114,48 @@ def test_no_finding_is_a_crash_report(fuzzed) -> None:
     words = ("Traceback", "Error(", "object has no attribute", "unhashable", "RecursionError")
     bad = [f.one_line() for r in results.values() for f in r.findings if any(w in f.message for w in words)]
     assert not bad, bad[:10]
+
+
+def test_the_audit_of_a_commit_of_fuzzed_files(tmp_path: Path) -> None:
+    """The same kinds of bad files, committed with --no-verify: the audit reports each bad one
+    (an error in the commit that added it), no good one, and the commits after it as usual."""
+    import json
+    import shutil
+
+    from conftest import git, make_store
+    from eee.commands.audit import main as audit_main
+
+    seeds = clean_seeds(tmp_path / "seeds")
+    repo = make_store(tmp_path, hooks=False)
+    staging = tmp_path / "fuzz"
+    staging.mkdir()
+    cases = build(staging, SEED + 1, 300, 0, 100, seeds)
+    for case in list(cases):
+        path = staging / case.rel
+        if not path.is_symlink() and not path.is_file():  # a FIFO: git cannot commit one
+            path.unlink()
+            cases.remove(case)
+    for top in ("data", "governance"):
+        shutil.copytree(staging / top, repo / top, symlinks=True)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "--no-verify", "-m", "fuzzed files")
+    (repo / "later.txt").write_text("a later commit\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "--no-verify", "-m", "later")
+    import io
+    from contextlib import redirect_stdout
+
+    out = io.StringIO()
+    with deadline(300, "auditing the fuzzed commit"), redirect_stdout(out):
+        code = audit_main(["--repo", str(repo), "--format", "json"])
+    report = json.loads(out.getvalue())
+    assert code == 1 and report["summary"]["files"] == 3  # the empty store, the fuzz, the later commit
+    errors: dict[str, list[str]] = {}
+    for f in report["findings"]:
+        if f["severity"] == "error":
+            errors.setdefault(f["file"].split(":", 1)[1], []).append(f["message"])
+    missed = [f"{c.kind} {c.op} {c.rel}" for c in cases if c.expect == "bad" and c.rel not in errors]
+    spurious = [f"{c.op} {c.rel}: {errors[c.rel][0]}" for c in cases if c.expect == "good" and c.rel in errors]
+    assert not missed, missed[:10]
+    assert not spurious, spurious[:10]
+    assert not any(f["file"].startswith(report["files"][2]["file"][:10]) for f in report["findings"])
