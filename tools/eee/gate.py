@@ -7,8 +7,9 @@ tracked file. At 230,000 records that costs seconds, while the store's own hooks
 only at what is staged. This runner reads the same configuration and runs the same local
 hooks on the staged files, as pre-commit would (``files``/``exclude``, ``always_run``,
 ``pass_filenames``, ``SKIP``), and hands over to pre-commit itself whenever its extra
-care matters: when a staged file also has unstaged changes (the hooks read the work tree,
-so the staged content must be what is there), or when a hook is not a local script.
+care matters: when a staged file also has unstaged changes (the store's own hooks read the
+index either way, see :mod:`eee.staged`, but another local hook may read the work tree,
+which pre-commit stashes first), or when a hook is not a local script.
 
 Install it with ``eee gate install`` (``eee gate uninstall`` goes back to pre-commit).
 """
