@@ -16,6 +16,7 @@ from eee.findings import FileResult, Finding, Summary
 from eee.gitutil import GitError, commit_changes, rev_list, verify_commit
 from eee.governance.duplicates import audit_duplicates
 from eee.history import anchor_findings, anchor_from, merge_findings, replacement_findings
+from eee.limits import RECORD_MAX_BYTES
 from eee.paths import DATA_DIR, EVENT, EVENTS_DIR, RECORD_SUFFIX, file_kind, tree_path_problem
 from eee.rules.commit import (
     REGISTRY,
@@ -33,7 +34,7 @@ from eee.validate import Options, validate_tree
 
 def _doc(tree: Tree, path: str) -> dict[str, Any] | None:
     try:
-        doc = loads(tree.read(path))
+        doc = loads(tree.read(path, RECORD_MAX_BYTES))
     except (Unreadable, JSONProblem):
         return None
     return doc if isinstance(doc, dict) else None
@@ -41,7 +42,7 @@ def _doc(tree: Tree, path: str) -> dict[str, Any] | None:
 
 def _bytes(tree: Tree, path: str) -> bytes | None:
     try:
-        return tree.read(path)
+        return tree.read(path, RECORD_MAX_BYTES)
     except Unreadable:
         return None
 

@@ -97,7 +97,7 @@ class IndexTree(GitTree):
         if self._outside_git(path):
             yield from self._work.chunks(path, limit)
         else:
-            yield self.read(path, limit)
+            yield from super().chunks(path, limit)
 
 
 def _sizes(blobs: list[str], root: Path) -> dict[str, int]:

@@ -294,6 +294,33 @@ class GitTree(Tree):
         self._check_size(path, size, limit)
         return self._cat(path, blob)
 
+    def chunks(self, path: str, limit: int = MAX_READ) -> Iterator[bytes]:
+        """A blob in pieces, streamed from ``git cat-file`` (a large sidecar committed to git
+        is never held whole in memory)."""
+        entry = self._entry(path)
+        if entry is None or entry[2] <= CHUNK:
+            yield self.read(path, limit)
+            return
+        mode, blob, size = entry
+        if mode not in (REGULAR, EXECUTABLE):
+            yield self.read(path, limit)  # refused there, with the reason
+            return
+        self._check_size(path, size, limit)
+        proc = subprocess.Popen(
+            ["git", "--no-replace-objects", "cat-file", "blob", blob],
+            cwd=self.repo,
+            stdout=subprocess.PIPE,
+            env=self._env,
+        )
+        assert proc.stdout is not None
+        try:
+            while piece := proc.stdout.read(CHUNK):
+                yield piece
+        finally:
+            proc.stdout.close()
+            proc.kill()
+            proc.wait()
+
     def _cat(self, path: str, blob: str) -> bytes:
         if self._batch is None or self._batch.poll() is not None:
             self._batch = subprocess.Popen(
