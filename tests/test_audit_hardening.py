@@ -369,13 +369,25 @@ def test_crafted_tree_entries_are_findings_and_nothing_is_written(repo: Path, tm
         assert what in texts, (what, texts)
 
 
-def test_a_tree_git_cannot_read_is_one_finding_and_the_audit_goes_on(repo: Path, capsys) -> None:
+def test_a_tree_git_cannot_read_is_walked_and_later_commits_are_audited(repo: Path, capsys) -> None:
+    """An empty entry name makes git's own tree walker fail (diff-tree, ls-tree): the audit walks
+    the raw tree objects instead, reports the entry, and still audits that commit's other
+    files and every later commit whose tree still holds it."""
     head = git(repo, "rev-parse", "HEAD").stdout.strip()
-    tree = _tree(repo, {"README.md": b"x\n", "data": {"": {"e.json": b"{}"}}})
-    crafted = git(repo, "commit-tree", tree, "-p", head, "-m", "an empty file name").stdout.strip()
-    git(repo, "update-ref", "refs/heads/main", crafted)
-    git(repo, "reset", "-q", "--hard", head)  # the next commit's tree is readable again
-    git(repo, "update-ref", "refs/heads/main", crafted)
+    record = (repo / git(repo, "ls-files", "data").stdout.split()[0]).read_bytes()
+    doc = json.loads(record)
+    doc["schema_version"] = "9.9.9"
+    bad = json.dumps(doc).encode()
+    base = {"README.md": b"x\n", "data": {"": {"e.json": b"{}"}, "bench": {"b": {"c": {OTHER + ".json": bad}}}}}
+    first = git(repo, "commit-tree", _tree(repo, base), "-p", head, "-m", "an empty file name").stdout.strip()
+    later_tree = dict(base)
+    later_tree["data"] = dict(base["data"], bench2={"b": {"c": {THIRD + ".json": bad}}})
+    later = git(repo, "commit-tree", _tree(repo, later_tree), "-p", first, "-m", "later, still crafted").stdout.strip()
+    git(repo, "update-ref", "refs/heads/main", later)
     code, errors = _audit(repo, capsys)
     assert code == 1
-    assert any(f["file"].startswith(f"{crafted[:10]}:") and "cannot be read" in f["message"] for f in errors)
+    mine = [f for f in errors if f["file"].startswith(f"{first[:10]}:")]
+    assert any("empty component" in f["message"] for f in mine), mine
+    assert any(f["file"].endswith(f"{OTHER}.json") and f["check"] == "version" for f in mine), mine
+    theirs = [f for f in errors if f["file"].startswith(f"{later[:10]}:")]
+    assert any(f["file"].endswith(f"{THIRD}.json") and f["check"] == "version" for f in theirs), theirs

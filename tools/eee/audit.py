@@ -15,7 +15,7 @@ from typing import Any
 from eee.findings import FileResult, Finding, Summary
 from eee.gitutil import GitError, commit_changes, rev_list, verify_commit
 from eee.governance.duplicates import audit_duplicates
-from eee.history import anchor_findings, anchor_from, merge_findings, replacement_findings
+from eee.history import anchor_findings, anchor_from, merge_findings, raw_changes, replacement_findings
 from eee.limits import RECORD_MAX_BYTES
 from eee.paths import DATA_DIR, EVENT, EVENTS_DIR, RECORD_SUFFIX, file_kind, tree_path_problem
 from eee.rules.commit import (
@@ -72,17 +72,8 @@ def _audit(tree: GitTree, commit: str, parent: str | None, cwd: Path, parents: t
     findings: list[Finding] = []
     try:
         listed = commit_changes(commit, cwd, parent)
-    except GitError as exc:  # a tree git itself cannot read (a crafted entry): one finding, the audit goes on
-        detail = str(exc).rsplit(": ", 1)[-1]
-        return [
-            Finding(
-                where("."),
-                "$",
-                f"the commit's tree cannot be read: {detail}",
-                "trees like this are crafted (git mktree, git hash-object); remove the commit",
-                check="history",
-            )
-        ]
+    except GitError:  # a tree git's own walker refuses (a crafted entry): walk the raw objects instead
+        listed = raw_changes(parent, commit, cwd)
     changes = []
     for c in listed:  # a crafted path is a finding, never a file name
         problem = tree_path_problem(c.path)
