@@ -391,3 +391,54 @@ def test_a_tree_git_cannot_read_is_walked_and_later_commits_are_audited(repo: Pa
     assert any(f["file"].endswith(f"{OTHER}.json") and f["check"] == "version" for f in mine), mine
     theirs = [f for f in errors if f["file"].startswith(f"{later[:10]}:")]
     assert any(f["file"].endswith(f"{THIRD}.json") and f["check"] == "version" for f in theirs), theirs
+
+
+def test_a_merge_that_drops_a_released_version_from_the_registry(forked: Path, capsys) -> None:
+    registry = forked / "schemas" / "registry.json"
+    git(forked, "checkout", "-q", "side")
+    (forked / "side.txt").write_text("x")
+    _commit(forked, "side")
+    git(forked, "checkout", "-q", "main")
+
+    def drop() -> None:
+        doc = json.loads(registry.read_text())
+        doc["versions"].pop("0.2.0")
+        registry.write_text(json.dumps(doc, indent=2))
+
+    merge = _merge(forked, "side", resolve=drop)
+    code, errors = _audit(forked, capsys)
+    assert code == 1
+    messages = [f["message"] for f in errors if f["file"] == f"{merge[:10]}:schemas/registry.json"]
+    assert "the merge removes released version 0.2.0 from the registry (against parent 1)" in messages, errors
+
+
+def test_an_octopus_merge_is_checked_against_every_parent(forked: Path, capsys) -> None:
+    from conftest import FIXED_UUID
+    from eee.governance.events import make_event, write
+
+    git(forked, "checkout", "-q", "-b", "third")
+    (forked / "third.txt").write_text("x")
+    _commit(forked, "third")
+    git(forked, "checkout", "-q", "side")
+    event = write(
+        forked,
+        make_event(
+            "dispute",
+            FIXED_UUID,
+            "contested",
+            {"name": "M", "email": "m@example.org"},
+            reference="https://example.org/1",
+        ),
+    )
+    rel = event.relative_to(forked).as_posix()
+    _commit(forked, "side: a dispute")
+    git(forked, "checkout", "-q", "main")
+    proc = git(forked, "merge", "--no-ff", "--no-commit", "side", "third", check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    git(forked, "rm", "-q", "-f", rel)
+    git(forked, "commit", "-q", "--no-verify", "-m", "octopus")
+    merge = git(forked, "rev-parse", "HEAD").stdout.strip()
+    assert len(git(forked, "log", "-1", "--format=%P").stdout.split()) == 3
+    code, errors = _audit(forked, capsys)
+    assert code == 1
+    assert any(f["file"] == f"{merge[:10]}:{rel}" and "of parent 2" in f["message"] for f in errors), errors

@@ -189,7 +189,7 @@ def merge_findings(
             )
         if read(parent, REGISTRY) != read(commit, REGISTRY):
             for f in registry_findings(read(parent, REGISTRY), read(commit, REGISTRY), where(REGISTRY)):
-                f.message = f"the merge {f.message.split(' ', 1)[0]}s {f.message.split(' ', 1)[1]} (parent {n})"
+                f.message = f"the merge {f.message} (against parent {n})"
                 out.append(f)
     if any(p.startswith(DATA_DIR + "/") and p.endswith(RECORD_SUFFIX) for p in added):
         out += _uuid_collisions(commit, cwd, where, RECORD_SUFFIX, DATA_DIR, added)
