@@ -224,88 +224,44 @@ def _uuid_collisions(
     return out
 
 
-class _Objects:
-    """Raw tree objects from one ``git cat-file --batch`` process (any entry name, even one
-    git's own tree walker refuses, such as an empty one)."""
-
-    def __init__(self, cwd: Path) -> None:
-        self.proc = subprocess.Popen(
-            ["git", "--no-replace-objects", "cat-file", "--batch"],
-            cwd=cwd,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            env=_env(),
-        )
-
-    def tree(self, sha: str) -> dict[bytes, tuple[str, str]]:
-        assert self.proc.stdin is not None and self.proc.stdout is not None
-        self.proc.stdin.write(sha.encode() + b"\n")
-        self.proc.stdin.flush()
-        header = self.proc.stdout.readline().split()
-        if len(header) != 3:
-            return {}
-        data = self.proc.stdout.read(int(header[2]))
-        self.proc.stdout.read(1)
-        if header[1] != b"tree":
-            return {}
-        out: dict[bytes, tuple[str, str]] = {}
-        at = 0
-        while at < len(data):
-            space = data.index(b" ", at)
-            nul = data.index(b"\0", space)
-            mode = data[at:space].decode().rjust(6, "0")
-            out[data[space + 1 : nul]] = (mode, data[nul + 1 : nul + 21].hex())
-            at = nul + 21
-        return out
-
-    def close(self) -> None:
-        if self.proc.stdin is not None:
-            self.proc.stdin.close()
-        self.proc.wait()
-        if self.proc.stdout is not None:
-            self.proc.stdout.close()
-
-
 def raw_changes(parent: str | None, commit: str, cwd: Path) -> list[Change]:
     """What ``commit`` changed against ``parent``, by walking the raw tree objects: the
     audit's way through a tree that ``git diff-tree`` cannot read (a crafted entry). Every
     path comes back, however it is spelled; :func:`eee.paths.tree_path_problem` says which
     ones are no file names."""
-    objects = _Objects(cwd)
+    from eee.tree import GitTree  # lazy: the tree imports gitutil; only for a crafted tree
+
     zero = "0" * 40
     out: list[Change] = []
+    with GitTree(cwd, commit) as reader:
 
-    def root(rev: str | None) -> str | None:
-        if rev is None:
-            return None
-        return git("rev-parse", "--verify", "--end-of-options", f"{rev}^{{tree}}", cwd=cwd).decode().strip()
+        def root(rev: str | None) -> str | None:
+            return GitTree(cwd, rev).root_tree() if rev is not None else None
 
-    def walk(old: str | None, new: str | None, prefix: str) -> None:
-        if old == new:
-            return
-        before = objects.tree(old) if old else {}
-        after = objects.tree(new) if new else {}
-        for name in sorted(set(before) | set(after)):
-            path = prefix + name.decode("utf-8", "surrogateescape")
-            a, b = before.get(name), after.get(name)
-            a_tree = a is not None and a[0] == "040000"
-            b_tree = b is not None and b[0] == "040000"
-            if a_tree or b_tree:
-                walk(a[1] if a_tree else None, b[1] if b_tree else None, path + "/")
-                a = None if a_tree else a
-                b = None if b_tree else b
-            if (a is None and b is None) or a == b:
-                continue
-            if a is None:
-                out.append(Change("A", path, "000000", b[0], zero, b[1]))
-            elif b is None:
-                out.append(Change("D", path, a[0], "000000", a[1], zero))
-            else:
-                status = "M" if a[0] == b[0] or {a[0], b[0]} == {"100644", "100755"} else "T"
-                out.append(Change(status, path, a[0], b[0], a[1], b[1]))
+        def walk(old: str | None, new: str | None, prefix: str) -> None:
+            if old == new:
+                return
+            before = reader.raw_entries(old) if old else {}
+            after = reader.raw_entries(new) if new else {}
+            for name in sorted(set(before) | set(after)):
+                path = prefix + name
+                a = before[name][:2] if name in before else None
+                b = after[name][:2] if name in after else None
+                a_tree = a is not None and a[0] == "040000"
+                b_tree = b is not None and b[0] == "040000"
+                if a_tree or b_tree:
+                    walk(a[1] if a_tree else None, b[1] if b_tree else None, path + "/")
+                    a = None if a_tree else a
+                    b = None if b_tree else b
+                if (a is None and b is None) or a == b:
+                    continue
+                if a is None:
+                    out.append(Change("A", path, "000000", b[0], zero, b[1]))
+                elif b is None:
+                    out.append(Change("D", path, a[0], "000000", a[1], zero))
+                else:
+                    status = "M" if a[0] == b[0] or {a[0], b[0]} == {"100644", "100755"} else "T"
+                    out.append(Change(status, path, a[0], b[0], a[1], b[1]))
 
-    try:
         walk(root(parent), root(commit), "")
-    finally:
-        objects.close()
     return out

@@ -255,18 +255,19 @@ class GitTree(Tree):
                 spec = f"{self.commit}:{folder}" if folder else f"{self.commit}^{{tree}}"
                 out = self._git("ls-tree", "-z", "--long", spec, check=False)
                 if out is None:  # a tree git's own walker refuses (a crafted entry): read the object itself
-                    sha = self._folder(parent)[name][1] if folder else self._root_tree()
-                    found = self._raw_folder(sha) if sha else {}
+                    sha = self._folder(parent)[name][1] if folder else self.root_tree()
+                    found = self.raw_entries(sha) if sha else {}
                 else:
                     found = dict(self._entries(out))
             self._folders[folder] = found
         return found
 
-    def _root_tree(self) -> str | None:
+    def root_tree(self) -> str | None:
+        """The id of the commit's root tree (None when it has none)."""
         out = self._git("rev-parse", "--verify", "--end-of-options", f"{self.commit}^{{tree}}", check=False)
         return out.decode().strip() if out else None
 
-    def _raw_folder(self, sha: str) -> dict[str, tuple[str, str, int]]:
+    def raw_entries(self, sha: str) -> dict[str, tuple[str, str, int]]:
         """The entries of the tree object ``sha`` parsed here (``mode SP name NUL id``), for
         trees ``git ls-tree`` refuses; every name comes back as it is, for the rules to judge."""
         proc = subprocess.run(
