@@ -104,9 +104,12 @@ def parse_raw(out: bytes) -> list[Change]:
     return changes
 
 
-def staged_raw(cwd: str | Path | None = None) -> bytes:
-    """``git diff --cached --raw -z --no-renames`` against HEAD (or the empty tree)."""
-    base = "HEAD" if has_commit("HEAD", cwd) else empty_tree(cwd)
+def staged_raw(cwd: str | Path | None = None, head: bool | None = None) -> bytes:
+    """``git diff --cached --raw -z --no-renames`` against HEAD (or the empty tree);
+    ``head``: whether HEAD exists, when the caller already knows."""
+    if head is None:
+        head = has_commit("HEAD", cwd)
+    base = "HEAD" if head else empty_tree(cwd)
     return git(
         "diff",
         "--cached",
@@ -121,10 +124,10 @@ def staged_raw(cwd: str | Path | None = None) -> bytes:
     )
 
 
-def staged_changes(cwd: str | Path | None = None) -> list[Change]:
+def staged_changes(cwd: str | Path | None = None, head: bool | None = None) -> list[Change]:
     """What the next commit changes, renames split into delete + add, always asked of git
     itself (no environment variable or file can stand in for the index)."""
-    return parse_raw(staged_raw(cwd))
+    return parse_raw(staged_raw(cwd, head))
 
 
 def commit_changes(commit: str, cwd: str | Path | None = None, parent: str | None = None) -> list[Change]:

@@ -18,7 +18,7 @@ import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
-from eee.gitutil import has_commit, staged_changes, toplevel
+from eee.gitutil import has_commit, staged_changes
 from eee.paths import SIDECAR_SUFFIX
 from eee.tree import EXECUTABLE, MAX_READ, REGULAR, SYMLINK, GitTree, Tree, WorkTree
 
@@ -29,11 +29,11 @@ class IndexTree(GitTree):
     """The next commit as the index holds it (see the module docstring)."""
 
     def __init__(self, repo: str | os.PathLike[str] | None = None) -> None:
-        root = Path(repo) if repo is not None else toplevel()
+        root = Path(repo) if repo is not None else Path.cwd()  # hooks run at the repository's top level
         self.has_head = has_commit("HEAD", root)
         super().__init__(root, "HEAD")
         self.short = "index"
-        changes = staged_changes(root)
+        changes = staged_changes(root, self.has_head)
         self._deleted = {c.path for c in changes if c.status == "D"}
         staged = {c.path: (c.new_mode, c.new_blob) for c in changes if c.status != "D"}
         sizes = _sizes([blob for _, blob in staged.values() if blob != _ZERO], root)
