@@ -293,3 +293,16 @@ def test_bad_files_once_committed_do_not_break_later_audits(tmp_path: Path, caps
     assert any(name.endswith("tag.yaml") for name in files)
     assert not any(event_id in f["file"] for f in errors), errors
     assert not any(UUIDS[3] in f["file"] or UUIDS[4] in f["file"] for f in errors), errors
+
+
+def test_a_refused_yaml_document_leaves_no_state_behind() -> None:
+    """The loader is made once per process: a refused document (too deep, an alias, not YAML)
+    must not change how the next one reads."""
+    from eee.governance.events import EventFileError, load_text
+
+    good = _event_text()
+    for bad in BAD_YAML.values():
+        if bad.isascii():
+            with pytest.raises(EventFileError):
+                load_text(bad)
+        assert load_text(good)["action"] == "retract"

@@ -47,13 +47,14 @@ def _loader() -> Any:
             if tag is not None and tag != "!":
                 raise YAMLRefused(f"tags ({tag}) are not allowed{_where(event)}")
             if isinstance(event, CollectionStartEvent):
-                self.nesting = getattr(self, "nesting", 0) + 1
-                if self.nesting > YAML_MAX_DEPTH:
+                depth = getattr(self, "nesting", 0) + 1
+                if depth > YAML_MAX_DEPTH:
                     raise YAMLRefused(f"nested more than {YAML_MAX_DEPTH} levels deep{_where(event)}")
+                self.nesting = depth
                 try:
                     return super().compose_node(parent, index)
                 finally:
-                    self.nesting -= 1
+                    self.nesting = depth - 1
             return super().compose_node(parent, index)
 
     class PlainConstructor(SafeConstructor):
@@ -84,10 +85,13 @@ def load(text: str) -> Any:
     try:
         return _LOADER.load(text)
     except YAMLRefused:
+        _LOADER = None  # whatever state a refused document left behind goes with it
         raise
     except RecursionError:
+        _LOADER = None
         raise YAMLRefused(f"nested more than {YAML_MAX_DEPTH} levels deep") from None
     except Exception as exc:  # ruamel's errors, and anything else odd input provokes: one message, no traceback
+        _LOADER = None
         problem = getattr(exc, "problem", None)
         mark = getattr(exc, "problem_mark", None)
         if problem:
