@@ -137,11 +137,15 @@ def test_the_audit_of_a_commit_of_fuzzed_files(tmp_path: Path) -> None:
             cases.remove(case)
     for top in ("data", "governance"):
         shutil.copytree(staging / top, repo / top, symlinks=True)
+    # the generated events declare times on 2026-01-01: commit them that day (an event more
+    # than a day from its commit's time is an error of its own)
+
+    dated = dict(os.environ, GIT_AUTHOR_DATE="2026-01-01T12:00:00Z", GIT_COMMITTER_DATE="2026-01-01T12:00:00Z")
     git(repo, "add", "-A")
-    git(repo, "commit", "-q", "--no-verify", "-m", "fuzzed files")
+    git(repo, "commit", "-q", "--no-verify", "-m", "fuzzed files", env=dated)
     (repo / "later.txt").write_text("a later commit\n")
     git(repo, "add", "-A")
-    git(repo, "commit", "-q", "--no-verify", "-m", "later")
+    git(repo, "commit", "-q", "--no-verify", "-m", "later", env=dated)
     import io
     from contextlib import redirect_stdout
 
