@@ -151,7 +151,7 @@ def test_the_audit_of_a_commit_of_fuzzed_files(tmp_path: Path) -> None:
 
     out = io.StringIO()
     with deadline(300, "auditing the fuzzed commit"), redirect_stdout(out):
-        code = audit_main(["--repo", str(repo), "--format", "json"])
+        code = audit_main(["--store", str(repo), "--format", "json"])
     report = json.loads(out.getvalue())
     assert code == 1 and report["summary"]["files"] == 3  # the empty store, the fuzz, the later commit
     errors: dict[str, list[str]] = {}

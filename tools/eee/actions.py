@@ -176,7 +176,7 @@ def _place_record(root: Path, source: Path, old_rel: str, dry_run: bool) -> tupl
     try:  # a regular file (a link to one is followed), at most a record's size
         doc = loads(read_regular(source, RECORD_MAX_BYTES, "record", follow=True))
     except Unreadable as exc:
-        raise ToolError(f"{source}: cannot read the corrected record: {exc.message}", exc.hint) from None
+        raise refusal(f"cannot read the corrected record: {exc.message}", exc.hint, file=str(source)) from None
     except OSError as exc:
         raise refusal(f"cannot read the corrected record: {exc.strerror}", file=str(source)) from None
     except JSONProblem as exc:
