@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from eee.findings import FileResult, Finding, Summary
-from eee.gitutil import GitError, commit_changes, rev_list, verify_commit
+from eee.gitutil import GitError, commit_changes, git_dir, rev_list, verify_commit
 from eee.governance.duplicates import audit_duplicates
 from eee.history import anchor_findings, anchor_from, merge_findings, raw_changes, replacement_findings
 from eee.limits import RECORD_MAX_BYTES
@@ -160,6 +160,10 @@ def _in_a_parent(change: Any, parents: tuple[str, ...], cwd: Path) -> bool:
 def audit(start: str | None, end: str, cwd: Path, anchor: str | None = None) -> Summary:
     """The commits of ``start..end``; the trust anchor (``anchor``, else ``$EEE_AUDIT_ANCHOR``)
     must be an ancestor of ``end`` (see :mod:`eee.history`)."""
+    try:
+        git_dir(cwd)
+    except GitError:
+        return Summary([], fatal=f"{cwd} is not a git repository: the audit reads commits")
     try:
         head = verify_commit(end, cwd, "--to")
         commits = rev_list(start, end, cwd)
