@@ -37,16 +37,19 @@ def _commit_all(repo: Path, message: str = "commit") -> None:
 
 def test_validate_hook_blocks_errors_and_passes_warnings(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
     good = place_record(repo, load_example("aggregate", "valid", RECORD))
+    git(repo, "add", "-A")  # the hooks read what is staged
     assert validate_hook.main([_rel(good, repo)]) == 0
     bad_doc = load_example("aggregate", "valid", RECORD)
     del bad_doc["eval_library"]
     bad = place_record(repo, bad_doc, record_uuid=OTHER_UUID)
+    git(repo, "add", "-A")
     assert validate_hook.main([_rel(bad, repo)]) == 1
     assert '"eval_library" is a required property' in capsys.readouterr().out
     # a warning (folders that do not come from the model id) is shown, not blocking
     wrong = repo / "data" / "wikitext" / "meta" / "llama" / f"{FIXED_UUID}.json"
     wrong.parent.mkdir(parents=True)
     wrong.write_bytes(good.read_bytes())
+    git(repo, "add", "-A")
     assert validate_hook.main([_rel(wrong, repo)]) == 0
     assert "warning: folders meta/llama do not match" in capsys.readouterr().out
 
@@ -209,9 +212,11 @@ def test_duplicates_warn_only_for_the_same_eval_library(repo: Path, capsys: pyte
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", "helm")
     lm_eval = place_record(repo, _mmlu("lm_eval", 48.8), record_uuid=OTHER_UUID)
+    git(repo, "add", "-A")  # hooks read what is staged
     assert duplicates.main([_rel(lm_eval, repo)]) == 0
     assert capsys.readouterr().out == ""  # two harnesses: two valid records, not duplicates
     again = place_record(repo, _mmlu("helm", 63.7), record_uuid="2a3b4c5d-6e7f-4a8b-9c0d-1e2f3a4b5c6d")
+    git(repo, "add", "-A")
     assert duplicates.main([_rel(again, repo)]) == 0  # never blocks
     out = capsys.readouterr().out
     assert f"warning: duplicates {_rel(helm, repo)}: identical content apart from evaluation_id" in out

@@ -45,6 +45,7 @@ from eee.governance.index import PrefixProblem, RecordIndex, resolve_uuid
 from eee.governance.relations import derived_from
 from eee.governance.status import IllegalEvent, Ledger, fold
 from eee.jsonlite import load_object
+from eee.limits import RECORD_MAX_BYTES, Unreadable, read_regular
 from eee.paths import EVENTS_DIR, canonical_folders
 from eee.strictjson import JSONProblem, loads
 
@@ -172,8 +173,10 @@ def _place_record(root: Path, source: Path, old_rel: str, dry_run: bool) -> tupl
 
     Returns (uuid, repository path, placed file or None on a dry run).
     """
-    try:
-        doc = loads(source.read_bytes())
+    try:  # a regular file (a link to one is followed), at most a record's size
+        doc = loads(read_regular(source, RECORD_MAX_BYTES, "record", follow=True))
+    except Unreadable as exc:
+        raise refusal(f"cannot read the corrected record: {exc.message}", exc.hint, file=str(source)) from None
     except OSError as exc:
         raise refusal(f"cannot read the corrected record: {exc.strerror}", file=str(source)) from None
     except JSONProblem as exc:

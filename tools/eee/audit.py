@@ -3,7 +3,8 @@
 ``git commit --no-verify`` skips the hooks, and a push from elsewhere never ran them; the
 audit checks each commit's own changes (against its first parent) with the same rules:
 immutability, sidecars outside git, naming, validation of what the commit added or
-modified, duplicate warnings.
+modified, duplicate warnings. A merge is checked against every parent, a trust anchor
+guards against rewritten history, and crafted tree entries are findings (:mod:`eee.history`).
 """
 
 from __future__ import annotations
@@ -12,9 +13,11 @@ from pathlib import Path
 from typing import Any
 
 from eee.findings import FileResult, Finding, Summary
-from eee.gitutil import GitError, commit_changes, rev_list
+from eee.gitutil import GitError, commit_changes, git_dir, rev_list, verify_commit
 from eee.governance.duplicates import audit_duplicates
-from eee.paths import DATA_DIR, EVENT, EVENTS_DIR, RECORD_SUFFIX, file_kind
+from eee.history import anchor_findings, anchor_from, merge_findings, raw_changes, replacement_findings
+from eee.limits import RECORD_MAX_BYTES
+from eee.paths import DATA_DIR, EVENT, EVENTS_DIR, RECORD_SUFFIX, file_kind, tree_path_problem
 from eee.rules.commit import (
     REGISTRY,
     immutability_findings,
@@ -31,7 +34,7 @@ from eee.validate import Options, validate_tree
 
 def _doc(tree: Tree, path: str) -> dict[str, Any] | None:
     try:
-        doc = loads(tree.read(path))
+        doc = loads(tree.read(path, RECORD_MAX_BYTES))
     except (Unreadable, JSONProblem):
         return None
     return doc if isinstance(doc, dict) else None
@@ -39,45 +42,85 @@ def _doc(tree: Tree, path: str) -> dict[str, Any] | None:
 
 def _bytes(tree: Tree, path: str) -> bytes | None:
     try:
-        return tree.read(path)
+        return tree.read(path, RECORD_MAX_BYTES)
     except Unreadable:
         return None
 
 
-def audit_commit(commit: str, parent: str | None, cwd: Path) -> list[Finding]:
-    """The rules applied to ``commit``'s own changes against its first ``parent``.
+def audit_commit(commit: str, parent: str | None, cwd: Path, parents: tuple[str, ...] = ()) -> list[Finding]:
+    """The rules applied to ``commit``'s own changes against its first ``parent``; a merge
+    also keeps every protected file of every parent (:func:`eee.history.merge_findings`).
 
     Both commits are read as :class:`eee.tree.GitTree`: blobs come from git's object
     store, nothing is written to disk, and findings name ``<short-commit>:path``."""
     with GitTree(cwd, commit) as tree:
-        return _audit(tree, commit, parent, cwd)
+        return _audit(tree, commit, parent, cwd, parents)
 
 
-def _audit(tree: GitTree, commit: str, parent: str | None, cwd: Path) -> list[Finding]:
+def _crafted(where: Any, path: str, problem: str) -> Finding:
+    return Finding(
+        where(path),
+        "$",
+        f"the commit's tree holds an entry no checkout can write: {problem}",
+        "trees with such entries are crafted (git mktree, git hash-object); remove the commit",
+        check="history",
+    )
+
+
+def _audit(tree: GitTree, commit: str, parent: str | None, cwd: Path, parents: tuple[str, ...]) -> list[Finding]:
     where = tree.display
-    changes = commit_changes(commit, cwd)
     findings: list[Finding] = []
-    if parent is not None:
+    try:
+        listed = commit_changes(commit, cwd, parent)
+    except GitError:  # a tree git's own walker refuses (a crafted entry): walk the raw objects instead
+        listed = raw_changes(parent, commit, cwd)
+    changes = []
+    for c in listed:  # a crafted path is a finding, never a file name
+        problem = tree_path_problem(c.path)
+        if problem is None:
+            changes.append(c)
+        else:
+            findings.append(_crafted(where, c.path, problem))
+
+    if len(parents) > 1:
+        findings += merge_findings(commit, list(parents), cwd, where, lambda rev: _released(cwd, rev), _reader(cwd))
+    elif parent is not None:
         with GitTree(cwd, parent) as before:
             old_registry = _bytes(before, REGISTRY)
         released = set(released_versions(old_registry))
         findings += immutability_findings(changes, released, where)
         if any(c.path == REGISTRY for c in changes):
             findings += registry_findings(old_registry, _bytes(tree, REGISTRY), where(REGISTRY))
-    present = [c for c in changes if c.status in ("A", "M", "T")]
-    findings += sample_findings([c.path for c in present], where)
 
+    # events new against the first parent, checked against the ledger and the records at this
+    # commit (for a merge: both sides' ledgers together, where a conflict between them shows)
+    present = [c for c in changes if c.status in ("A", "M", "T")]
     added_events = [c.path for c in present if c.path.startswith(EVENTS_DIR + "/") and file_kind(c.path) == EVENT]
-    if added_events:  # new events, checked against the ledger and the records at that commit
+    if added_events:
         findings += [f for result in check_events(tree, added_events) for f in result.findings]
+
+    clash_only: set[str] = set()
+    if len(parents) > 1:
+        # what a merge brings in from its other parents was audited in their own commits;
+        # content in no parent (an "evil merge") is new here, and names brought in from both
+        # sides can collide in letter case only here
+        inherited = {c.path for c in present if _in_a_parent(c, parents[1:], cwd)}
+        clash_only = inherited
+    findings += sample_findings([c.path for c in present if c.path not in clash_only], where)
     data_changes = [c.path for c in present if c.path.startswith(DATA_DIR + "/")]
     if not data_changes:
         return findings
 
     docs: dict[str, dict[str, Any] | None] = {}
     for path in data_changes:
+        if path in clash_only:
+            findings += [f for f in naming_findings(path, None, tree.names, where) if f.message.endswith("in the tree")]
+            continue
         docs[path] = _doc(tree, path) if path.endswith(RECORD_SUFFIX) else None
         findings += naming_findings(path, docs[path], tree.names, where)
+    data_changes = [p for p in data_changes if p not in clash_only]
+    if not data_changes:
+        return findings
 
     # validation of what the commit added or modified, read from the commit itself (names
     # that differ only in case are the naming rule's, above)
@@ -89,13 +132,48 @@ def _audit(tree: GitTree, commit: str, parent: str | None, cwd: Path) -> list[Fi
     return findings
 
 
-def audit(start: str | None, end: str, cwd: Path) -> Summary:
+def _released(cwd: Path, rev: str) -> set[str]:
+    with GitTree(cwd, rev) as before:
+        return set(released_versions(_bytes(before, REGISTRY)))
+
+
+def _reader(cwd: Path) -> Any:
+    trees: dict[str, GitTree] = {}
+
+    def read(rev: str, path: str) -> bytes | None:
+        if rev not in trees:
+            trees[rev] = GitTree(cwd, rev)
+        return _bytes(trees[rev], path)
+
+    return read
+
+
+def _in_a_parent(change: Any, parents: tuple[str, ...], cwd: Path) -> bool:
+    """Whether a merge's change against its first parent is one of its other parents' files, as is."""
+    for p in parents:
+        with GitTree(cwd, p) as other:
+            if other.blob(change.path) == change.new_blob:
+                return True
+    return False
+
+
+def audit(start: str | None, end: str, cwd: Path, anchor: str | None = None) -> Summary:
+    """The commits of ``start..end``; the trust anchor (``anchor``, else ``$EEE_AUDIT_ANCHOR``)
+    must be an ancestor of ``end`` (see :mod:`eee.history`)."""
     try:
+        git_dir(cwd)
+    except GitError:
+        return Summary([], fatal=f"{cwd} is not a git repository: the audit reads commits")
+    try:
+        head = verify_commit(end, cwd, "--to")
         commits = rev_list(start, end, cwd)
     except GitError as exc:
         return Summary([], fatal=f"cannot list commits: {exc}")
     results = []
+    history = anchor_findings(anchor_from(anchor), head, cwd) + replacement_findings(cwd)
+    if history:
+        results.append(FileResult("history", "history", findings=history))
     for info in commits:
-        findings = audit_commit(info.commit, info.parent, cwd)
+        findings = audit_commit(info.commit, info.parent, cwd, info.parents)
         results.append(FileResult(f"{info.commit[:10]} {info.subject.strip()}", "commit", findings=findings))
     return Summary(results)

@@ -340,6 +340,7 @@ def _filled(doc: dict[str, Any]) -> str | None:
 
 def default_loader() -> Loader:
     """Read a record as the current version (migrating in memory where a migration exists)."""
+    from eee.limits import RECORD_MAX_BYTES, read_regular
     from eee.migrate.chain import migrate_record
     from eee.schemas import default_registry
     from eee.strictjson import loads
@@ -348,7 +349,7 @@ def default_loader() -> Loader:
     current = registry.current
 
     def load(path: Path) -> tuple[dict[str, Any], str | None, str | None, str | None]:
-        raw = loads(path.read_bytes())
+        raw = loads(read_regular(path, RECORD_MAX_BYTES, "record"))
         declared = raw.get("schema_version") if isinstance(raw, dict) else None
         if declared == current or not isinstance(raw, dict):
             return raw, declared, declared, None

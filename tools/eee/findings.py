@@ -125,7 +125,7 @@ class Summary:
                 key = r.schema_version or "unknown"
                 by_version[key] = by_version.get(key, 0) + 1
         return {
-            "files": len(self.results),
+            "files": sum(1 for r in self.results if r.kind != "input"),  # input problems are not files checked
             "records": by_kind.get("record", 0),
             "sidecars": by_kind.get("sidecar", 0),
             "sidecar_rows": sum(r.rows or 0 for r in self.results if r.kind == "sidecar"),

@@ -7,8 +7,9 @@ tracked file. At 230,000 records that costs seconds, while the store's own hooks
 only at what is staged. This runner reads the same configuration and runs the same local
 hooks on the staged files, as pre-commit would (``files``/``exclude``, ``always_run``,
 ``pass_filenames``, ``SKIP``), and hands over to pre-commit itself whenever its extra
-care matters: when a staged file also has unstaged changes (the hooks read the work tree,
-so the staged content must be what is there), or when a hook is not a local script.
+care matters: when a staged file also has unstaged changes (the store's own hooks read the
+index either way, see :mod:`eee.staged`, but another local hook may read the work tree,
+which pre-commit stashes first), or when a hook is not a local script.
 
 Install it with ``eee gate install`` (``eee gate uninstall`` goes back to pre-commit).
 """
@@ -20,11 +21,10 @@ import re
 import shlex
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
-from eee.gitutil import STAGED_RAW_ENV, git, git_dir, parse_raw, staged_raw
+from eee.gitutil import git, git_dir, parse_raw, staged_raw
 
 HOOK_MARK = "# eee lean gate"
 
@@ -109,9 +109,7 @@ def _pre_commit(root: Path, reason: str) -> int:
 
 
 def check(root: Path) -> int:
-
-    raw = staged_raw(root)  # one read of the index, shared with the hooks
-    staged = staged_files(parse_raw(raw))
+    staged = staged_files(parse_raw(staged_raw(root)))
     try:
         hooks = load_hooks(root)
     except Fallback as exc:
@@ -119,10 +117,7 @@ def check(root: Path) -> int:
     dirty = unstaged_among(root, staged) if staged else []
     if dirty:
         return _pre_commit(root, f"{len(dirty)} staged file(s) also have unstaged changes (e.g. {dirty[0]})")
-    with tempfile.NamedTemporaryFile(prefix="eee-staged-", suffix=".raw") as fh:
-        fh.write(raw)
-        fh.flush()
-        return run_hooks(root, staged, hooks, dict(os.environ, **{STAGED_RAW_ENV: fh.name}))
+    return run_hooks(root, staged, hooks)
 
 
 def _hook_path(root: Path) -> Path:

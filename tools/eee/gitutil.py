@@ -16,6 +16,12 @@ class GitError(Exception):
     pass
 
 
+# Objects are read as they are, never through `git replace` (a replace ref can show the
+# tools another commit, tree or blob than the one in history). Set once for this process
+# and the git processes it starts.
+os.environ["GIT_NO_REPLACE_OBJECTS"] = "1"
+
+
 def git(*args: str, cwd: str | Path | None = None, check: bool = True, input: bytes | None = None) -> bytes:
     proc = subprocess.run(["git", *args], cwd=cwd, capture_output=True, input=input)
     if check and proc.returncode != 0:
@@ -35,10 +41,31 @@ def git_dir(cwd: str | Path | None = None) -> Path:
 def has_commit(rev: str = "HEAD", cwd: str | Path | None = None) -> bool:
     return (
         subprocess.run(
-            ["git", "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}"], cwd=cwd, capture_output=True
+            ["git", "rev-parse", "--verify", "--quiet", "--end-of-options", f"{rev}^{{commit}}"],
+            cwd=cwd,
+            capture_output=True,
         ).returncode
         == 0
     )
+
+
+def verify_commit(rev: str, cwd: str | Path | None = None, what: str = "revision") -> str:
+    """The full id of the commit ``rev`` names, or GitError naming ``rev``.
+
+    Every revision a user gives reaches git only through here: it must name a commit
+    (``rev-parse --verify --end-of-options REV^{commit}``), so ``--output=FILE`` or any
+    other option-shaped text is refused, never passed on as an option."""
+    if not rev or rev.startswith("-") or "\0" in rev:
+        raise GitError(f"{what} {rev!r} is not a revision (it looks like an option); name a commit")
+    proc = subprocess.run(
+        ["git", "rev-parse", "--verify", "--quiet", "--end-of-options", f"{rev}^{{commit}}"],
+        cwd=cwd,
+        capture_output=True,
+    )
+    commit = proc.stdout.decode(errors="replace").strip()
+    if proc.returncode != 0 or len(commit) not in (40, 64):
+        raise GitError(f"{what} {rev!r} names no commit of this repository")
+    return commit
 
 
 def empty_tree(cwd: str | Path | None = None) -> str:
@@ -77,34 +104,53 @@ def parse_raw(out: bytes) -> list[Change]:
     return changes
 
 
-STAGED_RAW_ENV = "EEE_STAGED_RAW"
+def staged_raw(cwd: str | Path | None = None, head: bool | None = None) -> bytes:
+    """``git diff --cached --raw -z --no-renames`` against HEAD (or the empty tree);
+    ``head``: whether HEAD exists, when the caller already knows."""
+    if head is None:
+        head = has_commit("HEAD", cwd)
+    base = "HEAD" if head else empty_tree(cwd)
+    return git(
+        "diff",
+        "--cached",
+        "--raw",
+        "-z",
+        "--no-renames",
+        "--no-abbrev",
+        "--full-index",
+        "--end-of-options",
+        base,
+        cwd=cwd,
+    )
 
 
-def staged_raw(cwd: str | Path | None = None) -> bytes:
-    """``git diff --cached --raw -z --no-renames`` against HEAD (or the empty tree)."""
-    base = "HEAD" if has_commit("HEAD", cwd) else empty_tree(cwd)
-    return git("diff", "--cached", "--raw", "-z", "--no-renames", "--no-abbrev", "--full-index", base, cwd=cwd)
+def staged_changes(cwd: str | Path | None = None, head: bool | None = None) -> list[Change]:
+    """What the next commit changes, renames split into delete + add, always asked of git
+    itself (no environment variable or file can stand in for the index)."""
+    return parse_raw(staged_raw(cwd, head))
 
 
-def staged_changes(cwd: str | Path | None = None) -> list[Change]:
-    """What the next commit changes, renames split into delete + add.
-
-    A runner that already asked git (the lean gate) passes the answer in the file named by
-    ``$EEE_STAGED_RAW``, which saves reading a large index again.
-    """
-    given = os.environ.get(STAGED_RAW_ENV)
-    if given and cwd is None:
-        try:
-            return parse_raw(Path(given).read_bytes())
-        except OSError:
-            pass
-    return parse_raw(staged_raw(cwd))
-
-
-def commit_changes(commit: str, cwd: str | Path | None = None) -> list[Change]:
-    """What ``commit`` changed against its first parent (everything, for a root commit)."""
+def commit_changes(commit: str, cwd: str | Path | None = None, parent: str | None = None) -> list[Change]:
+    """What ``commit`` changed against ``parent`` (its first parent by default; everything,
+    for a root commit). A merge is compared with that parent explicitly: ``diff-tree`` of a
+    merge alone shows nothing."""
+    if parent is None:
+        listed = git("rev-list", "--parents", "-n", "1", "--end-of-options", commit, cwd=cwd).decode().split()
+        parent = listed[1] if len(listed) > 1 else None
+    root = [] if parent is not None else ["--root"]
+    against = [parent, commit] if parent is not None else [commit]
     out = git(
-        "diff-tree", "-r", "--root", "--raw", "-z", "--no-renames", "--no-abbrev", "--no-commit-id", commit, cwd=cwd
+        "diff-tree",
+        "-r",
+        *root,
+        "--raw",
+        "-z",
+        "--no-renames",
+        "--no-abbrev",
+        "--no-commit-id",
+        "--end-of-options",
+        *against,
+        cwd=cwd,
     )
     return parse_raw(out)
 
@@ -112,7 +158,9 @@ def commit_changes(commit: str, cwd: str | Path | None = None) -> list[Change]:
 def tree_children(rev: str, directory: str, cwd: str | Path | None = None) -> list[str]:
     """Names of the entries of ``directory`` in ``rev`` (empty when it does not exist)."""
     spec = f"{rev}:{directory}" if directory else f"{rev}^{{tree}}"
-    proc = subprocess.run(["git", "ls-tree", "-z", "--name-only", spec], cwd=cwd, capture_output=True)
+    proc = subprocess.run(
+        ["git", "ls-tree", "-z", "--name-only", "--end-of-options", spec], cwd=cwd, capture_output=True
+    )
     if proc.returncode != 0:
         return []
     return [n.decode("utf-8", errors="surrogateescape") for n in proc.stdout.split(b"\0") if n]
@@ -120,7 +168,7 @@ def tree_children(rev: str, directory: str, cwd: str | Path | None = None) -> li
 
 def blob(rev_path: str, cwd: str | Path | None = None) -> bytes | None:
     """The bytes of ``rev:path`` (``:path`` for the index), or None when absent."""
-    proc = subprocess.run(["git", "cat-file", "blob", rev_path], cwd=cwd, capture_output=True)
+    proc = subprocess.run(["git", "cat-file", "blob", "--end-of-options", rev_path], cwd=cwd, capture_output=True)
     return proc.stdout if proc.returncode == 0 else None
 
 
@@ -128,18 +176,23 @@ class CommitInfo(NamedTuple):
     commit: str
     parent: str | None  # the first parent; None for a root commit
     subject: str
+    parents: tuple[str, ...] = ()  # all parents (more than one: a merge)
 
 
 def rev_list(start: str | None, end: str, cwd: str | Path | None = None) -> list[CommitInfo]:
     """Commits in ``start..end`` (all ancestors of ``end`` when ``start`` is None), oldest
     first, each with its first parent and subject (one git call for the whole range)."""
-    spec = [end] if start is None else [f"{start}..{end}"]
-    out = git("log", "-z", "--reverse", "--topo-order", "--format=%H%x1f%P%x1f%s", *spec, "--", cwd=cwd)
+    end = verify_commit(end, cwd, "--to")
+    spec = [end] if start is None else [f"^{verify_commit(start, cwd, '--from')}", end]
+    out = git(
+        "log", "-z", "--reverse", "--topo-order", "--format=%H%x1f%P%x1f%s", "--end-of-options", *spec, "--", cwd=cwd
+    )
     commits = []
     for entry in out.decode("utf-8", errors="replace").split("\0"):
         if entry.strip():
             commit, parents, subject = entry.strip("\n").split("\x1f", 2)
-            commits.append(CommitInfo(commit, parents.split()[0] if parents.split() else None, subject))
+            every = tuple(parents.split())
+            commits.append(CommitInfo(commit, every[0] if every else None, subject, every))
     return commits
 
 

@@ -18,24 +18,30 @@ import os
 from pathlib import Path
 from typing import Any
 
+from eee.limits import SIDECAR_MAX_BYTES, Unreadable, iter_chunks
 from eee.paths import EVENTS_DIR, POINTER_SUFFIX, RECORD_SUFFIX, SIDECAR_SUFFIX
-from eee.schemas import sha256_file
+
+
+def sha256_file(path: Path) -> str:
+    """The sha256 of a regular file, read in chunks; a link, pipe, device or oversized file
+    is listed by what it is instead (the validate stage reports it), never read."""
+    h = hashlib.sha256()
+    try:
+        for chunk in iter_chunks(path, SIDECAR_MAX_BYTES, "store file"):
+            h.update(chunk)
+    except Unreadable as exc:
+        return f"unreadable: {exc.message}"
+    return h.hexdigest()
+
 
 DEFAULT = Path("build/manifest/store.json")
 
 
 def _sidecar_digest(path: Path, rel: str, cache: dict[str, Any], fresh: dict[str, Any]) -> str:
-    st = path.stat()
+    st = path.lstat()
     key = [st.st_size, st.st_mtime_ns]
     known = cache.get(rel)
-    if known and known[:2] == key:
-        digest = str(known[2])
-    else:
-        h = hashlib.sha256()
-        with open(path, "rb") as fh:
-            while chunk := fh.read(8 * 1024 * 1024):
-                h.update(chunk)
-        digest = h.hexdigest()
+    digest = str(known[2]) if known and known[:2] == key else sha256_file(path)
     fresh[rel] = [*key, digest]
     return digest
 

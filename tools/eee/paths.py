@@ -46,15 +46,132 @@ def uuid_problem(text: str) -> str | None:
     return f"{text!r} is not a canonical UUID v4 (xxxxxxxx-xxxx-4xxx-yxxx-xxxxxxxxxxxx, lowercase hex)"
 
 
+# Characters that do not show, or reorder what is shown, besides Unicode's format (Cf),
+# control, surrogate, private-use and unassigned categories: Unicode's default-ignorable
+# code points (fillers, variation selectors, tag characters, ...).
+_INVISIBLE_RANGES = (
+    (0x00AD, 0x00AD),  # soft hyphen
+    (0x034F, 0x034F),  # combining grapheme joiner
+    (0x061C, 0x061C),  # Arabic letter mark
+    (0x115F, 0x1160),  # Hangul fillers
+    (0x17B4, 0x17B5),  # Khmer inherent vowels
+    (0x180B, 0x180F),  # Mongolian variation selectors and vowel separator
+    (0x200B, 0x200F),  # zero-width space/joiners, left-to-right and right-to-left marks
+    (0x202A, 0x202E),  # bidirectional embeddings and overrides
+    (0x2060, 0x206F),  # word joiner, invisible operators, bidirectional isolates (U+2066..U+2069)
+    (0x2800, 0x2800),  # braille blank
+    (0x3164, 0x3164),  # Hangul filler
+    (0xFE00, 0xFE0F),  # variation selectors
+    (0xFEFF, 0xFEFF),  # zero-width no-break space (byte order mark)
+    (0xFFA0, 0xFFA0),  # halfwidth Hangul filler
+    (0xFFF0, 0xFFF8),
+    (0x1BCA0, 0x1BCA3),  # shorthand format controls
+    (0x1D173, 0x1D17A),  # musical format controls
+    (0xE0000, 0xE0FFF),  # tags and variation selectors supplement
+)
+_REFUSED_CATEGORIES = {"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp", "Zs"}
+
+
+def _invisible(c: str) -> bool:
+    if c == " ":
+        return False  # an ordinary space inside a name is portable (a trailing one is not)
+    import unicodedata
+
+    if unicodedata.category(c) in _REFUSED_CATEGORIES:
+        return True
+    code = ord(c)
+    return any(lo <= code <= hi for lo, hi in _INVISIBLE_RANGES)
+
+
+def char_name(c: str) -> str:
+    """``U+202E RIGHT-TO-LEFT OVERRIDE``: a character as a hint names it."""
+    import unicodedata
+
+    code = ord(c)
+    if 0xD800 <= code <= 0xDFFF:
+        return f"U+{code:04X} (a lone surrogate: the name is not valid UTF-8)"
+    name = unicodedata.name(c, "") or {0x7F: "DELETE"}.get(code, "")
+    if not name and code < 32:
+        name = "control character"
+    return f"U+{code:04X} {name}".rstrip()
+
+
+def name_key(name: str) -> str:
+    """What a file system that ignores case and Unicode normalisation (macOS, Windows) sees:
+    two names with the same key are one folder there."""
+    import unicodedata
+
+    return unicodedata.normalize("NFC", unicodedata.normalize("NFD", name).casefold())
+
+
+def _is_dotgit(part: str) -> bool:
+    """``.git`` as some file system would read it: any case, trailing dots or spaces
+    (Windows), ignorable characters (macOS), the 8.3 short name ``git~1``."""
+    bare = "".join(c for c in part if not _invisible(c)) if not part.isascii() else part
+    bare = bare.rstrip(". ").casefold()
+    return bare in (".git", "git~1")
+
+
+def tree_path_problem(path: str) -> str | None:
+    """Why a path read from a git tree cannot name a file of the store, or None.
+
+    git trees can be crafted (``git mktree``, ``git hash-object -w``) to hold entries that
+    no checkout would write: ``..``, ``.``, ``.git``, empty or absolute components. The
+    audit reports such a path as a finding and never uses it as a file name."""
+    if not path:
+        return "an empty path"
+    if path.startswith("/"):
+        return f"{path!r} is an absolute path"
+    if "\\" in path:
+        return f"{path!r} contains a backslash, a path separator on Windows"
+    for part in path.split("/"):
+        if part == "":
+            return f"{path!r} has an empty component"
+        if part in (".", ".."):
+            return f"{path!r} has a {part!r} component"
+        if _is_dotgit(part):
+            return f"{path!r} has a {part!r} component (git's own folder)"
+    return None
+
+
+def clash_text(name: str, other: str) -> str:
+    """How two names with the same :func:`name_key` differ, for a message."""
+    import unicodedata
+
+    if unicodedata.normalize("NFC", name) == unicodedata.normalize("NFC", other):
+        return "is another Unicode spelling (NFC/NFD) of"
+    return "differs only in letter case from"
+
+
 @lru_cache(maxsize=65536)
 def component_problem(name: str) -> str | None:
-    """Why one path component is not portable across file systems, or None."""
+    """Why one path component is not portable across file systems, or None.
+
+    Besides the characters Windows forbids: a name must be NFC (macOS stores NFD, so two
+    spellings of one name would be one folder there, two in git), and must not hold
+    invisible or bidirectional control characters (a name that looks like another)."""
     if name in ("", ".", ".."):
         return f"path component {name!r} is not allowed"
     bad = sorted({c for c in name if c in _FORBIDDEN_CHARS or ord(c) < 32 or ord(c) == 127})
     if bad:
         shown = ", ".join(repr(c) for c in bad)
         return f"path component {name!r} contains characters that are not portable ({shown})"
+    if not name.isascii():
+        hidden = sorted({c for c in name if _invisible(c)})
+        if hidden:
+            shown = ", ".join(char_name(c) for c in hidden)
+            return (
+                f"path component {name!r} contains invisible or bidirectional control characters ({shown}); "
+                "the name would look like another"
+            )
+        import unicodedata
+
+        if not unicodedata.is_normalized("NFC", name):
+            nfc = unicodedata.normalize("NFC", name)
+            return (
+                f"path component {name!a} is not in Unicode NFC form (it is spelled with combining characters; "
+                f"write it as {nfc!a}): macOS takes the two spellings for one name, git for two"
+            )
     if name[-1] in ". ":
         return f"path component {name!r} ends with a dot or a space, which Windows drops"
     stem = name.split(".", 1)[0].upper()
@@ -65,12 +182,19 @@ def component_problem(name: str) -> str | None:
 
 def portable_component(name: str) -> str:
     """Turn free text (a model id part) into a portable folder name."""
-    out = _UNPORTABLE_RE.sub("-", name.strip())
+    import unicodedata
+
+    out = unicodedata.normalize("NFC", name.strip())
+    if not out.isascii():
+        out = "".join("-" if _invisible(c) else c for c in out)
+    out = _UNPORTABLE_RE.sub("-", out)
     out = out.rstrip(". ") or "unknown"
     if out.split(".", 1)[0].upper() in _WINDOWS_RESERVED:
         out = "_" + out
     if out in (".", ".."):
         out = out.replace(".", "_")
+    if out.casefold() == DATA_DIR:
+        out += "_"  # reserved: see layout_problems
     return out
 
 
@@ -170,10 +294,20 @@ def layout_problems(rel: str, sp: StorePath | None = None) -> list[tuple[str, st
     sp = sp or classify(rel)
     if parts[0] != DATA_DIR:
         return [(f"{rel} is not under {DATA_DIR}/", "records live at data/<benchmark>/<developer>/<model>/<uuid>.json")]
-    for comp in parts[1:]:
+    for i, comp in enumerate(parts[1:], start=1):
         problem = component_problem(comp)
         if problem:
             out.append((problem, "rename it using letters, digits, '-', '_' and '.' only"))
+        elif i < len(parts) - 1 and comp.casefold() == DATA_DIR:
+            what = {1: "benchmark", 2: "developer", 3: "model"}.get(i, "folder")
+            out.append(
+                (
+                    f"a {what} folder named {comp!r} is reserved: {DATA_DIR!r} names the store's record folder, "
+                    "and a second one below it makes the store root ambiguous",
+                    f"rename the folder (for example {comp + '_'!r}); converters write {DATA_DIR + '_'!r} "
+                    "for a benchmark, developer or model called data",
+                )
+            )
     if sp.kind == "other":
         if parts[-1] != ".gitignore":
             out.append(
@@ -210,17 +344,22 @@ def _is_git_root(directory: str) -> bool:
 def find_store_root(path: str | os.PathLike[str]) -> str | None:
     """The store root a data file belongs to: the folder holding its ``data/``.
 
-    Prefers the nearest enclosing git work tree whose ``data/`` contains the file;
-    otherwise the parent of the innermost ``data`` component.
+    The same answer inside and outside a git checkout (a store copied out of git validates
+    the same): among the ancestors named ``data``, the one whose file sits at the record
+    depth (``data/<benchmark>/<developer>/<model>/<file>``) wins; ``data`` is reserved as a
+    benchmark, developer or model name, so there is at most one. A file at another depth
+    belongs to the nearest git work tree whose ``data/`` holds it, else to the innermost
+    ``data`` folder.
     """
     parts = os.path.abspath(path).split(os.sep)
-    for i in range(len(parts) - 1, 0, -1):
+    candidates = [i for i in range(1, len(parts) - 1) if parts[i] == DATA_DIR]
+    if not candidates:
+        return None
+    for i in candidates:
+        if len(parts) - i == 5:
+            return os.sep.join(parts[:i]) or os.sep
+    for i in reversed(candidates):
         ancestor = os.sep.join(parts[:i]) or os.sep
         if _is_git_root(ancestor):
-            if i < len(parts) - 1 and parts[i] == DATA_DIR:
-                return ancestor
-            break
-    for i in range(len(parts) - 2, 0, -1):
-        if parts[i] == DATA_DIR:
-            return os.sep.join(parts[:i]) or os.sep
-    return None
+            return ancestor
+    return os.sep.join(parts[: candidates[-1]]) or os.sep

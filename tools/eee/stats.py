@@ -70,6 +70,7 @@ FIELDS: dict[str, Callable[[dict[str, Any]], bool]] = {
 
 def fill_rates(root: Path, include_all: bool = False) -> dict[str, Any]:
     from eee.governance.status import read_ledger
+    from eee.limits import RECORD_MAX_BYTES, read_regular
     from eee.strictjson import JSONProblem, loads
 
     ledger = read_ledger(root)
@@ -83,7 +84,7 @@ def fill_rates(root: Path, include_all: bool = False) -> dict[str, Any]:
             left_out[why] += 1
             continue
         try:
-            doc = loads((root / rel).read_bytes())
+            doc = loads(read_regular(root / rel, RECORD_MAX_BYTES, "record"))
         except (OSError, JSONProblem):
             unreadable += 1
             continue

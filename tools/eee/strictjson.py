@@ -20,6 +20,7 @@ from typing import Any
 import orjson
 
 from eee.jsonpath import format_path
+from eee.limits import INT_MAX_DIGITS, JSON_MAX_DEPTH
 
 
 class JSONProblem(Exception):
@@ -79,6 +80,35 @@ def _raise_constant(name: str) -> Any:
     raise _Constant(name)
 
 
+class BigInt(Exception):
+    def __init__(self, digits: int) -> None:
+        self.digits = digits
+
+
+def bounded_int(text: str) -> int:
+    """``parse_int`` for the standard library's parser: no integer of more than INT_MAX_DIGITS digits
+    (Python refuses more than 4,300 with a ValueError; converting even fewer costs quadratic time)."""
+    digits = len(text) - (text[0] == "-")
+    if digits > INT_MAX_DIGITS:
+        raise BigInt(digits)
+    return int(text)
+
+
+def _big_int_problem(digits: int) -> JSONProblem:
+    return JSONProblem(
+        f"an integer of {digits} digits (more than {INT_MAX_DIGITS})",
+        "no value of a record is a number this long; write it as a string if it is an identifier",
+    )
+
+
+def _too_deep_problem(limit: int) -> JSONProblem:
+    return JSONProblem(
+        f"nested too deeply: more than {limit} levels of arrays and objects",
+        f"records nest a few levels (the deepest real one: 16); more than {limit} is not a record",
+        line=1,
+    )
+
+
 def explain(data: bytes, err: Exception) -> JSONProblem:
     """Turn an orjson failure into a precise message (slow path, errors only)."""
     if not data.strip():
@@ -96,14 +126,14 @@ def explain(data: bytes, err: Exception) -> JSONProblem:
             "re-encode the file as UTF-8",
             line=line,
         )
-    if "depth limit" in str(err):
-        return JSONProblem(
-            f"nested too deeply: {err}", "records nest a few levels; more than 1024 levels is not a record", line=1
-        )
+    if "depth limit" in str(err) or "ecursion limit" in str(err):
+        return _too_deep_problem(JSON_MAX_DEPTH)
     try:
-        json.loads(text, parse_constant=_raise_constant)
+        json.loads(text, parse_constant=_raise_constant, parse_int=bounded_int)
     except RecursionError:
-        return JSONProblem("nested too deeply", "records nest a few levels; this is not a record")
+        return _too_deep_problem(JSON_MAX_DEPTH)
+    except BigInt as exc:
+        return _big_int_problem(exc.digits)
     except _Constant as exc:
         name = exc.name
         hint = "write null, or a finite number"
@@ -123,6 +153,8 @@ def explain(data: bytes, err: Exception) -> JSONProblem:
         return JSONProblem(
             f"not valid JSON: {msg} (line {exc.lineno}, column {exc.colno})", hint, line=exc.lineno, column=exc.colno
         )
+    except ValueError as exc:  # whatever else the standard library refuses: never a traceback
+        return JSONProblem(f"not strict JSON: {str(exc)[:200]}", "fix the value at that place")
     # orjson rejected what the standard library accepts: lone surrogates, huge integers, ...
     text_msg = str(err)
     line = None
@@ -163,7 +195,12 @@ def _find_token(text: str, name: str) -> int:
 
 
 def find_duplicate(data: bytes) -> JSONProblem | None:
-    tree = json.loads(data.decode("utf-8"), object_pairs_hook=_Pairs)
+    try:
+        tree = json.loads(data.decode("utf-8"), object_pairs_hook=_Pairs, parse_int=bounded_int)
+    except RecursionError:
+        return _too_deep_problem(JSON_MAX_DEPTH)
+    except BigInt as exc:
+        return _big_int_problem(exc.digits)
     found = _dupe_path(tree, ())
     if found is None:
         return None
@@ -197,13 +234,41 @@ def canonical_row(row: Any) -> bytes:
 _INDENT = orjson.OPT_INDENT_2
 
 
-def no_duplicates(data: bytes, doc: Any) -> bool:
+def pretty_within(doc: Any, limit: int = JSON_MAX_DEPTH) -> bytes | None:
+    """The 2-space-indented serialisation of ``doc``, or None when it nests deeper than ``limit``.
+
+    orjson reads 1,024 levels but writes only 254, so a document must be checked before it
+    is written back. The indented text shows the depth exactly: an element inside ``d``
+    arrays/objects starts a line with ``2d`` spaces (strings never hold a raw newline).
+    """
+    try:
+        pretty = orjson.dumps(doc, option=_INDENT)
+    except orjson.JSONEncodeError:
+        return None  # beyond what orjson writes (254 levels), or a value JSON has no text for
+    deeper = b"\n" + b" " * (2 * limit)
+    at = pretty.find(deeper)
+    while at >= 0:
+        start = at + len(deeper)
+        end = pretty.find(b"\n", start)
+        line = pretty[start : end if end >= 0 else len(pretty)]
+        if line[:1] == b" " or line.rstrip(b",").endswith((b"[]", b"{}")):
+            return None  # an element inside more than ``limit`` containers, or an empty one at the limit
+        at = pretty.find(deeper, start)
+    return pretty
+
+
+def too_deep(doc: Any, limit: int = JSON_MAX_DEPTH) -> bool:
+    return pretty_within(doc, limit) is None
+
+
+def no_duplicates(data: bytes, doc: Any, pretty: bytes | None = None) -> bool:
     """Cheap proof that ``data`` has no duplicate keys (False means: look closer).
 
     Fast path: ``data`` is byte-identical to a serialisation of ``doc`` (which has no
     duplicates by construction). Otherwise compare ``:`` counts (see module docstring).
     """
-    pretty = orjson.dumps(doc, option=_INDENT)
+    if pretty is None:
+        pretty = orjson.dumps(doc, option=_INDENT)
     if len(data) - len(pretty) in (0, 1) and data.startswith(pretty):
         return True
     if data.count(b":") != orjson.dumps(doc).count(b":"):
@@ -212,12 +277,16 @@ def no_duplicates(data: bytes, doc: Any) -> bool:
 
 
 def loads(data: bytes) -> Any:
-    """Parse one strict JSON document, raising :class:`JSONProblem`."""
+    """Parse one strict JSON document, raising :class:`JSONProblem` (also for more than
+    ``JSON_MAX_DEPTH`` levels of nesting)."""
     try:
         doc = orjson.loads(data)
     except orjson.JSONDecodeError as exc:
         raise explain(data, exc) from None
-    if not no_duplicates(data, doc):
+    pretty = pretty_within(doc) if isinstance(doc, dict | list) else orjson.dumps(doc, option=_INDENT)
+    if pretty is None:
+        raise _too_deep_problem(JSON_MAX_DEPTH)
+    if not no_duplicates(data, doc, pretty):
         problem = find_duplicate(data)
         if problem is not None:
             raise problem
@@ -411,3 +480,22 @@ def attach_lines(findings: Iterable[Any], data: bytes, doc: Any = None) -> None:
     lines = path_lines(data, {f.pointer for f in todo}, doc)
     for f in todo:
         f.line = lines.get(f.pointer)
+
+
+def loads_row(line: bytes) -> Any:
+    """Parse one sidecar row (compact, one line) as strict JSON, raising :class:`JSONProblem`.
+
+    The hot path of the validator: one parse and one compact serialisation per row; the
+    depth is only measured when the row has more brackets than the depth cap."""
+    try:
+        row = orjson.loads(line)
+    except orjson.JSONDecodeError as exc:
+        raise explain(line, exc) from None
+    if line.count(b"[") + line.count(b"{") > JSON_MAX_DEPTH and too_deep(row):
+        raise _too_deep_problem(JSON_MAX_DEPTH)
+    compact = orjson.dumps(row)
+    if compact != line and (line.count(b":") != compact.count(b":") or may_hide_colon(line)):
+        problem = find_duplicate(line)
+        if problem is not None:
+            raise problem
+    return row

@@ -21,7 +21,8 @@ from typing import Any
 
 from eee.dvcpointer import PointerError
 from eee.dvcpointer import parse as parse_dvc_pointer
-from eee.findings import FileResult, Finding, Summary
+from eee.findings import WARNING, FileResult, Finding, Summary
+from eee.limits import POINTER_MAX_BYTES, RECORD_MAX_BYTES
 from eee.paths import (
     DATA_DIR,
     DVC_POINTER,
@@ -32,6 +33,7 @@ from eee.paths import (
     RECORD_SUFFIX,
     SIDECAR_SUFFIX,
     StorePath,
+    clash_text,
     classify,
     file_kind,
     find_store_root,
@@ -42,7 +44,7 @@ from eee.paths import (
 from eee.rules.layout import case_clash
 from eee.rules.record import benchmark_findings, folder_findings, score_findings, sidecar_pointer_findings
 from eee.rules.schema import document_findings
-from eee.rules.sidecar import DEFAULT_CAP, check_sidecar
+from eee.rules.sidecar import DEFAULT_CAP, check_sidecar, declared_sidecar_findings
 from eee.schemas import EVAL, Registry, RegistryError, default_registry
 from eee.strictjson import JSONProblem, attach_lines, loads
 from eee.tree import SYMLINK, Tree, Unreadable, WorkTree
@@ -84,9 +86,13 @@ def collect(args: Iterable[str | Path]) -> Collected:
     raw: list[str] = []
     for arg in map(str, args):
         if os.path.lexists(arg):
-            raw.extend(
-                _walk(arg, found.listings, found.problems) if os.path.isdir(arg) and not os.path.islink(arg) else [arg]
-            )
+            if os.path.isdir(arg) and not os.path.islink(arg):
+                below = _walk(arg, found.listings, found.problems)
+                if not below:
+                    found.problems.append(_nothing_here(arg))
+                raw.extend(below)
+            else:
+                raw.append(arg)
         elif _GLOB_CHARS & set(arg):
             matches = sorted(glob.glob(arg, recursive=True))
             if not matches:
@@ -106,6 +112,17 @@ def collect(args: Iterable[str | Path]) -> Collected:
             seen.add(absolute)
             found.files.append(absolute)
     return found
+
+
+def _nothing_here(folder: str) -> Finding:
+    return Finding(
+        folder,
+        "$",
+        "0 files checked: no records, sidecars, pointers or events in this folder",
+        "check the path: a wrong path in CI would otherwise pass without checking anything",
+        severity=WARNING,
+        check="input",
+    )
 
 
 def _walk(top: str, listings: dict[str, list[str]], problems: list[Finding] | None = None) -> list[str]:
@@ -185,7 +202,7 @@ class Store:
         key = item.key()
         if key not in self.aggregates:
             try:
-                doc = loads(item.tree.read(item.rel))
+                doc = loads(item.tree.read(item.rel, RECORD_MAX_BYTES))
             except (Unreadable, JSONProblem):
                 doc = None
             self.aggregates[key] = doc if isinstance(doc, dict) else None
@@ -211,7 +228,7 @@ def layout_findings(store: Store, item: _Item, file: str) -> tuple[StorePath | N
             Finding(
                 file,
                 "$",
-                f"{clash[0]!r} differs only in letter case from {clash[1]!r} beside it",
+                f"{clash[0]!r} {clash_text(clash[0].rsplit('/', 1)[-1], clash[1].rsplit('/', 1)[-1])} {clash[1]!r} beside it",
                 "two paths that differ only in case collide on macOS and Windows; use the existing spelling",
                 check="layout",
             )
@@ -239,7 +256,7 @@ def check_record(item: _Item, file: str, store: Store, result: FileResult) -> di
         )
         return None
     try:
-        data = item.tree.read(item.rel)
+        data = item.tree.read(item.rel, RECORD_MAX_BYTES)
     except Unreadable as exc:
         findings.append(exc.finding)
         return None
@@ -285,6 +302,7 @@ def check_record(item: _Item, file: str, store: Store, result: FileResult) -> di
             findings.extend(benchmark_findings(doc, file, where, folders=lambda: _benchmark_folders(item.tree)))
             if "detailed_evaluation_results" in doc:
                 findings.extend(sidecar_pointer_findings(doc, file, where))
+        findings.extend(declared_sidecar_findings(doc, file))
     if findings:
         attach_lines(findings, data, doc)  # only files with findings pay for the line lookup
     return doc
@@ -410,11 +428,14 @@ def _check_other(store: Store, item: _Item, file: str) -> FileResult | None:
     return result
 
 
+_EMPTY_MD5 = "d41d8cd98f00b204e9800998ecf8427e"
+
+
 def _pointer_findings(tree: Tree, rel: str, file: str) -> list[Finding]:
     """A DVC pointer must be one, and name its own sidecar."""
     sidecar_name = rel.rsplit("/", 1)[-1][: -len(POINTER_SUFFIX)]
     try:
-        pointer = parse_dvc_pointer(tree.read(rel).decode("utf-8"))
+        pointer = parse_dvc_pointer(tree.read(rel, POINTER_MAX_BYTES).decode("utf-8"))
     except Unreadable as exc:
         problem = exc.finding.message
         return [
@@ -425,6 +446,16 @@ def _pointer_findings(tree: Tree, rel: str, file: str) -> list[Finding]:
     except (UnicodeDecodeError, PointerError) as exc:
         return [
             Finding(file, "$", f"unreadable DVC pointer: {exc}", "re-create it with `eee samples add`", check="sidecar")
+        ]
+    if pointer.size == 0 or pointer.md5 == _EMPTY_MD5:
+        return [
+            Finding(
+                file,
+                "$.outs[0].size",
+                "the pointer tracks an empty sidecar (0 bytes)",
+                "a sidecar holds at least one row; a record without per-sample results has no sidecar and no pointer",
+                check="sidecar",
+            )
         ]
     if pointer.path != sidecar_name:
         return [

@@ -18,6 +18,7 @@ from typing import Any
 
 from eee.catalog import record_paths
 from eee.findings import Finding, Refused
+from eee.limits import RECORD_MAX_BYTES, Unreadable, iter_lines, read_regular
 from eee.paths import POINTER_SUFFIX, SIDECAR_SUFFIX
 
 MIN_PREFIX = 8
@@ -78,7 +79,7 @@ def _load_doc(path: Path) -> dict[str, Any]:
     from eee.strictjson import JSONProblem, loads
 
     try:
-        doc = loads(path.read_bytes())
+        doc = loads(read_regular(path, RECORD_MAX_BYTES, "record"))
     except (OSError, JSONProblem) as exc:
         raise Refused(Finding(str(path), "$", f"the record cannot be read: {exc}", check="analysis")) from None
     if not isinstance(doc, dict):
@@ -224,49 +225,57 @@ def read_samples(path: Path) -> dict[str, ResultSamples]:
     counts: list[int] = []
     nan = float("nan")
     loads = orjson.loads
-    with open(path, "rb") as fh:
-        for n, line in enumerate(fh, 1):
-            try:
-                row = loads(line)
-            except orjson.JSONDecodeError as exc:
-                if not line.strip():
-                    continue
-                raise SidecarProblem(n, f"not JSON ({exc})") from None
-            if type(row) is not dict:
-                raise SidecarProblem(n, "not a JSON object")
-            sid = row.get("sample_id")
-            ev = row.get("evaluation")
-            score = ev.get("score") if type(ev) is dict else None
-            if type(score) is not float:
-                if isinstance(score, int):  # bool included: True is 1
-                    score = float(score)
-                else:
-                    raise SidecarProblem(n, "no numeric evaluation.score")
-            if type(sid) is not str:
-                if isinstance(sid, int) and not isinstance(sid, bool):
-                    sid = str(sid)
-                else:
-                    raise SidecarProblem(n, "no sample_id")
-            key = row.get("evaluation_result_id") or row.get("evaluation_name") or ""
-            if key != last_key:
-                index, ids, hashes, scores, corrects, counts = acc.setdefault(str(key), ({}, [], [], [], [], []))
-                last_key = key
-            correct = ev.get("is_correct")
-            c = (1.0 if correct else 0.0) if type(correct) is bool else nan
-            at = index.get(sid)
-            if at is None:
-                index[sid] = len(ids)
-                ids.append(sid)
-                h = row.get("sample_hash")
-                hashes.append(h if type(h) is str else None)
-                scores.append(score)
-                corrects.append(c)
-                counts.append(1)
-            else:  # a repeated sample (epochs): running mean
-                k = counts[at] + 1
-                scores[at] += (score - scores[at]) / k
-                corrects[at] += (c - corrects[at]) / k
-                counts[at] = k
+    lines = iter_lines(path)  # a regular file, never through a link, every line within its cap
+    n = 0
+    while True:
+        try:
+            line = next(lines)
+        except StopIteration:
+            break
+        except Unreadable as exc:
+            raise SidecarProblem(n + 1, exc.message) from None
+        n += 1
+        try:
+            row = loads(line)
+        except orjson.JSONDecodeError as exc:
+            if not line.strip():
+                continue
+            raise SidecarProblem(n, f"not JSON ({exc})") from None
+        if type(row) is not dict:
+            raise SidecarProblem(n, "not a JSON object")
+        sid = row.get("sample_id")
+        ev = row.get("evaluation")
+        score = ev.get("score") if type(ev) is dict else None
+        if type(score) is not float:
+            if isinstance(score, int):  # bool included: True is 1
+                score = float(score)
+            else:
+                raise SidecarProblem(n, "no numeric evaluation.score")
+        if type(sid) is not str:
+            if isinstance(sid, int) and not isinstance(sid, bool):
+                sid = str(sid)
+            else:
+                raise SidecarProblem(n, "no sample_id")
+        key = row.get("evaluation_result_id") or row.get("evaluation_name") or ""
+        if key != last_key:
+            index, ids, hashes, scores, corrects, counts = acc.setdefault(str(key), ({}, [], [], [], [], []))
+            last_key = key
+        correct = ev.get("is_correct")
+        c = (1.0 if correct else 0.0) if type(correct) is bool else nan
+        at = index.get(sid)
+        if at is None:
+            index[sid] = len(ids)
+            ids.append(sid)
+            h = row.get("sample_hash")
+            hashes.append(h if type(h) is str else None)
+            scores.append(score)
+            corrects.append(c)
+            counts.append(1)
+        else:  # a repeated sample (epochs): running mean
+            k = counts[at] + 1
+            scores[at] += (score - scores[at]) / k
+            corrects[at] += (c - corrects[at]) / k
+            counts[at] = k
     out: dict[str, ResultSamples] = {}
     for key, (_index, ids, hashes, scores, corrects, counts) in acc.items():
         rs = ResultSamples(key)

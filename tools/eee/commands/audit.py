@@ -1,6 +1,8 @@
-"""``eee audit [--from REV] [--to REV]``: the commit rules over a range of commits.
+"""``eee audit [--from REV] [--to REV] [--anchor REV]``: the commit rules over a range of commits.
 
 Default range: the whole history of HEAD. Same formats and exit codes as ``eee validate``.
+A trust anchor (``--anchor`` or ``$EEE_AUDIT_ANCHOR``) must be an ancestor of ``--to``
+(see :mod:`eee.history`).
 """
 
 from __future__ import annotations
@@ -19,6 +21,12 @@ def main(argv: list[str]) -> int:
     p.add_argument("--from", dest="start", metavar="REV", help="exclusive start (default: the first commit)")
     p.add_argument("--to", dest="end", metavar="REV", default="HEAD", help="inclusive end (default: HEAD)")
     p.add_argument(
+        "--anchor",
+        metavar="REV",
+        help="trust anchor: an accepted commit (the last audited or published head) that must be an ancestor "
+        "of --to, else an error (default: $EEE_AUDIT_ANCHOR when set)",
+    )
+    p.add_argument(
         "--format",
         choices=FORMATS,
         default="rich",
@@ -30,6 +38,6 @@ def main(argv: list[str]) -> int:
         repo = store_of(args.store)
     except UsageError as exc:
         return usage_error("eee audit", exc)
-    summary = audit(args.start, args.end, repo)
+    summary = audit(args.start, args.end, repo, anchor=args.anchor)
     render(summary, args.format, what="commit")
     return summary.exit_code()

@@ -41,11 +41,12 @@ from eee.convert.metrics import unknown_bounds_details
 from eee.findings import WARNING, Finding, Refused
 from eee.gitutil import git, has_commit
 from eee.jsonpath import format_path, json_type
+from eee.limits import INT_MAX_DIGITS, LOG_JSON_MAX_DEPTH, LOG_MAX_BYTES, Unreadable, read_regular
 from eee.paths import canonical_folders
 from eee.placement import NewRecord, WriteFailed, existing, new_record, remove
 from eee.placement import check as check_placement
 from eee.placement import write as write_records
-from eee.strictjson import canonical_row, explain
+from eee.strictjson import BigInt, bounded_int, canonical_row, explain, pretty_within
 
 SCHEMA_VERSION = "0.3.0"
 RELATIONSHIPS = ("first_party", "third_party", "collaborative", "other")
@@ -104,36 +105,73 @@ def display(path: str | Path) -> str:
 # --- reading logs -------------------------------------------------------------------------
 
 
+def big_int_message(data: bytes, exc: Exception) -> str:
+    digits = getattr(exc, "digits", None)
+    if digits is None:
+        return f"an integer too large for a number (more than {INT_MAX_DIGITS} digits or beyond a double)"
+    return f"an integer of {digits} digits (more than {INT_MAX_DIGITS})"
+
+
+def _log_int(text: str) -> int | float:
+    """Integers as orjson reads them (64-bit exact, larger as floats), at most INT_MAX_DIGITS digits."""
+    value = bounded_int(text)
+    if -(2**63) <= value < 2**64:
+        return value
+    return float(value)  # OverflowError beyond a double: refused below
+
+
 def parse_json(data: bytes, file: str | Path) -> Any:
     """Parse a harness log. Python's ``NaN``/``Infinity`` (which harnesses write) are read as
-    floats and dropped later; anything else that is not JSON is an :class:`InputError`."""
+    floats and dropped later; anything else that is not JSON, nests deeper than
+    LOG_JSON_MAX_DEPTH or holds an integer of more than INT_MAX_DIGITS digits is an
+    :class:`InputError`."""
     try:
-        return orjson.loads(data)
+        doc = orjson.loads(data)
     except orjson.JSONDecodeError as exc:
         try:
-            return json.loads(data)
-        except (json.JSONDecodeError, UnicodeDecodeError):
-            problem = explain(data, exc)
-            raise InputError(file, "$", problem.message, "the log file is damaged; export it again") from None
+            doc = json.loads(data, parse_int=_log_int)
+        except Exception as fallback:  # the standard library refuses it too
+            if isinstance(fallback, RecursionError) or "depth limit" in str(exc):
+                message = f"nested too deeply: more than {LOG_JSON_MAX_DEPTH} levels of arrays and objects"
+            elif isinstance(fallback, BigInt | OverflowError):
+                message = big_int_message(data, fallback)
+            else:
+                message = explain(data, exc).message
+            raise InputError(file, "$", message, "the log file is damaged; export it again") from None
+    if (
+        isinstance(doc, dict | list)
+        and data.count(b"[") + data.count(b"{") > LOG_JSON_MAX_DEPTH
+        and pretty_within(doc, LOG_JSON_MAX_DEPTH) is None
+    ):
+        raise InputError(
+            file,
+            "$",
+            f"nested too deeply: more than {LOG_JSON_MAX_DEPTH} levels of arrays and objects",
+            "harness logs nest a few levels; this file is damaged or not a log",
+        )
+    return doc
+
+
+def read_log_bytes(path: Path) -> bytes:
+    """The bytes of one log file: a regular file (a link to one is followed), at most LOG_MAX_BYTES."""
+    try:
+        return read_regular(path, LOG_MAX_BYTES, "harness log", follow=True)
+    except FileNotFoundError:
+        raise InputError(path, "$", "file not found", "check the path given to --log-path") from None
+    except Unreadable as exc:
+        raise InputError(path, "$", exc.message, exc.hint) from None
+    except OSError as exc:
+        raise InputError(path, "$", f"cannot read the file: {exc.strerror}") from None
 
 
 def read_json(path: Path) -> Any:
     """The JSON document in ``path`` (a missing or unreadable file is an :class:`InputError`)."""
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise InputError(path, "$", "file not found", "check the path given to --log-path") from None
-    except OSError as exc:
-        raise InputError(path, "$", f"cannot read the file: {exc.strerror}") from None
-    return parse_json(data, path)
+    return parse_json(read_log_bytes(path), path)
 
 
 def read_jsonl(path: Path) -> Iterator[tuple[int, Any]]:
     """(line number, document) for every non-blank line of a JSON Lines file."""
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise InputError(path, "$", f"cannot read the file: {exc.strerror}") from None
+    data = read_log_bytes(path)
     for lineno, line in enumerate(data.split(b"\n"), start=1):
         if line.strip():
             try:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +34,9 @@ from eee.convert.common import (
     now_epoch,
     number,
     opt,
+    parse_json,
     read_json,
+    read_log_bytes,
     record,
     sha256_text,
 )
@@ -85,8 +88,8 @@ def is_core(name: str) -> bool:
 
 def find_runs(path: Path) -> list[Path]:
     """The run directories at ``path``: itself, or every folder below it with a run_spec.json."""
-    if path.is_file():
-        path = path.parent
+    if not path.is_dir() and os.path.lexists(path):
+        path = path.parent  # a file of the run (or something that is not one: reading it says which)
     if not path.exists():
         raise InputError(path, "$", "no such file or directory", "check the path given to --log-path")
     if (path / "run_spec.json").exists():
@@ -109,7 +112,7 @@ class _Run:
 
     def __init__(self, run: Path) -> None:
         for name in REQUIRED:
-            if not (run / name).is_file():
+            if not os.path.lexists(run / name):
                 raise InputError(run / name, "$", "file not found", _RUN_HINT)
         self.dir = run
         self.spec_file = run / "run_spec.json"
@@ -119,7 +122,8 @@ class _Run:
         self.spec = get(read_json(self.spec_file), self.spec_file, [], dict)
         self.adapter = get(self.spec, self.spec_file, ["adapter_spec"], dict)
         self.scenario = get(read_json(run / "scenario.json"), run / "scenario.json", [], dict)
-        state = read_json(self.state_file)
+        self._state_bytes = read_log_bytes(self.state_file)
+        state = parse_json(self._state_bytes, self.state_file)
         self.requests: list[dict[str, Any]] = get(state, self.state_file, ["request_states"], list)
         for i in range(len(self.requests)):
             get(state, self.state_file, ["request_states", i, "instance", "id"], (str, int))
@@ -129,8 +133,11 @@ class _Run:
             get(self.per_instance, self.pis_file, [i, "instance_id"], (str, int))
             get(self.per_instance, self.pis_file, [i, "stats"], list)
         self.stats: list[dict[str, Any]] | None = None
-        if self.stats_file.is_file():
+        if os.path.lexists(self.stats_file):
             self.stats = get(read_json(self.stats_file), self.stats_file, [], list)
+
+    def state_text(self) -> str:
+        return self._state_bytes.decode("utf-8", errors="replace")
 
 
 def convert_run(run: Path, settings: Settings, batch: Batch) -> Converted:
@@ -146,7 +153,7 @@ def convert_run(run: Path, settings: Settings, batch: Batch) -> Converted:
         stamp = str(int(min(times)))
         retrieved = str(int(max(times)))
     else:  # no request time in the log: a content hash keeps the id independent of the clock
-        stamp = sha256_text(r.state_file.read_text(encoding="utf-8", errors="replace"))[:16]
+        stamp = sha256_text(r.state_text())[:16]
         retrieved = now_epoch()
     eval_id = evaluation_id(dataset, info["id"], stamp)
     ids = [str(rs["instance"]["id"]) for rs in r.requests]

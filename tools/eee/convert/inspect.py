@@ -18,6 +18,7 @@ anything else ``single_turn``. Messages keep their tool calls.
 from __future__ import annotations
 
 import json
+import os
 import re
 import zipfile
 from dataclasses import replace
@@ -79,12 +80,12 @@ JUDGE_PROMPT_KEYS = ("grader_template", "judge_template", "template", "prompt", 
 
 def find_logs(path: Path) -> list[Path]:
     """The Inspect logs at ``path``: a file, or every ``.json``/``.eval`` below a folder."""
-    if path.is_file():
-        return [path]
+    if not path.is_dir() and os.path.lexists(path):
+        return [path]  # a file, or something that is not one: reading it says which
     if not path.exists():
         raise InputError(path, "$", "no such file or directory", "check the path given to --log-path")
     found = sorted(
-        p for p in path.rglob("*") if p.is_file() and p.suffix in (".json", ".eval") and p.name != "logs.json"
+        p for p in path.rglob("*") if p.suffix in (".json", ".eval") and p.name != "logs.json" and not p.is_dir()
     )
     if not found:
         raise InputError(path, "$", "no Inspect log (.json or .eval) here", "point --log-path at Inspect's log folder")
@@ -93,6 +94,16 @@ def find_logs(path: Path) -> list[Path]:
 
 def read_log(path: Path) -> dict[str, Any]:
     """An Inspect log as one document (samples included), from either file form."""
+    from eee.limits import LOG_MAX_BYTES, Unreadable, open_regular
+
+    try:  # a regular file before anything opens it (a pipe would hang is_zipfile)
+        os.close(open_regular(path, LOG_MAX_BYTES, "harness log", follow=True))
+    except Unreadable as exc:
+        raise InputError(path, "$", exc.message, exc.hint) from None
+    except FileNotFoundError:
+        raise InputError(path, "$", "file not found", "check the path given to --log-path") from None
+    except OSError as exc:
+        raise InputError(path, "$", f"cannot read the file: {exc.strerror}") from None
     if path.suffix == ".eval" or zipfile.is_zipfile(path):
         return read_eval_archive(path)
     doc = read_json(path)
@@ -103,43 +114,100 @@ def read_log(path: Path) -> dict[str, Any]:
     return doc
 
 
+class _Budget:
+    """What the members of one archive may still decompress to (a zip bomb stops here)."""
+
+    def __init__(self, path: Path) -> None:
+        from eee.limits import ARCHIVE_MAX_BYTES, LOG_MAX_BYTES
+
+        self.path = path
+        self.left = ARCHIVE_MAX_BYTES
+        self.member_cap = LOG_MAX_BYTES
+
+    def read(self, archive: zipfile.ZipFile, name: str) -> bytes:
+        """One member's bytes, streamed and cut off at the caps (declared sizes can lie)."""
+        from eee.limits import ARCHIVE_MAX_BYTES, CHUNK, size_text
+
+        cap = min(self.member_cap, self.left)
+        where = f"{self.path}!{name}"
+        hint = (
+            f"an .eval archive decompresses to at most {size_text(ARCHIVE_MAX_BYTES)} "
+            f"({size_text(self.member_cap)} per member; see the README, 'Limits'); this one is damaged or not a log"
+        )
+        try:
+            info = archive.getinfo(name)
+            if info.file_size > cap:
+                raise InputError(where, "$", f"decompresses to {size_text(info.file_size)}, more than allowed", hint)
+            parts: list[bytes] = []
+            got = 0
+            with archive.open(info) as fh:
+                while block := fh.read(min(CHUNK, cap + 1 - got)):
+                    got += len(block)
+                    if got > cap:
+                        raise InputError(where, "$", f"decompresses to more than {size_text(cap)}", hint)
+                    parts.append(block)
+        except InputError:
+            raise
+        except Exception as exc:  # zipfile, zlib, bz2, lzma errors of a damaged member
+            raise InputError(
+                where, "$", f"cannot read this member of the archive: {exc}", "the log is damaged"
+            ) from None
+        self.left -= got
+        return b"".join(parts)
+
+
 def read_eval_archive(path: Path) -> dict[str, Any]:
-    """A ``.eval`` log: ``header.json`` plus ``samples/<id>_epoch_<n>.json`` and ``reductions.json``."""
+    """A ``.eval`` log: ``header.json`` plus ``samples/<id>_epoch_<n>.json`` and ``reductions.json``.
+
+    Members are decompressed as a stream against a budget (:class:`_Budget`), so an
+    archive that inflates without bound is refused once it passes the cap."""
+    from eee.limits import ARCHIVE_MAX_MEMBERS
+
     try:
         archive = zipfile.ZipFile(path)
-    except (zipfile.BadZipFile, OSError) as exc:
+    except (zipfile.BadZipFile, OSError, ValueError, EOFError, NotImplementedError) as exc:
         raise InputError(
             path, "$", f"not a readable .eval archive: {exc}", "the log is damaged; export it again"
         ) from None
     with archive:
+        if len(archive.infolist()) > ARCHIVE_MAX_MEMBERS:
+            raise InputError(
+                path,
+                "$",
+                f"the archive has {len(archive.infolist())} members, more than {ARCHIVE_MAX_MEMBERS}",
+                "this is not an Inspect log",
+            )
+        budget = _Budget(path)
         names = set(archive.namelist())
         header_name = "header.json" if "header.json" in names else "_journal/start.json"
         if header_name not in names:
             raise InputError(
                 f"{path}!header.json", "$", "missing from the archive", "the log is damaged or still being written"
             )
-        doc = parse_json(archive.read(header_name), f"{path}!{header_name}")
+        doc = parse_json(budget.read(archive, header_name), f"{path}!{header_name}")
         if not isinstance(doc, dict) or "eval" not in doc:
             raise InputError(f"{path}!{header_name}", "$.eval", "missing field 'eval': not an Inspect log")
-        order = _summary_order(archive, names, path)
+        order = _summary_order(archive, names, path, budget)
         samples = []
         for name in sorted(n for n in names if n.startswith("samples/") and n.endswith(".json")):
-            sample = parse_json(archive.read(name), f"{path}!{name}")
+            sample = parse_json(budget.read(archive, name), f"{path}!{name}")
             if not isinstance(sample, dict):
                 raise InputError(f"{path}!{name}", "$", "a sample must be a JSON object")
             samples.append(sample)
         samples.sort(key=lambda s: order.get((str(s.get("id")), s.get("epoch")), len(order)))
         doc["samples"] = samples
         if "reductions.json" in names:
-            doc["reductions"] = parse_json(archive.read("reductions.json"), f"{path}!reductions.json")
+            doc["reductions"] = parse_json(budget.read(archive, "reductions.json"), f"{path}!reductions.json")
     return doc
 
 
-def _summary_order(archive: zipfile.ZipFile, names: set[str], path: Path) -> dict[tuple[str, Any], int]:
+def _summary_order(
+    archive: zipfile.ZipFile, names: set[str], path: Path, budget: _Budget
+) -> dict[tuple[str, Any], int]:
     """The samples' order as the log lists them (file names sort 10 before 2)."""
     if "summaries.json" not in names:
         return {}
-    summaries = parse_json(archive.read("summaries.json"), f"{path}!summaries.json")
+    summaries = parse_json(budget.read(archive, "summaries.json"), f"{path}!summaries.json")
     if not isinstance(summaries, list):
         return {}
     return {(str(s.get("id")), s.get("epoch")): i for i, s in enumerate(summaries) if isinstance(s, dict)}

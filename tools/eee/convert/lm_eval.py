@@ -13,6 +13,7 @@ a sidecar, and reported as a warning (exit code 2): the other tasks are not affe
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 from typing import Any
@@ -62,11 +63,11 @@ _STAMP = re.compile(r"^results_(?P<stamp>.+)\.json$")
 
 def find_results(path: Path) -> list[Path]:
     """``results_*.json`` at ``path`` (a file, or a folder searched recursively)."""
-    if path.is_file():
-        return [path]
+    if not path.is_dir() and os.path.lexists(path):
+        return [path]  # a file, or something that is not one: reading it says which
     if not path.exists():
         raise InputError(path, "$", "no such file or directory", "check the path given to --log-path")
-    found = sorted(path.rglob("results_*.json"))
+    found = sorted(p for p in path.rglob("results_*.json") if not p.is_dir())
     if not found:
         raise InputError(
             path, "$", "no lm-eval results file (results_*.json) here", "point --log-path at lm-eval's output folder"
@@ -162,7 +163,7 @@ def samples_file(results_file: Path, task: str) -> Path | None:
         candidates = sorted(results_file.parent.glob(f"samples_{task}_*.jsonl"))
         return candidates[-1] if len(candidates) == 1 else None
     path = results_file.parent / f"samples_{task}_{stamp}.jsonl"
-    return path if path.is_file() else None
+    return path if os.path.lexists(path) and not path.is_dir() else None
 
 
 def parse_model_args(model_args: Any) -> dict[str, str]:

@@ -31,7 +31,10 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from eee.findings import WARNING, Finding
+from eee.limits import RECORD_MAX_BYTES, read_regular
 from eee.paths import EVENT_SUFFIX, EVENTS_DIR
+from eee.strictjson import JSONProblem
+from eee.strictjson import loads as strict_loads
 
 RECORD_SUFFIX = ".json"
 INDEX_FILE = "eee-duplicates.sqlite"
@@ -44,7 +47,8 @@ def _d(value: Any) -> dict[str, Any]:
 
 
 def _h(parts: Any) -> str:
-    return hashlib.sha256(json.dumps(parts, sort_keys=True, ensure_ascii=False).encode()).hexdigest()[:32]
+    text = json.dumps(parts, sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
 class Facts(NamedTuple):
@@ -185,9 +189,9 @@ def read_blobs(root: Path, blobs: list[str]) -> Iterator[tuple[str, bytes | None
 def _parse(data: bytes | None) -> dict[str, Any] | None:
     if data is None:
         return None
-    try:
-        doc = json.loads(data)
-    except (ValueError, RecursionError):
+    try:  # strict, as the validator reads records: a lone surrogate, NaN or deep nesting is no record
+        doc = strict_loads(data)
+    except JSONProblem:
         return None
     return doc if isinstance(doc, dict) else None
 
@@ -317,7 +321,7 @@ class DuplicateIndex:
                 rel = os.path.relpath(os.path.join(dirpath, name), self.root).replace(os.sep, "/")
                 if _is_record(rel):
                     try:
-                        self._put(rel, "", _parse(Path(self.root, rel).read_bytes()))
+                        self._put(rel, "", _parse(read_regular(Path(self.root, rel), RECORD_MAX_BYTES, "record")))
                     except OSError:
                         continue
                     n += 1

@@ -21,6 +21,7 @@ from typing import Any
 from eee.fsutil import write_new
 from eee.governance import EVENT_SCHEMA_CURRENT, EVENT_SCHEMA_VERSIONS, IS_IDENTICAL_TO, IS_PREVIOUS_VERSION_OF
 from eee.jsonpath import format_path
+from eee.limits import EVENT_MAX_BYTES, Unreadable, read_regular, too_big
 from eee.paths import EVENT_SUFFIX, EVENTS_DIR
 
 EVENT_SCHEMA_VERSION = EVENT_SCHEMA_CURRENT
@@ -216,39 +217,40 @@ def write(root: Path, event: dict[str, Any]) -> Path:
     return write_new(target, text.encode("utf-8"))
 
 
-_LOADER: Any = None
-
-
-def _loader() -> Any:
-    global _LOADER
-    if _LOADER is None:
-        from ruamel.yaml import YAML  # lazy: ruamel.yaml costs ~50 ms; only when an event is read
-
-        _LOADER = YAML(typ="safe", pure=True)  # made once: making one costs more than a load
-    return _LOADER
-
-
 def load_text(text: str, name: str = "<event>") -> dict[str, Any]:
-    from ruamel.yaml.error import YAMLError  # lazy: with the loader above
+    """One event from its YAML text: plain data only (no aliases, anchors or tags; see
+    :mod:`eee.safeyaml`)."""
+    from eee.safeyaml import YAMLRefused  # lazy: ruamel.yaml costs ~50 ms; only when an event is read
+    from eee.safeyaml import load as load_yaml  # lazy: with the loader above
 
     try:
-        doc = _loader().load(text)
-    except YAMLError as exc:
-        raise EventFileError(f"not valid YAML: {str(exc).splitlines()[0]}") from None
-    except (RecursionError, ValueError, TypeError) as exc:
-        raise EventFileError(f"not readable YAML: {exc}") from None
+        doc = load_yaml(text)
+    except YAMLRefused as exc:
+        raise EventFileError(str(exc)) from None
     if not isinstance(doc, dict):
         raise EventFileError("an event is a YAML mapping")
     # YAML may read unquoted timestamps as datetimes: give them back as text
     return {str(k): (v.isoformat() if isinstance(v, dt.datetime | dt.date) else v) for k, v in doc.items()}
 
 
-def load(path: Path) -> dict[str, Any]:
+def load_bytes(data: bytes, name: str = "<event>") -> dict[str, Any]:
+    """One event from the bytes of its file (at most EVENT_MAX_BYTES, UTF-8)."""
+    if len(data) > EVENT_MAX_BYTES:
+        raise EventFileError(too_big(len(data), EVENT_MAX_BYTES, "governance event")[0])
     try:
-        text = path.read_bytes().decode("utf-8")
+        text = data.decode("utf-8")
     except UnicodeDecodeError:
         raise EventFileError("not UTF-8 text") from None
-    return load_text(text, path.name)
+    return load_text(text, name)
+
+
+def load(path: Path) -> dict[str, Any]:
+    """One event file: a regular file (never a link, pipe or device) of at most EVENT_MAX_BYTES."""
+    try:
+        data = read_regular(path, EVENT_MAX_BYTES, "governance event")
+    except Unreadable as exc:
+        raise EventFileError(exc.message) from None
+    return load_bytes(data, path.name)
 
 
 def event_files(root: Path) -> list[Path]:

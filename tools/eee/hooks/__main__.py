@@ -11,6 +11,7 @@ import sys
 
 import eee.hooks
 from eee.hooks import HOOKS
+from eee.staged import share as share_index
 
 USAGE = "usage: tools/hook NAME [NAME...] -- [FILES...]"
 
@@ -35,6 +36,8 @@ def main(argv: list[str]) -> int:
         return _usage()
     skip = {s.strip() for s in os.environ.get("SKIP", "").split(",") if s.strip()}
     eee.hooks.shown = set()  # one message once, whichever hook finds it first
+    if any(n in ("naming", "validate", "duplicates", "events") for n in names):
+        share_index()  # the hooks of this process read one index tree
     code = 0
     for name in names:
         if f"eee-{name}" in skip or name in skip:

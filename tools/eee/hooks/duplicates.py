@@ -5,7 +5,8 @@ evaluation_id and retrieved_timestamp (:mod:`eee.governance.duplicates`).
 
 The whole store is checked through an index in the git directory that follows HEAD
 (a few lookups per staged record); pairs linked by supersession or a duplicate event are
-not warned about.
+not warned about. The staged records are read from the index (:mod:`eee.staged`): what
+will be committed, not the work tree.
 """
 
 from __future__ import annotations
@@ -15,10 +16,12 @@ from pathlib import Path
 
 from eee.governance.duplicates import staged_findings
 from eee.hooks import data_paths, emit
-from eee.jsonlite import load_object
+from eee.jsonlite import tree_object
+from eee.staged import index_tree
 
 
 def main(argv: list[str]) -> int:
-    load = functools.cache(load_object)
+    index = index_tree()
+    load = functools.cache(lambda path: tree_object(index, path))
     emit(staged_findings(Path.cwd(), data_paths(argv), load))
     return 0

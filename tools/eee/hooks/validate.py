@@ -1,16 +1,18 @@
 """Hook ``eee-validate``: every staged record, sidecar and pointer through the validator.
 
-Errors block the commit; warnings are shown and let it through.
+What is validated is what will be committed: the index's blobs (:class:`eee.staged.IndexTree`),
+not the work-tree files. Errors block the commit; warnings are shown and let it through.
 """
 
 from __future__ import annotations
 
 from eee.hooks import data_paths, emit_summary
-from eee.validate import run
+from eee.staged import index_tree
+from eee.validate import validate_tree
 
 
 def main(argv: list[str]) -> int:
     paths = data_paths(argv)
     if not paths:
         return 0
-    return emit_summary(run(paths))
+    return emit_summary(validate_tree(index_tree(), paths))

@@ -67,6 +67,24 @@ def forbidden_output(out: Path, store_roots: Iterable[str]) -> str | None:
         here = parent
 
 
+PROTECTED = (DATA_DIR, "governance", "schemas", ".git", ".dvc")  # what a store tracks or keeps
+
+
+def protected_target(real: str, store_roots: Iterable[str]) -> str | None:
+    """The store folder a write to the resolved path ``real`` would land in (None when safe):
+    the tracked folders (data/, governance/, schemas/, .git/, .dvc/) of an input's store or
+    of any git work tree above it."""
+    roots = {os.path.realpath(r) for r in store_roots}
+    here = real
+    while True:
+        parent = os.path.dirname(here)
+        if parent == here:
+            return None
+        if os.path.basename(here) in PROTECTED and (parent in roots or os.path.exists(os.path.join(parent, ".git"))):
+            return here
+        here = parent
+
+
 def relative_place(absolute: str) -> str:
     """Where a copy goes below the output folder: the path below the store root, else the file name."""
     root = find_store_root(absolute)
@@ -108,8 +126,34 @@ class _SidecarCopy:
         self.entry = entry
 
 
+def unsafe_write(out: Path, dest: Path, store_roots: Iterable[str]) -> str | None:
+    """Why writing ``dest`` (below ``out``) is refused, or None: the copies are never written
+    through a symbolic link (a folder below ``out``, or ``dest`` itself), and never where
+    the path resolves into a store's tracked folders."""
+    rel = dest.relative_to(out)
+    here = out
+    for part in rel.parts:
+        here = here / part
+        if here.is_symlink():
+            return f"{here} is a symbolic link; migration never writes through a link"
+        if not here.exists():
+            break
+    inside = protected_target(os.path.realpath(dest), store_roots)
+    if inside is not None:
+        return f"{dest} resolves into the store folder {inside}; migration never writes there"
+    return None
+
+
 class _Exporter:
-    def __init__(self, out: Path, target: str, registry: Registry, display: Callable[[str], str]) -> None:
+    def __init__(
+        self,
+        out: Path,
+        target: str,
+        registry: Registry,
+        display: Callable[[str], str],
+        roots: Iterable[str] = (),
+    ) -> None:
+        self.roots = set(roots)
         self.out = out
         self.target = target
         self.registry = registry
@@ -126,6 +170,12 @@ class _Exporter:
         dest = self.out / rel
         try:
             self._claim(rel, dest, absolute, file)
+            for place in (dest, Path(sidecar_path_for(str(dest)))):
+                refused = unsafe_write(self.out, place, self.roots)
+                if refused is not None:
+                    raise MigrationRefused(
+                        [Finding(file, "$", refused, "choose an output folder without links into a store")]
+                    )
             data, doc = read_record(absolute, file)
             result = migrate(doc, EVAL, self.target, self.registry, file)
             outcome.source = result.source
@@ -312,9 +362,20 @@ def export(
         )
     if out.exists() and not out.is_dir():
         raise refusal("the output exists and is not a folder", file=str(out), check="migrate")
+    inside = protected_target(os.path.realpath(out), roots)
+    if inside is not None:
+        raise refusal(
+            f"the output folder resolves into the store folder {inside}",
+            "choose a folder outside the store",
+            file=str(out),
+            check="migrate",
+        )
     out.mkdir(parents=True, exist_ok=True)
+    refused = unsafe_write(out, out / REPORT_NAME, roots)
+    if refused is not None:
+        raise refusal(refused, "choose an output folder without links into a store", file=str(out), check="migrate")
     report = ExportReport(out, target)
-    exporter = _Exporter(out, target, registry, Display())
+    exporter = _Exporter(out, target, registry, Display(), roots)
     total = len(records) + len(orphans)
     for i, absolute in enumerate(records, start=1):
         report.outcomes.append(exporter.record(absolute))

@@ -13,9 +13,10 @@ from pathlib import Path
 from typing import IO, Any
 
 from eee.findings import Finding
+from eee.limits import RECORD_MAX_BYTES, iter_lines, problem_of, read_regular
 from eee.migrate.chain import Result, migrate
 from eee.migrate.changes import MigrationRefused
-from eee.rules.sidecar import iter_lines, parse_row
+from eee.rules.sidecar import parse_row
 from eee.schemas import EVAL, INSTANCE, Registry, default_registry
 from eee.strictjson import JSONProblem, canonical_row, loads
 
@@ -25,8 +26,10 @@ PathLike = str | os.PathLike[str]
 def read_record(path: PathLike, file: str | None = None) -> tuple[bytes, Any]:
     """The bytes and the strict-JSON document of one record file (refused when not strict JSON)."""
     file = file or str(path)
-    with open(path, "rb") as fh:
-        data = fh.read()
+    try:
+        data = read_regular(path, RECORD_MAX_BYTES, "record")
+    except OSError as exc:
+        raise MigrationRefused([Finding(file, "$", *problem_of(exc), check="input")]) from None
     try:
         return data, loads(data)
     except JSONProblem as problem:
@@ -57,8 +60,12 @@ def load_record(path: PathLike, as_version: str | None = None, registry: Registr
     return migrate_file(path, as_version, registry).doc
 
 
-def _lines(path: PathLike) -> Iterator[bytes]:
-    yield from iter_lines(Path(path))
+def _lines(path: PathLike, file: str | None = None) -> Iterator[bytes]:
+    """The sidecar's lines: a regular file, never through a link, every line within its cap."""
+    try:
+        yield from iter_lines(Path(path))
+    except OSError as exc:
+        raise MigrationRefused([Finding(file or str(path), "$", *problem_of(exc), check="input")]) from None
 
 
 def _row(line: bytes, file: str, lineno: int) -> Any:
@@ -74,7 +81,7 @@ def migrate_rows(
     """Each line of a sidecar with its migrated row; refuses (with the line number) at the first bad row."""
     registry = registry or default_registry()
     file = file or str(path)
-    for lineno, line in enumerate(_lines(path), start=1):
+    for lineno, line in enumerate(_lines(path, file), start=1):
         row = _row(line, file, lineno)
         try:
             result = migrate(row, INSTANCE, to, registry, file)

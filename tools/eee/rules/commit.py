@@ -18,9 +18,11 @@ from eee.paths import (
     EVENTS_DIR,
     RECORD,
     SIDECAR,
+    clash_text,
     classify,
     file_kind,
     layout_problems,
+    name_key,
 )
 from eee.rules.layout import case_clash
 from eee.rules.record import folder_findings
@@ -78,7 +80,7 @@ def immutability_findings(
     """Modification, deletion, rename, type change or case-only rename of an accepted path."""
     out: list[Finding] = []
     added = {c.path: c for c in changes if c.status == "A"}
-    added_by_fold = {p.casefold(): p for p in added}
+    added_by_fold = {name_key(p): p for p in added}
     added_by_blob: dict[str, str] = {c.new_blob: c.path for c in added.values()}
     for c in changes:
         kind = protected_kind(c.path, released)
@@ -94,7 +96,7 @@ def immutability_findings(
                 Finding(where(c.path), "$", f"turns an accepted {kind} into {becomes}", instead, check="immutable")
             )
         elif c.status == "D":
-            twin = added_by_fold.get(c.path.casefold())
+            twin = added_by_fold.get(name_key(c.path))
             if twin and twin != c.path:
                 out.append(
                     Finding(
@@ -179,7 +181,7 @@ def naming_findings(
             Finding(
                 file,
                 "$",
-                f"{clash[0]!r} differs only in letter case from {folder}/{name!r} in the tree",
+                f"{clash[0]!r} {clash_text(clash[0].rsplit('/', 1)[-1], name)} {folder}/{name!r} in the tree",
                 "two paths that differ only in case collide on macOS and Windows; use the existing spelling",
                 check="naming",
             )

@@ -15,13 +15,15 @@ from collections.abc import Callable
 from typing import Any
 
 from eee.findings import FileResult, Finding
-from eee.governance.events import EventCache, EventFileError, git_dir_of, load_text, schema_errors
+from eee.governance.events import EventCache, EventFileError, git_dir_of, load_bytes, schema_errors
 from eee.governance.history import Entered, in_git
 from eee.governance.history import entered as history_of
 from eee.governance.index import RecordIndex
 from eee.governance.status import fold
+from eee.limits import EVENT_MAX_BYTES
 from eee.paths import EVENT_SUFFIX, EVENTS_DIR, RECORD_SUFFIX
 from eee.schemas import default_registry
+from eee.staged import IndexTree
 from eee.tree import SYMLINK, EmptyTree, GitTree, Overlay, Tree, Unreadable, WorkTree
 
 
@@ -61,14 +63,10 @@ _LIST_ALL_ABOVE = 64
 def load_event(tree: Tree, rel: str) -> dict[str, Any]:
     """One event file of the tree, parsed; :class:`EventFileError` when it is not one."""
     try:
-        data = tree.read(rel)
+        data = tree.read(rel, EVENT_MAX_BYTES)  # an event is small: the cap stops a huge file before YAML sees it
     except Unreadable as exc:
         raise EventFileError(exc.finding.message) from None
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise EventFileError("not UTF-8 text") from None
-    return load_text(text, rel.rsplit("/", 1)[-1])
+    return load_bytes(data, rel.rsplit("/", 1)[-1])
 
 
 def ledger_files(tree: Tree) -> list[str]:
@@ -132,6 +130,8 @@ def history(tree: Tree) -> tuple[dict[str, Entered], float | None]:
     checked against: now in a git work tree (they are about to be committed), none for a
     commit (every event of it is committed) or a plain folder (no history to check)."""
     base = _base(tree)
+    if isinstance(base, IndexTree):  # the hooks: the index is about to be committed
+        return history_of(base.repo), time.time()
     if isinstance(base, GitTree):
         return history_of(base.repo, base.commit), None
     if isinstance(base, WorkTree) and in_git(base.root):
@@ -152,8 +152,8 @@ def record_exists(tree: Tree, named: list[str]) -> Callable[[str], bool]:
         }
         below = record_exists(tree.base, named)
         return lambda uuid: uuid in planned or below(uuid)
-    if isinstance(tree, WorkTree):
-        index = RecordIndex(tree.root)
+    if isinstance(tree, WorkTree | IndexTree):  # a search of git's index, not a listing of every record
+        index = RecordIndex(tree.root if isinstance(tree, WorkTree) else tree.repo)
         if len(set(named)) > _LIST_ALL_ABOVE:
             index.all()
         index.lookup(named)

@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Protocol
 
+from eee.paths import name_key
+
 
 class _Names(Protocol):
     def names(self, folder: str) -> list[str]: ...
@@ -25,8 +27,8 @@ def case_clash(tree: _Names | Callable[[str], Iterable[str]], rel: str) -> tuple
     for depth, part in enumerate(parts):
         folder = "/".join(parts[:depth])
         names = list(names_of(folder))
-        key = part.casefold()
-        other = next((n for n in sorted(names) if n != part and n.casefold() == key), None)
+        key = name_key(part)  # letter case and Unicode normalisation (NFC/NFD) both
+        other = next((n for n in sorted(names) if n != part and name_key(n) == key), None)
         if other is not None:
             return "/".join(parts[: depth + 1]), "/".join([*parts[:depth], other])
         if part not in names:

@@ -13,25 +13,30 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from eee.dvcpointer import PointerError
 from eee.dvcpointer import parse as parse_dvc_pointer
 from eee.findings import FileResult, Finding
+from eee.limits import CHUNK, POINTER_MAX_BYTES, ROW_MAX_BYTES, SIDECAR_MAX_BYTES, iter_chunks, size_text
+from eee.limits import Unreadable as Refused
 from eee.paths import POINTER_SUFFIX
 from eee.rules.schema import OncePerFile, near_miss_findings, schema_findings, screen, shape_of
 from eee.schemas import INSTANCE, Registry
-from eee.strictjson import explain, find_duplicate, may_hide_colon
+from eee.strictjson import JSONProblem, loads_row
 from eee.tree import Tree, Unreadable
 
-CHUNK = 8 * 1024 * 1024
 DEFAULT_CAP = 20
 
 
 def _file_chunks(path: Path) -> Iterator[bytes]:
-    with open(path, "rb") as fh:
-        while chunk := fh.read(CHUNK):
-            yield chunk
+    """A sidecar on disk in chunks: a regular file, never through a link, at most SIDECAR_MAX_BYTES."""
+    yield from iter_chunks(path, SIDECAR_MAX_BYTES, "sidecar", chunk=CHUNK)
+
+
+def _too_long(lineno: int) -> Refused:
+    return Refused(
+        f"line {lineno} is longer than {size_text(ROW_MAX_BYTES)}",
+        f"one row of a sidecar is at most {size_text(ROW_MAX_BYTES)} (see the README, 'Limits')",
+    )
 
 
 def iter_lines(source: Path | Iterable[bytes], *hashers: Any) -> Iterator[bytes]:
@@ -41,24 +46,32 @@ def iter_lines(source: Path | Iterable[bytes], *hashers: Any) -> Iterator[bytes]
     The one line splitter of sidecars: the validator, ``eee samples add`` and migration
     read rows through it."""
     rest = b""
+    lineno = 0
     for chunk in _file_chunks(source) if isinstance(source, Path) else source:
         for hasher in hashers:
             if hasher is not None:
                 hasher.update(chunk)
-        data = rest + chunk
+        data = rest + chunk if rest else chunk
         cut = data.rfind(b"\n")
         if cut < 0:
             rest = data
+            if len(rest) > ROW_MAX_BYTES:  # a line without end: refused, never grown without bound
+                raise _too_long(lineno + 1)
             continue
         rest = data[cut + 1 :]
-        yield from data[:cut].split(b"\n")
+        lines = data[:cut].split(b"\n")
+        for line in lines:
+            lineno += 1
+            if len(line) > ROW_MAX_BYTES:
+                raise _too_long(lineno)
+        yield from lines
     if rest:
         yield rest
 
 
 def _pointer_beside(tree: Tree, rel: str) -> Any:
     try:
-        return parse_dvc_pointer(tree.read(rel + POINTER_SUFFIX).decode("utf-8"))
+        return parse_dvc_pointer(tree.read(rel + POINTER_SUFFIX, POINTER_MAX_BYTES).decode("utf-8"))
     except (Unreadable, UnicodeDecodeError, PointerError):
         return None
 
@@ -86,21 +99,71 @@ def parse_row(line: bytes, file: str, lineno: int) -> tuple[Any, Finding | None]
     The one strict row parser: the validator and migration (``eee.load_rows``) read rows
     through it. orjson parses; only a line whose compact form differs suspiciously is
     searched for a duplicate key, so the common row costs one parse and one dump."""
+    if not line.strip():
+        return None, Finding(
+            file, "$", EMPTY_LINE, "remove blank lines: every line is one JSON object", line=lineno, check="json"
+        )
     try:
-        row = orjson.loads(line)
-    except orjson.JSONDecodeError as exc:
-        if not line.strip():
-            return None, Finding(
-                file, "$", EMPTY_LINE, "remove blank lines: every line is one JSON object", line=lineno, check="json"
-            )
-        problem = explain(line, exc)
+        return loads_row(line), None  # strict: duplicate keys, NaN, nesting and integer caps
+    except JSONProblem as problem:
         return None, Finding(file, problem.pointer, problem.message, problem.hint, line=lineno, check="json")
-    compact = orjson.dumps(row)
-    if compact != line and (line.count(b":") != compact.count(b":") or may_hide_colon(line)):
-        problem = find_duplicate(line)
-        if problem is not None:
-            return None, Finding(file, problem.pointer, problem.message, problem.hint, line=lineno, check="json")
-    return row, None
+
+
+_HEX_LENGTH = {"sha256": 64, "md5": 32}
+_HEX = frozenset("0123456789abcdefABCDEF")
+
+
+def checksum_problem(der: Any) -> tuple[str, str, str] | None:
+    """(JSON path, message, hint) when a record's sidecar checksum is not one the store can
+    check: every declared checksum is verified, so an unknown form is an error, never a skip."""
+    if not isinstance(der, dict) or der.get("checksum") is None:
+        return None
+    checksum = der["checksum"]
+    alg = der.get("hash_algorithm")
+    where = "$.detailed_evaluation_results.checksum"
+    hint = "write the sha256 of the sidecar's bytes as 64 lowercase hex digits (hash_algorithm 'sha256')"
+    if not isinstance(checksum, str):
+        return where, "the sidecar checksum is not a string", hint
+    if alg is not None and alg not in _HEX_LENGTH:
+        return "$.detailed_evaluation_results.hash_algorithm", f"unknown hash_algorithm {alg!r} (sha256 or md5)", hint
+    expected = _HEX_LENGTH.get(alg) if alg is not None else None
+    if expected is None and len(checksum) not in (64, 32):
+        return (
+            where,
+            f"unknown checksum form: {len(checksum)} characters and no hash_algorithm "
+            "(a sha256 has 64 hex digits, an md5 32)",
+            hint,
+        )
+    if expected is not None and len(checksum) != expected:
+        return where, f"a {alg} checksum has {expected} hex digits, this one {len(checksum)}", hint
+    if not set(checksum) <= _HEX:
+        return where, "the sidecar checksum is not hexadecimal", hint
+    return None
+
+
+def declared_sidecar_findings(doc: dict[str, Any], file: str) -> list[Finding]:
+    """What a record declares about its sidecar that can never be right: a checksum in a
+    form that cannot be checked, or an empty sidecar (``total_rows`` 0)."""
+    der = doc.get("detailed_evaluation_results")
+    if not isinstance(der, dict):
+        return []
+    out = []
+    unknown = checksum_problem(der)
+    if unknown is not None:
+        out.append(Finding(file, unknown[0], unknown[1], unknown[2], check="sidecar"))
+    rows = der.get("total_rows")
+    if rows == 0 and not isinstance(rows, bool):
+        out.append(
+            Finding(
+                file,
+                "$.detailed_evaluation_results.total_rows",
+                "declares an empty sidecar (total_rows 0)",
+                "a sidecar holds at least one row; a record without per-sample results leaves out "
+                "detailed_evaluation_results",
+                check="sidecar",
+            )
+        )
+    return out
 
 
 class _Collector:
@@ -152,7 +215,7 @@ def check_sidecar(
     versions: set[str] = set()
     lineno = 0
     # the hot loop of the validator: one pass per row, no allocation beyond the parse
-    lines = iter_lines(tree.chunks(rel), hasher, dvc_md5)
+    lines = iter_lines(tree.chunks(rel, SIDECAR_MAX_BYTES), hasher, dvc_md5)
     while True:
         try:
             line = next(lines)
@@ -161,6 +224,9 @@ def check_sidecar(
         except Unreadable as exc:  # the file could not be read (or not to the end)
             result.findings.append(exc.finding)
             once.finish()
+            return
+        except Refused as exc:  # a line over the row cap
+            result.findings.append(Finding(file, "$", exc.message, exc.hint, check="input"))
             return
         lineno += 1
         row, problem = parse_row(line, file, lineno)
@@ -250,6 +316,28 @@ def check_sidecar(
             )
     once.finish()
     result.rows = rows
+    if rows == 0:
+        out.add(
+            Finding(
+                file,
+                "$",
+                "the sidecar is empty (no rows)",
+                "a sidecar holds one JSON object per line, at least one; a record without per-sample results "
+                "leaves out detailed_evaluation_results",
+                check="sidecar",
+            )
+        )
+    if rows == 0:
+        out.add(
+            Finding(
+                file,
+                "$",
+                "the sidecar is empty (no rows)",
+                "a sidecar holds one JSON object per line, at least one; a record without per-sample results "
+                "leaves out detailed_evaluation_results",
+                check="sidecar",
+            )
+        )
     if dvc_md5 is not None and pointer is not None and dvc_md5.hexdigest() != pointer.md5:
         out.add(
             Finding(
@@ -287,7 +375,18 @@ def matches_record(der: dict[str, Any], file: str, rows: int, alg: str | None, a
             )
         )
     checksum = der.get("checksum")
-    if actual is not None and isinstance(checksum, str):
+    unknown = checksum_problem(der)
+    if unknown is not None:  # every declared checksum is checked: an unknown form is no way around it
+        out.append(
+            Finding(
+                file,
+                "$",
+                f"the checksum its aggregate declares cannot be checked: {unknown[1]}",
+                unknown[2],
+                check="sidecar",
+            )
+        )
+    elif actual is not None and isinstance(checksum, str):
         if actual != checksum.lower():
             out.append(
                 Finding(

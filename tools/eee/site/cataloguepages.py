@@ -27,6 +27,7 @@ from typing import Any
 from eee.catalog import CATALOG_DIR, catalog_present, read_catalog
 from eee.governance import STATUSES
 from eee.governance.status import Ledger, read_ledger
+from eee.limits import RECORD_MAX_BYTES, read_regular
 from eee.site.context import GeneratedPage, SiteContext
 from eee.site.mdtext import number, slug
 from eee.site.render import render
@@ -276,14 +277,14 @@ def _record_json(root: Path, rel: str) -> dict[str, Any]:
     (orjson, two-space indent), cut at :data:`JSON_LIMIT` characters."""
     import orjson
 
-    try:
-        data = (root / rel).read_bytes()
+    try:  # a regular file within the record cap: a pipe or a link never hangs the site build
+        data = read_regular(root / rel, RECORD_MAX_BYTES, "record")
         text = data.decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         return {"unreadable": str(exc), "json": "", "truncated": False}
     try:
         text = orjson.dumps(orjson.loads(data), option=orjson.OPT_INDENT_2).decode("utf-8")
-    except orjson.JSONDecodeError:
+    except (orjson.JSONDecodeError, orjson.JSONEncodeError):  # shown as written (too deep to write back, ...)
         pass
     truncated = len(text) > JSON_LIMIT
     if truncated:

@@ -1,0 +1,583 @@
+"""Deterministic fuzz cases for the store's readers: mutated records, sidecars and events.
+
+:func:`build` writes a store under a folder: copies of real records (the project's
+``data/``, ``tests/examples`` and, when present, ``../shared/reference``) and of real
+record/sidecar pairs, each under a fresh uuid at its canonical path, plus governance events
+for some of them, and then mutates a share of them. Every case says what the validator
+must find:
+
+- ``bad``: the mutation breaks the file by construction (cut before the end, a NUL or an
+  invalid UTF-8 byte inserted, nesting past the cap, a 400+ digit integer, NaN, a BOM, a
+  duplicate key, a FIFO, a link, an oversized file, YAML aliases or tags, any change of a
+  sidecar's bytes, which its checksum catches, ...): at least one finding on that file;
+- ``good``: the file is untouched, or changed in a way that keeps it valid (re-indented,
+  keys sorted, strings escaped, a YAML comment): no finding at all;
+- ``any``: a random change (bytes flipped or dropped, a field deleted or retyped): the
+  outcome is not known in advance, but the file must be reported, and its findings must be
+  the same whether it is checked alone or among all the others.
+
+Used by ``tests/test_fuzz.py`` (bounded, in CI) and ``benchmarks/fuzz.py`` (100,000 cases).
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+import os
+import random
+import uuid as uuidlib
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from mutations import apply as apply_structural
+from mutations import walk
+
+PROJECT = Path(__file__).resolve().parents[1]
+EXAMPLES = PROJECT / "tests" / "examples"
+REFERENCE = Path(os.environ.get("EEE_REFERENCE", PROJECT.parent / "shared" / "reference"))
+RECORD_SUFFIX = ".json"
+SIDECAR_SUFFIX = "_samples.jsonl"
+
+
+@dataclass
+class Case:
+    kind: str  # record, sidecar, event
+    op: str  # the mutation
+    rel: str  # store-relative path of the file the case is about
+    expect: str  # bad, good, any
+
+
+@dataclass
+class Seed:
+    bench: str
+    doc: dict[str, Any]
+    rows: bytes | None = None  # the sidecar's bytes, for a pair
+
+
+def _uuid(rng: random.Random) -> str:
+    return str(uuidlib.UUID(int=rng.getrandbits(128), version=4))
+
+
+def _canonical(bench: str, model_id: str, record_uuid: str) -> str | None:
+    from eee.paths import canonical_record_path
+
+    try:
+        return canonical_record_path(bench, model_id, record_uuid)
+    except ValueError:
+        return None
+
+
+def _bench_of(path: Path) -> str:
+    parts = path.parts
+    if "data" in parts:
+        i = len(parts) - 1 - parts[::-1].index("data")
+        if len(parts) > i + 1:
+            return parts[i + 1]
+    return "bench"
+
+
+def candidate_seeds(limit_bytes: int = 200_000) -> tuple[list[Seed], list[Seed]]:
+    """Real records (no sidecar) and real record/sidecar pairs, not yet checked."""
+    records: list[Seed] = []
+    pairs: list[Seed] = []
+    sources = [PROJECT / "data", EXAMPLES / "aggregate" / "valid"]
+    if REFERENCE.is_dir():
+        sources += [REFERENCE / "records", REFERENCE / "records-with-samples", REFERENCE / "converter-outputs"]
+    for top in sources:
+        if not top.is_dir():
+            continue
+        for path in sorted(top.rglob("*.json")):
+            if not path.is_file() or path.stat().st_size > limit_bytes:
+                continue
+            try:
+                doc = json.loads(path.read_bytes())
+            except ValueError:
+                continue
+            if not isinstance(doc, dict) or not isinstance(doc.get("model_info"), dict):
+                continue
+            sidecar = path.with_name(path.name[: -len(RECORD_SUFFIX)] + SIDECAR_SUFFIX)
+            if isinstance(doc.get("detailed_evaluation_results"), dict):
+                if sidecar.is_file() and sidecar.stat().st_size <= limit_bytes * 10:
+                    pairs.append(Seed(_bench_of(path), doc, sidecar.read_bytes()))
+                doc = {k: v for k, v in doc.items() if k != "detailed_evaluation_results"}
+            records.append(Seed(_bench_of(path), doc))
+    aggregate = json.loads((EXAMPLES / "instance" / "aggregate.json").read_text())
+    for rows in sorted((EXAMPLES / "instance" / "valid").glob("*.jsonl")):
+        pairs.append(Seed("qa-bench", aggregate, rows.read_bytes()))
+    return records, pairs
+
+
+def _pair_doc(seed: Seed, rel: str, rows: bytes) -> dict[str, Any]:
+    doc = copy.deepcopy(seed.doc)
+    der = doc["detailed_evaluation_results"]
+    der["file_path"] = rel[: -len(RECORD_SUFFIX)] + SIDECAR_SUFFIX
+    der["checksum"] = hashlib.sha256(rows).hexdigest()
+    der["hash_algorithm"] = "sha256"
+    der["total_rows"] = rows.count(b"\n") + (0 if rows.endswith(b"\n") or not rows else 1)
+    return doc
+
+
+def _dump(doc: Any) -> bytes:
+    from eee.strictjson import canonical
+
+    return canonical(doc)
+
+
+def clean_seeds(scratch: Path) -> tuple[list[Seed], list[Seed]]:
+    """The candidate seeds that validate without any finding at a canonical path."""
+    from eee.validate import run
+
+    records, pairs = candidate_seeds()
+    rng = random.Random(0)
+    placed: dict[str, tuple[str, Seed]] = {}
+    for kind, seeds in (("record", records), ("pair", pairs)):
+        for seed in seeds:
+            rel = _canonical(seed.bench, str(seed.doc["model_info"].get("id")), _uuid(rng))
+            if rel is None:
+                continue
+            path = scratch / rel
+            path.parent.mkdir(parents=True, exist_ok=True)
+            if kind == "pair":
+                path.with_name(path.name[: -len(RECORD_SUFFIX)] + SIDECAR_SUFFIX).write_bytes(seed.rows or b"")
+                path.write_bytes(_dump(_pair_doc(seed, rel, seed.rows or b"")))
+            else:
+                path.write_bytes(_dump(seed.doc))
+            placed[os.path.abspath(path)] = (kind, seed)
+    summary = run([str(scratch)])
+    dirty = set()
+    for result in summary.results:
+        if result.findings:
+            absolute = os.path.abspath(result.file)
+            dirty.add(absolute)
+            if absolute.endswith(SIDECAR_SUFFIX):
+                dirty.add(absolute[: -len(SIDECAR_SUFFIX)] + RECORD_SUFFIX)
+    clean_records = [s for p, (k, s) in placed.items() if k == "record" and p not in dirty]
+    clean_pairs = [s for p, (k, s) in placed.items() if k == "pair" and p not in dirty]
+    return clean_records, clean_pairs
+
+
+# --- byte-level mutations -----------------------------------------------------------------------
+
+
+def _last_brace(data: bytes) -> int:
+    return data.rstrip().rfind(b"}")
+
+
+def _numbers(doc: Any) -> list[tuple[Any, ...]]:
+    return [p for p, v in walk(doc) if p and isinstance(v, int | float) and not isinstance(v, bool)]
+
+
+def _set(doc: Any, path: tuple[Any, ...], value: Any) -> Any:
+    out = copy.deepcopy(doc)
+    node = out
+    for part in path[:-1]:
+        node = node[part]
+    node[path[-1]] = value
+    return out
+
+
+_MARK = "__eee_fuzz_value__"  # a placeholder replaced in the serialised bytes
+
+
+def _replace_value(doc: Any, rng: random.Random, raw: bytes) -> bytes:
+    """``doc`` with one value (a number if any, else a string) replaced by the raw JSON text ``raw``."""
+    paths = _numbers(doc) or [p for p, v in walk(doc) if p and isinstance(v, str)]
+    path = rng.choice(paths)
+    out = _dump(_set(doc, path, _MARK)).replace(json.dumps(_MARK).encode(), raw)
+    assert raw in out
+    return out
+
+
+def record_mutation(doc: dict[str, Any], rng: random.Random) -> tuple[str, str, bytes | str]:
+    """(op, expectation, bytes) for one mutation of a record's canonical bytes; bytes may be a
+    special marker (``fifo``, ``devlink``, ``selflink``, ``oversized``) for the file itself."""
+    data = _dump(doc)
+    end = _last_brace(data)
+    roll = rng.random()
+    if roll < 0.45:
+        op = rng.choice(
+            [
+                "truncate",
+                "empty",
+                "nul",
+                "bad-utf8",
+                "bom",
+                "deep",
+                "big-int",
+                "nan",
+                "infinity",
+                "duplicate-key",
+                "not-an-object",
+                "no-schema-version",
+                "unknown-version",
+                "fifo",
+                "devlink",
+                "selflink",
+                "oversized",
+                "lone-surrogate",
+            ]
+        )
+        if op == "truncate":
+            return op, "bad", data[: rng.randrange(0, end)]
+        if op == "empty":
+            return op, "bad", rng.choice([b"", b"\n", b"   "])
+        if op == "nul":
+            at = rng.randrange(0, len(data))
+            return op, "bad", data[:at] + b"\0" + data[at:]
+        if op == "bad-utf8":
+            at = rng.randrange(0, len(data))
+            return op, "bad", data[:at] + rng.choice([b"\xff", b"\xc3", b"\xed\xa0\x80", b"\x80"]) + data[at:]
+        if op == "bom":
+            return op, "bad", b"\xef\xbb\xbf" + data
+        if op == "deep":
+            levels = rng.choice([65, 100, 255, 300, 1100, 50_000])
+            return op, "bad", _replace_value(doc, rng, b"[" * levels + b"1" + b"]" * levels)
+        if op == "big-int":
+            digits = rng.choice([401, 4301, 20_000])
+            return op, "bad", _replace_value(doc, rng, rng.choice([b"", b"-"]) + b"7" * digits)
+        if op in ("nan", "infinity"):
+            token = {"nan": b"NaN", "infinity": rng.choice([b"Infinity", b"-Infinity"])}[op]
+            return op, "bad", _replace_value(doc, rng, token)
+        if op == "duplicate-key":
+            key = rng.choice(list(doc))
+            return op, "bad", b"{" + json.dumps(key).encode() + b": 1," + data[data.index(b"{") + 1 :]
+        if op == "not-an-object":
+            return op, "bad", b"[" + data.rstrip() + b"]"
+        if op == "no-schema-version":
+            return op, "bad", _dump({k: v for k, v in doc.items() if k != "schema_version"})
+        if op == "unknown-version":
+            return op, "bad", _dump({**doc, "schema_version": rng.choice(["9.9.9", "0.3", 3, None])})
+        if op == "lone-surrogate":
+            return op, "bad", _replace_value(doc, rng, b'"\\ud800x"')
+        return op, "bad", op  # fifo, devlink, selflink, oversized
+    if roll < 0.65:
+        op = rng.choice(["indent-4", "compact", "sorted", "ascii-escapes", "colon-escapes", "trailing-space"])
+        if op == "indent-4":
+            return op, "good", json.dumps(doc, indent=4, ensure_ascii=False).encode()
+        if op == "compact":
+            return op, "good", json.dumps(doc, separators=(",", ":"), ensure_ascii=False).encode()
+        if op == "sorted":
+            return op, "good", json.dumps(doc, sort_keys=True, ensure_ascii=False).encode()
+        if op == "ascii-escapes":
+            return op, "good", json.dumps(doc, ensure_ascii=True).encode()
+        if op == "colon-escapes":
+            text = json.dumps(doc, ensure_ascii=False)
+            # a colon inside strings spelled \u003a: the duplicate-key check's slow path
+            return op, "good", _escape_colons_in_strings(text).encode()
+        return op, "good", data + b"  \n\n"
+    op = rng.choice(["flip", "drop", "swap", "structural", "structural", "structural"])
+    if op == "flip":
+        at = rng.randrange(0, len(data))
+        return op, "any", data[:at] + bytes([rng.randrange(32, 127)]) + data[at + 1 :]
+    if op == "drop":
+        at = rng.randrange(0, len(data))
+        return op, "any", data[:at] + data[at + rng.randint(1, 8) :]
+    if op == "swap":
+        a, b = sorted(rng.sample(range(len(data)), 2))
+        return op, "any", data[:a] + data[b : b + 1] + data[a + 1 : b] + data[a : a + 1] + data[b + 1 :]
+    from mutations import _operations
+
+    ops = _operations(doc)
+    name, path = rng.choice(ops)
+    return f"structural:{name}", "any", _dump(apply_structural(doc, name, path, rng))
+
+
+def _escape_colons_in_strings(text: str) -> str:
+    out = []
+    in_string = escaped = False
+    for c in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif c == "\\":
+                escaped = True
+            elif c == '"':
+                in_string = False
+            elif c == ":":
+                out.append("\\u003a")
+                continue
+        elif c == '"':
+            in_string = True
+        out.append(c)
+    return "".join(out)
+
+
+def sidecar_mutation(rows: bytes, rng: random.Random) -> tuple[str, bytes | str]:
+    """(op, bytes or marker) for a change of a sidecar's bytes: always caught (the checksum)."""
+    lines = rows.splitlines(keepends=True)
+    op = rng.choice(
+        [
+            "truncate",
+            "empty",
+            "nul",
+            "bad-utf8",
+            "deep-row",
+            "big-int-row",
+            "blank-line",
+            "duplicate-row",
+            "drop-row",
+            "flip",
+            "not-an-object",
+            "fifo",
+            "devlink",
+        ]
+    )
+    if op == "truncate":
+        return op, rows[: rng.randrange(0, max(1, len(rows) - 1))]
+    if op == "empty":
+        return op, b""
+    if op == "nul":
+        at = rng.randrange(0, len(rows))
+        return op, rows[:at] + b"\0" + rows[at:]
+    if op == "bad-utf8":
+        at = rng.randrange(0, len(rows))
+        return op, rows[:at] + b"\xff" + rows[at:]
+    if op == "deep-row":
+        levels = rng.choice([65, 300, 2000])
+        return op, rows + b'{"x": ' + b"[" * levels + b"]" * levels + b"}\n"
+    if op == "big-int-row":
+        return op, rows + b'{"n": ' + b"9" * rng.choice([401, 5000]) + b"}\n"
+    if op == "blank-line":
+        at = rng.randrange(0, len(lines) + 1)
+        return op, b"".join([*lines[:at], b"\n", *lines[at:]])
+    if op == "duplicate-row":
+        at = rng.randrange(0, len(lines))
+        return op, b"".join(
+            [*lines[: at + 1], lines[at] if lines[at].endswith(b"\n") else lines[at] + b"\n", *lines[at + 1 :]]
+        )
+    if op == "drop-row" and len(lines) > 1:
+        at = rng.randrange(0, len(lines))
+        return op, b"".join(lines[:at] + lines[at + 1 :])
+    if op == "not-an-object":
+        return op, rows + b"[1, 2]\n"
+    if op in ("fifo", "devlink"):
+        return op, op
+    at = rng.randrange(0, len(rows))
+    flipped = bytes([rows[at] ^ (1 << rng.randrange(0, 8))])
+    return "flip", rows[:at] + flipped + rows[at + 1 :]
+
+
+# --- events ------------------------------------------------------------------------------------------
+
+
+def event_for(record_uuid: str, i: int, rng: random.Random) -> tuple[str, str]:
+    """(file name, YAML text) of a valid event about ``record_uuid`` (deterministic)."""
+    from eee.governance.events import dumps
+
+    seconds = 1_767_225_600 + i * 61  # 2026-01-01 onwards
+    import datetime as dt
+
+    when = dt.datetime.fromtimestamp(seconds, dt.UTC).replace(microsecond=i % 1_000_000)
+    action = rng.choice(["retract", "dispute"])
+    event_id = f"{when.strftime('%Y%m%dT%H%M%S.%fZ')}-{action}-{record_uuid[:8]}-{i % 0xFFFFFF:06x}"
+    event: dict[str, Any] = {
+        "event_schema": "1.0.0",
+        "id": event_id,
+        "action": action,
+        "record": record_uuid,
+        "reason": rng.choice(["built on the wrong split", "harness version contested", "the judge was misconfigured"]),
+        "actor": {"name": "Fuzz Tester", "email": "fuzz@example.org"},
+        "timestamp": when.strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
+    }
+    if action == "dispute":
+        event["reference"] = "https://example.org/discussion/1"
+    return f"{event_id}.yaml", dumps(event)
+
+
+def event_mutation(name: str, text: str, rng: random.Random) -> tuple[str, str, str, bytes | str]:
+    """(op, expectation, file name, bytes or marker) for one mutation of an event file."""
+    data = text.encode()
+    roll = rng.random()
+    if roll < 0.6:
+        op = rng.choice(
+            [
+                "alias",
+                "anchor",
+                "tag-binary",
+                "tag-set",
+                "tag-python",
+                "tag-custom",
+                "deep",
+                "big-int",
+                "bad-utf8",
+                "truncate",
+                "empty",
+                "list",
+                "duplicate-key",
+                "renamed",
+                "alias-bomb",
+                "fifo",
+                "devlink",
+                "oversized",
+                "unknown-key",
+            ]
+        )
+        if op == "alias":
+            return op, "bad", name, data.replace(b"actor:", b"actor: &a", 1) + b"copy: *a\n"
+        if op == "anchor":
+            return op, "bad", name, data.replace(b"reason: ", b"reason: &r ", 1)
+        if op.startswith("tag-"):
+            tag = {"tag-binary": b"!!binary", "tag-set": b"!!set", "tag-python": b"!!python/object:os.system"}.get(
+                op, b"!retract"
+            )
+            return op, "bad", name, data.replace(b"reason: ", b"reason: " + tag + b" ", 1)
+        if op == "deep":
+            levels = rng.choice([17, 100, 5000])
+            return op, "bad", name, data + b"extra: " + b"[" * levels + b"]" * levels + b"\n"
+        if op == "big-int":
+            return (
+                op,
+                "bad",
+                name,
+                data.replace(b"reason: ", b"reason: " + b"1" * rng.choice([401, 5000]) + b"\nx: ", 1),
+            )
+        if op == "bad-utf8":
+            return op, "bad", name, data.replace(b"reason: ", b"reason: \xff\xfe", 1)
+        if op == "truncate":
+            cut = data.rstrip(b"\n").rfind(b"\n")  # before the last line (the timestamp): required field lost
+            return op, "bad", name, data[: rng.randrange(0, max(1, cut))]
+        if op == "empty":
+            return op, "bad", name, b""
+        if op == "list":
+            return op, "bad", name, b"- " + data.replace(b"\n", b"\n  ")
+        if op == "duplicate-key":
+            return op, "bad", name, data + data.splitlines(keepends=True)[2]
+        if op == "renamed":
+            return op, "bad", name.replace(".yaml", "0.yaml"), data
+        if op == "alias-bomb":
+            bomb = (
+                b"a: &a [x,x,x,x,x,x,x,x,x]\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]\nc: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]\n"
+            )
+            return op, "bad", name, bomb
+        if op == "unknown-key":
+            return op, "bad", name, data + b"surprise: 1\n"
+        return op, "bad", name, op  # fifo, devlink, oversized
+    if roll < 0.8:
+        op = rng.choice(["comment", "requote", "same"])
+        if op == "comment":
+            return op, "good", name, b"# a comment\n" + data
+        if op == "requote":
+            lines = data.splitlines(keepends=True)
+            out = []
+            for line in lines:
+                if line.startswith(b"reason: ") and line[8:9] not in (b"'", b'"', b"|"):
+                    line = b"reason: '" + line[8:].rstrip(b"\n").replace(b"'", b"''") + b"'\n"
+                out.append(line)
+            return op, "good", name, b"".join(out)
+        return op, "good", name, data
+    at = rng.randrange(0, len(data))
+    return "flip", "any", name, data[:at] + bytes([rng.randrange(32, 127)]) + data[at + 1 :]
+
+
+# --- writing a fuzz store -----------------------------------------------------------------------------
+
+
+def _write(path: Path, data: bytes | str, target_for_link: Path | None = None) -> None:
+    from eee.limits import EVENT_MAX_BYTES, RECORD_MAX_BYTES
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if data == "fifo":
+        os.mkfifo(path)
+    elif data == "devlink":
+        path.symlink_to("/dev/zero")
+    elif data == "selflink":
+        path.symlink_to(target_for_link or "/dev/null")
+    elif data == "oversized":
+        cap = EVENT_MAX_BYTES if path.suffix == ".yaml" else RECORD_MAX_BYTES
+        with open(path, "wb") as fh:
+            fh.truncate(cap + 1)  # sparse: nothing on disk
+    else:
+        assert isinstance(data, bytes)
+        path.write_bytes(data)
+
+
+def build(
+    root: Path,
+    seed: int,
+    records: int,
+    sidecars: int,
+    events: int,
+    seeds: tuple[list[Seed], list[Seed]],
+) -> list[Case]:
+    """Write ``records`` record cases, ``sidecars`` sidecar cases and ``events`` event cases
+    (each event about a record of its own, which is an unmutated control) under ``root``."""
+    rng = random.Random(seed)
+    record_seeds, pair_seeds = seeds
+    cases: list[Case] = []
+    control: Path | None = None
+
+    def place(seed_: Seed) -> tuple[str, Path] | None:
+        rel = _canonical(seed_.bench, str(seed_.doc["model_info"].get("id")), _uuid(rng))
+        return (rel, root / rel) if rel else None
+
+    # controls first: one per event, each the target of that event
+    targets: list[str] = []
+    while len(targets) < max(events, 1):
+        chosen = rng.choice(record_seeds)
+        placed = place(chosen)
+        if placed is None:
+            continue
+        rel, path = placed
+        _write(path, _dump(chosen.doc))
+        targets.append(rel)
+        cases.append(Case("record", "control", rel, "good"))
+        control = path
+    targets = targets[:events]
+    for _ in range(records):
+        chosen = rng.choice(record_seeds)
+        placed = place(chosen)
+        if placed is None:
+            continue
+        rel, path = placed
+        op, expect, data = record_mutation(chosen.doc, rng)
+        _write(path, data, control)
+        cases.append(Case("record", op, rel, expect))
+    for _ in range(sidecars):
+        chosen = rng.choice(pair_seeds)
+        placed = place(chosen)
+        if placed is None:
+            continue
+        rel, path = placed
+        rows = chosen.rows or b""
+        doc = _pair_doc(chosen, rel, rows)
+        sidecar = path.with_name(path.name[: -len(RECORD_SUFFIX)] + SIDECAR_SUFFIX)
+        if rng.random() < 0.15:  # the pair's record declares a checksum that cannot be checked, or no rows
+            der = doc["detailed_evaluation_results"]
+            op = rng.choice(["checksum-40", "checksum-not-hex", "checksum-wrong-length", "total-rows-0"])
+            if op == "checksum-40":
+                der.pop("hash_algorithm")
+                der["checksum"] = der["checksum"][:40]
+            elif op == "checksum-not-hex":
+                der["checksum"] = "z" * 64
+            elif op == "checksum-wrong-length":
+                der["hash_algorithm"] = "md5"
+            else:
+                der["total_rows"] = 0
+            _write(path, _dump(doc))
+            _write(sidecar, rows)
+            cases.append(Case("record", op, rel, "bad"))
+            continue
+        op, data = sidecar_mutation(rows, rng)
+        _write(path, _dump(doc))
+        _write(sidecar, data)
+        srel = rel[: -len(RECORD_SUFFIX)] + SIDECAR_SUFFIX
+        cases.append(Case("sidecar", op, srel, "bad" if data != rows else "good"))
+    for i, target in enumerate(targets):
+        record_uuid = target.rsplit("/", 1)[1][: -len(RECORD_SUFFIX)]
+        name, text = event_for(record_uuid, i, rng)
+        op, expect, name, data = event_mutation(name, text, rng)
+        rel = f"governance/events/{name}"
+        _write(root / rel, data)
+        cases.append(Case("event", op, rel, expect))
+    return cases
+
+
+def iter_findings(summary: Any, root: Path) -> Iterator[tuple[str, Any]]:
+    """(store-relative path, FileResult) for every result of a validator run over ``root``."""
+    prefix = os.path.abspath(root) + os.sep
+    for result in summary.results:
+        absolute = os.path.abspath(result.file)
+        yield (absolute[len(prefix) :] if absolute.startswith(prefix) else result.file), result

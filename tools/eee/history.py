@@ -1,0 +1,267 @@
+"""What the audit guarantees about history itself: merges, rewritten history, crafted trees.
+
+- **Merges.** A merge commit changes nothing that any parent accepted: every protected file
+  (record, sidecar pointer, governance event, released schema file) of every parent is in
+  the merge unchanged; a merge may only bring in what one side added and the other lacks.
+  Deleting an accepted record or event, editing a released schema, or resolving an add/add
+  conflict on one record by keeping one side is an error, checked against each parent
+  (``git diff-tree`` parent..merge). Two records of one uuid at different paths, one from
+  each side, are an error too.
+- **Rewritten history.** The audit takes a trust anchor, a commit already accepted (the last
+  audited or published head): ``--anchor REV`` or ``$EEE_AUDIT_ANCHOR``. It must be an
+  ancestor of the audited head; amending, resetting or rebasing accepted commits makes it
+  one no more, and the audit reports that as an error naming the anchor.
+- **Replacements.** git objects are read with replacements disabled
+  (``GIT_NO_REPLACE_OBJECTS``, set for every git call of the tools); replace refs, grafts
+  and a shallow clone are reported, since they can hide or cut history.
+- **Crafted trees.** Tree entries with ``..``, ``.``, ``.git``, empty or absolute
+  components are findings (:func:`eee.paths.tree_path_problem`), never file names.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+from eee.findings import ERROR, WARNING, Finding
+from eee.gitutil import Change, GitError, git, parse_raw, verify_commit
+from eee.paths import DATA_DIR, RECORD_SUFFIX
+from eee.rules.commit import REGISTRY, protected_kind, registry_findings
+
+ANCHOR_ENV = "EEE_AUDIT_ANCHOR"
+_NONE = {"", "0" * 40, "0" * 64}  # CI variables name "no previous commit" with zeros
+
+
+def anchor_from(explicit: str | None) -> tuple[str, str] | None:
+    """(revision, where it came from): ``--anchor``, else ``$EEE_AUDIT_ANCHOR``, else None."""
+    if explicit is not None:
+        return explicit, "--anchor"
+    value = os.environ.get(ANCHOR_ENV, "").strip()
+    if value in _NONE:
+        return None
+    return value, f"${ANCHOR_ENV}"
+
+
+def anchor_findings(anchor: tuple[str, str] | None, end: str, cwd: Path) -> list[Finding]:
+    """The trust anchor must be a commit and an ancestor of ``end`` (both already verified)."""
+    if anchor is None:
+        return []
+    rev, source = anchor
+    where = f"trust anchor {rev} ({source})"
+    try:
+        commit = verify_commit(rev, cwd, "the trust anchor")
+    except GitError as exc:
+        return [
+            Finding(
+                where,
+                "$",
+                f"{exc}",
+                "name the last accepted head (a commit of this repository); fetch it first in a shallow clone",
+                check="history",
+            )
+        ]
+    code = subprocess.run(
+        ["git", "merge-base", "--is-ancestor", "--end-of-options", commit, end],
+        cwd=cwd,
+        capture_output=True,
+        env=_env(),
+    ).returncode
+    if code == 0:
+        return []
+    return [
+        Finding(
+            where,
+            "$",
+            f"the trust anchor {rev} ({commit[:10]}) is not an ancestor of the audited head {end[:10]}: "
+            "history that was already accepted has been rewritten (amend, reset, rebase or force-push)",
+            "accepted commits never change: restore the accepted history and add new commits on top of it",
+            check="history",
+        )
+    ]
+
+
+def _env() -> dict[str, str]:
+    return dict(os.environ, GIT_NO_REPLACE_OBJECTS="1")
+
+
+def replacement_findings(cwd: Path) -> list[Finding]:
+    """Replace refs and grafts (ignored, but reported) and a shallow clone (history cut off)."""
+    out: list[Finding] = []
+    refs = git("for-each-ref", "--format=%(refname)", "refs/replace/", cwd=cwd, check=False).decode().split()
+    if refs:
+        out.append(
+            Finding(
+                "repository",
+                "$",
+                f"{len(refs)} replace ref(s) ({', '.join(r.rsplit('/', 1)[-1][:10] for r in refs[:3])}) are present; "
+                "the audit ignores them and reads the objects themselves",
+                "a replace ref can show another commit or tree than the one in history: delete it "
+                "(git replace -d) unless you know why it is there",
+                severity=WARNING,
+                check="history",
+            )
+        )
+    common = Path(git("rev-parse", "--git-common-dir", cwd=cwd).decode().strip())
+    if not common.is_absolute():
+        common = cwd / common
+    if (common / "info" / "grafts").exists():
+        out.append(
+            Finding(
+                "repository",
+                "$",
+                "a grafts file (.git/info/grafts) rewrites the parents of commits",
+                "remove .git/info/grafts; the audit must see the real parents",
+                check="history",
+            )
+        )
+    if git("rev-parse", "--is-shallow-repository", cwd=cwd).decode().strip() == "true":
+        out.append(
+            Finding(
+                "repository",
+                "$",
+                "the clone is shallow: commits before its cut-off are not audited",
+                "fetch the whole history (git fetch --unshallow) or audit from a trust anchor inside it",
+                severity=WARNING,
+                check="history",
+            )
+        )
+    return out
+
+
+def merge_findings(
+    commit: str,
+    parents: list[str],
+    cwd: Path,
+    where: Callable[[str], str],
+    released_at: Callable[[str], set[str]],
+    read: Callable[[str, str], bytes | None],
+) -> list[Finding]:
+    """A merge keeps every protected file of every parent unchanged (see the module docstring).
+
+    ``released_at(rev)``: the released schema folders at ``rev``; ``read(rev, path)``: a blob."""
+    out: list[Finding] = []
+    seen: set[tuple[str, str]] = set()
+    added: set[str] = set()
+    for n, parent in enumerate(parents, start=1):
+        released = released_at(parent)
+        try:
+            changes = parse_raw(
+                git(
+                    "diff-tree",
+                    "-r",
+                    "--raw",
+                    "-z",
+                    "--no-renames",
+                    "--no-abbrev",
+                    "--end-of-options",
+                    parent,
+                    commit,
+                    cwd=cwd,
+                )
+            )
+        except GitError:  # a crafted tree git's walker refuses: the raw objects instead
+            changes = raw_changes(parent, commit, cwd)
+        for change in changes:
+            if change.status == "A":
+                added.add(change.path)
+                continue  # one side may add what the other lacks
+            kind = protected_kind(change.path, released)
+            if kind is None or (change.path, change.status) in seen:
+                continue
+            seen.add((change.path, change.status))
+            what = {"D": "deletes", "M": "changes", "T": "changes the type of"}.get(change.status, "changes")
+            side = f"parent {n} ({parent[:10]})"
+            message = f"the merge {what} an accepted {kind} of {side}"
+            if change.status == "M" and change.path.startswith(DATA_DIR + "/"):
+                message += "; an add/add conflict on one record is resolved by keeping both records, never one"
+            out.append(
+                Finding(
+                    where(change.path),
+                    "$",
+                    message,
+                    "a merge only brings in what one side added: redo the merge keeping every accepted file of "
+                    "both sides unchanged (a corrected record is added beside the old one and supersedes it)",
+                    severity=ERROR,
+                    check="immutable",
+                )
+            )
+        if read(parent, REGISTRY) != read(commit, REGISTRY):
+            for f in registry_findings(read(parent, REGISTRY), read(commit, REGISTRY), where(REGISTRY)):
+                f.message = f"the merge {f.message} (against parent {n})"
+                out.append(f)
+    if any(p.startswith(DATA_DIR + "/") and p.endswith(RECORD_SUFFIX) for p in added):
+        out += _uuid_collisions(commit, cwd, where, RECORD_SUFFIX, DATA_DIR, added)
+    return out
+
+
+def _uuid_collisions(
+    commit: str, cwd: Path, where: Callable[[str], str], suffix: str, data: str, added: set[str]
+) -> list[Finding]:
+    """Records of one uuid at two paths in the merge, one of them brought in by the merge."""
+    try:
+        listed = git("ls-tree", "-r", "-z", "--name-only", "--end-of-options", commit, "--", data + "/", cwd=cwd)
+    except GitError:
+        return []  # a crafted tree: its entries are findings of their own
+    by_uuid: dict[str, list[str]] = {}
+    for raw in listed.split(b"\0"):
+        path = raw.decode("utf-8", "surrogateescape")
+        if path.endswith(suffix) and path.count("/") == 4:
+            by_uuid.setdefault(path.rsplit("/", 1)[1][: -len(suffix)].lower(), []).append(path)
+    out = []
+    for record_uuid, paths in sorted(by_uuid.items()):
+        if len(paths) > 1 and added.intersection(paths):
+            out.append(
+                Finding(
+                    where(paths[1]),
+                    "$",
+                    f"record uuid {record_uuid} is used by {len(paths)} records: {', '.join(paths)}",
+                    "a uuid names one record: give the later record a fresh uuid",
+                    check="naming",
+                )
+            )
+    return out
+
+
+def raw_changes(parent: str | None, commit: str, cwd: Path) -> list[Change]:
+    """What ``commit`` changed against ``parent``, by walking the raw tree objects: the
+    audit's way through a tree that ``git diff-tree`` cannot read (a crafted entry). Every
+    path comes back, however it is spelled; :func:`eee.paths.tree_path_problem` says which
+    ones are no file names."""
+    from eee.tree import GitTree  # lazy: the tree imports gitutil; only for a crafted tree
+
+    zero = "0" * 40
+    out: list[Change] = []
+    with GitTree(cwd, commit) as reader:
+
+        def root(rev: str | None) -> str | None:
+            return GitTree(cwd, rev).root_tree() if rev is not None else None
+
+        def walk(old: str | None, new: str | None, prefix: str) -> None:
+            if old == new:
+                return
+            before = reader.raw_entries(old) if old else {}
+            after = reader.raw_entries(new) if new else {}
+            for name in sorted(set(before) | set(after)):
+                path = prefix + name
+                a = before[name][:2] if name in before else None
+                b = after[name][:2] if name in after else None
+                a_tree = a is not None and a[0] == "040000"
+                b_tree = b is not None and b[0] == "040000"
+                if a_tree or b_tree:
+                    walk(a[1] if a_tree else None, b[1] if b_tree else None, path + "/")
+                    a = None if a_tree else a
+                    b = None if b_tree else b
+                if (a is None and b is None) or a == b:
+                    continue
+                if a is None:
+                    out.append(Change("A", path, "000000", b[0], zero, b[1]))
+                elif b is None:
+                    out.append(Change("D", path, a[0], "000000", a[1], zero))
+                else:
+                    status = "M" if a[0] == b[0] or {a[0], b[0]} == {"100644", "100755"} else "T"
+                    out.append(Change(status, path, a[0], b[0], a[1], b[1]))
+
+        walk(root(parent), root(commit), "")
+    return out
