@@ -70,9 +70,20 @@ def dvc(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return proc
 
 
-def make_store(tmp: Path, hooks: bool = True, with_dvc: bool = False, name: str = "store") -> Path:
+def install_hooks(repo: Path, runner: str = "prek") -> None:
+    """Install the git hook of ``runner``: prek (the default runner, as `tools/dev.py setup`
+    installs it) or pre-commit (which runs the same configuration)."""
+    cmd = [str(Path(sys.executable).parent / "prek"), "install", "-f"]
+    if runner == "pre-commit":
+        cmd = [sys.executable, "-m", "pre_commit", "install", "-f"]
+    proc = subprocess.run(cmd, cwd=repo, capture_output=True, text=True, env=hook_env())
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def make_store(tmp: Path, hooks: bool | str = True, with_dvc: bool = False, name: str = "store") -> Path:
     """A fresh store repository: the project's hook config and hook runner, one commit.
 
+    ``hooks``: True for the default runner (prek), "pre-commit" for pre-commit, False for none.
     ``with_dvc``: DVC initialised with a local remote in ``tmp/remote`` (as the project's).
     """
     repo = tmp / name
@@ -92,10 +103,7 @@ def make_store(tmp: Path, hooks: bool = True, with_dvc: bool = False, name: str 
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", "empty store")
     if hooks:
-        proc = subprocess.run(
-            [sys.executable, "-m", "pre_commit", "install"], cwd=repo, capture_output=True, text=True, env=hook_env()
-        )
-        assert proc.returncode == 0, proc.stdout + proc.stderr
+        install_hooks(repo, runner="prek" if hooks is True else hooks)
     return repo
 
 
