@@ -59,10 +59,13 @@ def main(argv: list[str]) -> int:
         summary = run(args.paths, options)
     render(summary, args.format)
     if args.output:
-        from eee.report import json_bytes
+        from eee.report import write_json
 
         args.output.parent.mkdir(parents=True, exist_ok=True)
-        args.output.write_bytes(json_bytes(summary))
+        partial = args.output.with_name(f".{args.output.name}.partial")
+        with partial.open("wb") as fh:  # written entry by entry, then renamed: never half a report
+            write_json(summary, fh)
+        partial.replace(args.output)
     if args.metrics:
         import json
 
