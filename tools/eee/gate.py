@@ -141,9 +141,8 @@ def _hook_path(root: Path) -> Path:
 
 
 def install(root: Path) -> Path:
-    """Install the lean git hook, and git's settings for many files (index v4, untracked cache)."""
-    git("config", "feature.manyFiles", "true", cwd=root)
-    git("update-index", "--index-version", "4", cwd=root)
+    """Install the lean git hook. (Not git's many-files settings: DVC's git library cannot read
+    an index of version 4, and `eee samples add` would fail.)"""
     path = _hook_path(root)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(

@@ -561,20 +561,20 @@ class _Work:
         self.others = [i for i in files if not i.rel.endswith((RECORD_SUFFIX, SIDECAR_SUFFIX))]
         self.queued = {i.key() for i in self.sidecars}
         # chunk of each folder: consecutive records, cut at a folder boundary past CHUNK
-        self.chunk_of: dict[tuple[int, str], int] = {}
+        chunk_of: dict[tuple[int, str], int] = {}  # only while planning: a store has ~one folder a record
         count = n = 0
         for item in self.records:
             key = (id(item.tree), _folder(item.rel))
-            if key not in self.chunk_of:
+            if key not in chunk_of:
                 if count >= CHUNK:
                     n, count = n + 1, 0
-                self.chunk_of[key] = n
+                chunk_of[key] = n
             count += 1
         self.chunks = n + 1
         self.plan: list[tuple[list[int], list[int], list[int]]] = [([], [], []) for _ in range(self.chunks)]
         for section, items in enumerate((self.records, self.sidecars, self.others)):
             for index, item in enumerate(items):
-                where = self.chunk_of.get((id(item.tree), _folder(item.rel)), self.chunks - 1)
+                where = chunk_of.get((id(item.tree), _folder(item.rel)), self.chunks - 1)
                 self.plan[where][section].append(index)
         self._records: list[FileResult | None] = [None] * len(self.records)
         self._sidecars: list[FileResult | None] = [None] * len(self.sidecars)
@@ -583,28 +583,22 @@ class _Work:
         self._placed = 0
 
     def check(self, n: int) -> _Chunk:
-        """Check chunk ``n`` (in this process or a worker)."""
-        store = self.store
-        store.aggregates.clear()  # what pairing needs lies in the chunk: memory stays flat
-        out = _Chunk()
+        """Check chunk ``n`` in this process."""
         record_ix, sidecar_ix, other_ix = self.plan[n]
-        extra: list[_Item] = []
-        records = [self.records[i] for i in record_ix]
-        for index, result in zip(record_ix, _check_records(store, records, self.queued, extra), strict=True):
-            out.records.append((index, result))
-        for index in sidecar_ix:
-            item = self.sidecars[index]
-            out.sidecars.append((index, _check_sidecar_file(store, item, item.tree.display(item.rel))))
-        for item in extra:
-            out.extras.append(_check_sidecar_file(store, item, item.tree.display(item.rel)))
-        for index in other_ix:
-            item = self.others[index]
-            result = _check_other(store, item, item.tree.display(item.rel))
-            if result is not None:
-                out.others.append((index, result))
-        out.count = len(record_ix) + len(sidecar_ix) + len(other_ix) + len(extra)
-        store.aggregates.clear()
-        return out
+        return _check_chunk(
+            self.store,
+            [(i, self.records[i]) for i in record_ix],
+            [(i, self.sidecars[i]) for i in sidecar_ix],
+            [(i, self.others[i]) for i in other_ix],
+        )
+
+    def describe(self, n: int) -> tuple[list[tuple[str, str, bool, int]], ...]:
+        """Chunk ``n`` as plain strings, for a worker: it reads the files through trees of its
+        own and never touches this process's objects (whose pages it shares after the fork)."""
+        return tuple(
+            [(items[i].tree.root, items[i].rel, items[i].in_store, i) for i in ix]  # type: ignore[attr-defined]
+            for items, ix in zip((self.records, self.sidecars, self.others), self.plan[n], strict=True)
+        )
 
     def place(self, chunk: _Chunk) -> None:
         for index, result in chunk.records:
@@ -625,6 +619,31 @@ class _Work:
         return out
 
 
+def _check_chunk(
+    store: Store, records: list[tuple[int, _Item]], sidecars: list[tuple[int, _Item]], others: list[tuple[int, _Item]]
+) -> _Chunk:
+    """Check a chunk of whole folders: its records, their sidecars, the other files. A sidecar
+    named in the run lies in its record's folder, so in the same chunk (``queued``)."""
+    store.aggregates.clear()  # what pairing needs lies in the chunk: memory stays flat
+    out = _Chunk()
+    queued = {item.key() for _, item in sidecars}
+    extra: list[_Item] = []
+    checked = _check_records(store, [item for _, item in records], queued, extra)
+    for (index, _item), result in zip(records, checked, strict=True):
+        out.records.append((index, result))
+    for index, item in sidecars:
+        out.sidecars.append((index, _check_sidecar_file(store, item, item.tree.display(item.rel))))
+    for item in extra:
+        out.extras.append(_check_sidecar_file(store, item, item.tree.display(item.rel)))
+    for index, item in others:
+        result = _check_other(store, item, item.tree.display(item.rel))
+        if result is not None:
+            out.others.append((index, result))
+    out.count = len(records) + len(sidecars) + len(others) + len(extra)
+    store.aggregates.clear()
+    return out
+
+
 def _jobs(wanted: int | None, files: list[_Item]) -> int:
     """Worker processes for a run: one for a few files, else the machine's cores (work
     trees only: a git tree's reader process cannot be shared across a fork)."""
@@ -642,9 +661,20 @@ def _jobs(wanted: int | None, files: list[_Item]) -> int:
 _WORK: _Work | None = None  # the run a forked worker inherits
 
 
-def _in_worker(n: int) -> _Chunk:
+def _in_worker(described: tuple[list[tuple[str, str, bool, int]], ...]) -> _Chunk:
     assert _WORK is not None
-    return _WORK.check(n)
+    trees: dict[str, WorkTree] = {}
+
+    def items(entries: list[tuple[str, str, bool, int]]) -> list[tuple[int, _Item]]:
+        out = []
+        for root, rel, in_store, index in entries:
+            if root not in trees:
+                trees[root] = WorkTree(root)
+            out.append((index, _Item(trees[root], rel, in_store)))
+        return out
+
+    records, sidecars, others = described
+    return _check_chunk(_WORK.store, items(records), items(sidecars), items(others))
 
 
 def _run_chunks(work: _Work, jobs: int) -> Iterable[_Chunk]:
@@ -659,7 +689,7 @@ def _run_chunks(work: _Work, jobs: int) -> Iterable[_Chunk]:
     _WORK = work
     try:
         with multiprocessing.get_context("fork").Pool(min(jobs, work.chunks)) as pool:
-            yield from pool.imap(_in_worker, range(work.chunks))
+            yield from pool.imap(_in_worker, (work.describe(n) for n in range(work.chunks)))
     finally:
         _WORK = None
 
