@@ -44,7 +44,9 @@ def test_workers_give_the_one_process_report(store: Path, monkeypatch: pytest.Mo
     assert json_bytes(many) == json_bytes(one)
     # and the command line's files, some named alone (a record whose sidecar is not named)
     named = [str(p) for p in sorted((store / "data").rglob("*.json"))]
-    assert to_json(validate.run(named, validate.Options(jobs=2))) == to_json(validate.run(named, validate.Options(jobs=1)))
+    assert to_json(validate.run(named, validate.Options(jobs=2))) == to_json(
+        validate.run(named, validate.Options(jobs=1))
+    )
 
 
 def test_the_report_is_the_documents_json(store: Path) -> None:
