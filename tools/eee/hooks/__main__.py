@@ -48,4 +48,5 @@ def main(argv: list[str]) -> int:
     return code
 
 
-sys.exit(main(sys.argv[1:]))
+if __name__ == "__main__":  # the lean gate imports this module and calls main itself
+    sys.exit(main(sys.argv[1:]))
