@@ -26,7 +26,7 @@ def store(tmp_path: Path) -> Path:
             del doc["eval_library"]  # a schema error
         if i % 9 == 4:
             doc["evaluation_results"][0]["score_details"]["score"] = 0.5  # out of bounds
-        place_record(root, doc, record_uuid=str(uuid.UUID(int=i + 1, version=4)))
+        place_record(root, doc, benchmark="bench", record_uuid=str(uuid.UUID(int=i + 1, version=4)))
     _record, sidecar = place_with_sidecar(root, b'{"not": "a row"}\n')
     broken = root / "data" / "bench" / "org1" / "model-1" / f"{uuid.UUID(int=99, version=4)}.json"
     broken.write_text('{"a": 1, "a": 2}')  # a duplicate key
