@@ -70,9 +70,23 @@ def dvc(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return proc
 
 
-def make_store(tmp: Path, hooks: bool = True, with_dvc: bool = False, name: str = "store") -> Path:
+def install_hooks(repo: Path, runner: str = "gate") -> None:
+    """Install the git hook of ``runner``: the lean gate (the default, as `tools/dev.py setup`
+    installs it), prek or pre-commit (both run the same configuration)."""
+    cmd = {
+        "gate": [sys.executable, "-m", "eee", "gate", "install"],
+        "prek": [str(Path(sys.executable).parent / "prek"), "install", "-f"],
+        "pre-commit": [sys.executable, "-m", "pre_commit", "install", "-f"],
+    }[runner]
+    proc = subprocess.run(cmd, cwd=repo, capture_output=True, text=True, env=hook_env())
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def make_store(tmp: Path, hooks: bool | str = True, with_dvc: bool = False, name: str = "store") -> Path:
     """A fresh store repository: the project's hook config and hook runner, one commit.
 
+    ``hooks``: True for the default gate (the lean gate), "prek" or "pre-commit" for those
+    runners, False for none.
     ``with_dvc``: DVC initialised with a local remote in ``tmp/remote`` (as the project's).
     """
     repo = tmp / name
@@ -92,10 +106,7 @@ def make_store(tmp: Path, hooks: bool = True, with_dvc: bool = False, name: str 
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", "empty store")
     if hooks:
-        proc = subprocess.run(
-            [sys.executable, "-m", "pre_commit", "install"], cwd=repo, capture_output=True, text=True, env=hook_env()
-        )
-        assert proc.returncode == 0, proc.stdout + proc.stderr
+        install_hooks(repo, runner="gate" if hooks is True else hooks)
     return repo
 
 

@@ -265,7 +265,8 @@ def test_runner_honours_pre_commit_skip(repo: Path) -> None:
     sidecar = f"data/b/d/m/{FIXED_UUID}_samples.jsonl"
     proc = _runner(["samples", "--", sidecar], repo, {"SKIP": "eee-samples"})
     assert proc.returncode == 0
-    assert proc.stdout == ""
+    assert proc.stdout == "eee-samples: skipped (SKIP)\n"  # said, never silent
+    assert _runner(["samples", "--", sidecar], repo).returncode == 1
 
 
 def test_runner_usage_errors(repo: Path) -> None:

@@ -61,14 +61,20 @@ def setup() -> None:
 
 
 def _install_hooks() -> None:
-    """Install the git hooks from .pre-commit-config.yaml (a no-op outside a git work tree)."""
+    """Install the commit gate: the lean gate (`eee gate install`), which runs the hooks of
+    .pre-commit-config.yaml on what is staged and hands over to prek when a staged file has
+    unstaged changes (a no-op outside a git work tree). prek and pre-commit run the same file
+    unchanged (`prek install` / `pre-commit install`)."""
     if not (ROOT / ".pre-commit-config.yaml").exists() or not (ROOT / ".git").exists():
         return
-    hook = ROOT / ".git" / "hooks" / "pre-commit"
-    if hook.exists() and "pre-commit" in hook.read_text(errors="replace"):
+    path = subprocess.run(
+        ["git", "rev-parse", "--git-path", "hooks/pre-commit"], cwd=ROOT, capture_output=True, text=True
+    ).stdout.strip()
+    hook = ROOT / path if path else ROOT / ".git" / "hooks" / "pre-commit"
+    if hook.exists() and "eee lean gate" in hook.read_text(errors="replace"):
         return
-    _say("installing the git hooks (pre-commit install)")
-    _check([BIN / "pre-commit", "install", "--install-hooks"])
+    _say("installing the git hooks (eee gate install)")
+    _check([BIN / "python", "-m", "eee", "gate", "install"])
 
 
 def main(argv: list[str]) -> int:

@@ -21,7 +21,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "pipeline": ("eee.commands.pipeline", "run the datastore pipeline (dvc repro; the main job)"),
     "manifest": ("eee.commands.manifest", "write the store manifest the pipeline's stages depend on"),
     "audit": ("eee.commands.audit", "check every commit of a range against the store's rules"),
-    "gate": ("eee.commands.gate", "the commit hooks without pre-commit's work-tree scans (large stores)"),
+    "gate": ("eee.commands.gate", "the default commit gate: the hooks on what is staged, without a runner's scans"),
     "migrate": ("eee.commands.migrate", "write copies of records migrated to a schema version"),
     "samples": ("eee.commands.samples", "add, push and pull per-sample sidecars (DVC)"),
     "convert": ("eee.commands.convert", "convert HELM, lm-eval or Inspect AI logs into records"),

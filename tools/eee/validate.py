@@ -59,6 +59,7 @@ class Options:
     cap: int = DEFAULT_CAP  # findings shown per file
     root: Path | None = None  # store root; found from each path when None
     case_clash: bool = True  # names against the tree; off where a commit rule checks them (the audit)
+    jobs: int | None = None  # worker processes; None: the machine's cores for a whole store, 1 for a few files
 
 
 class Display:
@@ -510,33 +511,187 @@ def _validate(
     files: list[_Item] = []
     for item in items:
         (events if file_kind(item.rel) == EVENT else files).append(item)
-    records = [i for i in files if i.rel.endswith(RECORD_SUFFIX)]
-    sidecars = [i for i in files if i.rel.endswith(SIDECAR_SUFFIX)]
-    others = [i for i in files if not i.rel.endswith((RECORD_SUFFIX, SIDECAR_SUFFIX))]
-    queued = {i.key() for i in sidecars}
+    work = _Work(store, files)
     total = len(items)
-
+    jobs = _jobs(options.jobs, files)
     done = 0
-    for result in _check_records(store, records, queued, sidecars):
-        results.append(result)
-        done += 1
+    for chunk in _run_chunks(work, jobs):
+        work.place(chunk)
+        done += chunk.count
+        total = max(total, done)
         if progress:
             progress(done, total)
-    total = len(records) + len(sidecars) + len(others)
-    for item in sidecars:
-        results.append(_check_sidecar_file(store, item, item.tree.display(item.rel)))
-        done += 1
-        if progress:
-            progress(done, total)
-    for item in others:
-        result = _check_other(store, item, item.tree.display(item.rel))
-        if result is not None:
-            results.append(result)
-        done += 1
-        if progress:
-            progress(done, total)
+    results.extend(work.merged())
     results.extend(_check_events(events))
     return Summary(results)
+
+
+# -- the driver: records in chunks of whole folders, on several cores for a whole store ---------
+
+PARALLEL_MIN = 2_000  # files; fewer (a hook's few staged files) are checked in this process
+CHUNK = 250  # records per chunk: a folder's record and sidecar always share one
+
+
+def _folder(rel: str) -> str:
+    return rel.rsplit("/", 1)[0] if "/" in rel else ""
+
+
+class _Chunk:
+    """The results of one chunk, each tagged with its place in the one-process order."""
+
+    __slots__ = ("count", "extras", "others", "records", "sidecars")
+
+    def __init__(self) -> None:
+        self.records: list[tuple[int, FileResult]] = []
+        self.sidecars: list[tuple[int, FileResult]] = []
+        self.extras: list[FileResult] = []  # sidecars found beside a record, not named in the run
+        self.others: list[tuple[int, FileResult]] = []
+        self.count = 0
+
+
+class _Work:
+    """The files of a run split into chunks of whole folders (a record and its sidecar in
+    the same one), and the merge of the chunks' results back into the one-process order:
+    every record, then every sidecar, then the other files (pointers, ...)."""
+
+    def __init__(self, store: Store, files: list[_Item]) -> None:
+        self.store = store
+        self.records = [i for i in files if i.rel.endswith(RECORD_SUFFIX)]
+        self.sidecars = [i for i in files if i.rel.endswith(SIDECAR_SUFFIX)]
+        self.others = [i for i in files if not i.rel.endswith((RECORD_SUFFIX, SIDECAR_SUFFIX))]
+        self.queued = {i.key() for i in self.sidecars}
+        # chunk of each folder: consecutive records, cut at a folder boundary past CHUNK
+        chunk_of: dict[tuple[int, str], int] = {}  # only while planning: a store has ~one folder a record
+        count = n = 0
+        for item in self.records:
+            key = (id(item.tree), _folder(item.rel))
+            if key not in chunk_of:
+                if count >= CHUNK:
+                    n, count = n + 1, 0
+                chunk_of[key] = n
+            count += 1
+        self.chunks = n + 1
+        self.plan: list[tuple[list[int], list[int], list[int]]] = [([], [], []) for _ in range(self.chunks)]
+        for section, items in enumerate((self.records, self.sidecars, self.others)):
+            for index, item in enumerate(items):
+                where = chunk_of.get((id(item.tree), _folder(item.rel)), self.chunks - 1)
+                self.plan[where][section].append(index)
+        self._records: list[FileResult | None] = [None] * len(self.records)
+        self._sidecars: list[FileResult | None] = [None] * len(self.sidecars)
+        self._others: list[FileResult | None] = [None] * len(self.others)
+        self._extras: list[list[FileResult]] = [[] for _ in range(self.chunks)]
+        self._placed = 0
+
+    def check(self, n: int) -> _Chunk:
+        """Check chunk ``n`` in this process."""
+        record_ix, sidecar_ix, other_ix = self.plan[n]
+        return _check_chunk(
+            self.store,
+            [(i, self.records[i]) for i in record_ix],
+            [(i, self.sidecars[i]) for i in sidecar_ix],
+            [(i, self.others[i]) for i in other_ix],
+        )
+
+    def describe(self, n: int) -> tuple[list[tuple[str, str, bool, int]], ...]:
+        """Chunk ``n`` as plain strings, for a worker: it reads the files through trees of its
+        own and never touches this process's objects (whose pages it shares after the fork)."""
+        return tuple(
+            [(items[i].tree.root, items[i].rel, items[i].in_store, i) for i in ix]  # type: ignore[attr-defined]
+            for items, ix in zip((self.records, self.sidecars, self.others), self.plan[n], strict=True)
+        )
+
+    def place(self, chunk: _Chunk) -> None:
+        for index, result in chunk.records:
+            self._records[index] = result
+        for index, result in chunk.sidecars:
+            self._sidecars[index] = result
+        for index, result in chunk.others:
+            self._others[index] = result
+        self._extras[self._placed] = chunk.extras
+        self._placed += 1
+
+    def merged(self) -> list[FileResult]:
+        out = [r for r in self._records if r is not None]
+        out.extend(r for r in self._sidecars if r is not None)
+        for extras in self._extras:
+            out.extend(extras)
+        out.extend(r for r in self._others if r is not None)
+        return out
+
+
+def _check_chunk(
+    store: Store, records: list[tuple[int, _Item]], sidecars: list[tuple[int, _Item]], others: list[tuple[int, _Item]]
+) -> _Chunk:
+    """Check a chunk of whole folders: its records, their sidecars, the other files. A sidecar
+    named in the run lies in its record's folder, so in the same chunk (``queued``)."""
+    store.aggregates.clear()  # what pairing needs lies in the chunk: memory stays flat
+    out = _Chunk()
+    queued = {item.key() for _, item in sidecars}
+    extra: list[_Item] = []
+    checked = _check_records(store, [item for _, item in records], queued, extra)
+    for (index, _item), result in zip(records, checked, strict=True):
+        out.records.append((index, result))
+    for index, item in sidecars:
+        out.sidecars.append((index, _check_sidecar_file(store, item, item.tree.display(item.rel))))
+    for item in extra:
+        out.extras.append(_check_sidecar_file(store, item, item.tree.display(item.rel)))
+    for index, item in others:
+        result = _check_other(store, item, item.tree.display(item.rel))
+        if result is not None:
+            out.others.append((index, result))
+    out.count = len(records) + len(sidecars) + len(others) + len(extra)
+    store.aggregates.clear()
+    return out
+
+
+def _jobs(wanted: int | None, files: list[_Item]) -> int:
+    """Worker processes for a run: one for a few files, else the machine's cores (work
+    trees only: a git tree's reader process cannot be shared across a fork)."""
+    if wanted is not None and wanted <= 1:
+        return 1
+    if (wanted is None and len(files) < PARALLEL_MIN) or not all(isinstance(i.tree, WorkTree) for i in files):
+        return 1
+    import multiprocessing
+
+    if "fork" not in multiprocessing.get_all_start_methods():
+        return 1  # pragma: no cover - Windows
+    return wanted or os.cpu_count() or 1
+
+
+_WORK: _Work | None = None  # the run a forked worker inherits
+
+
+def _in_worker(described: tuple[list[tuple[str, str, bool, int]], ...]) -> _Chunk:
+    assert _WORK is not None
+    trees: dict[str, WorkTree] = {}
+
+    def items(entries: list[tuple[str, str, bool, int]]) -> list[tuple[int, _Item]]:
+        out = []
+        for root, rel, in_store, index in entries:
+            if root not in trees:
+                trees[root] = WorkTree(root)
+            out.append((index, _Item(trees[root], rel, in_store)))
+        return out
+
+    records, sidecars, others = described
+    return _check_chunk(_WORK.store, items(records), items(sidecars), items(others))
+
+
+def _run_chunks(work: _Work, jobs: int) -> Iterable[_Chunk]:
+    """The chunks' results in order: checked here, or by ``jobs`` forked workers."""
+    if jobs <= 1 or work.chunks <= 1:
+        for n in range(work.chunks):
+            yield work.check(n)
+        return
+    import multiprocessing
+
+    global _WORK
+    _WORK = work
+    try:
+        with multiprocessing.get_context("fork").Pool(min(jobs, work.chunks)) as pool:
+            yield from pool.imap(_in_worker, (work.describe(n) for n in range(work.chunks)))
+    finally:
+        _WORK = None
 
 
 def _check_events(events: list[_Item]) -> list[FileResult]:
@@ -580,11 +735,17 @@ def run(
 
     fixed = os.path.abspath(options.root) if options.root else None
     items: list[_Item] = []
+    roots: dict[str, str | None] = {}  # folder -> its store root (one look-up per folder, not per file)
     for absolute in found.files:
         if absolute.endswith(EVENT_SUFFIX) and _EVENTS_MARKER in absolute:
             root = absolute[: absolute.rindex(_EVENTS_MARKER)]
+        elif fixed:
+            root = fixed
         else:
-            root = fixed or find_store_root(absolute)
+            folder = os.path.dirname(absolute)
+            if folder not in roots:
+                roots[folder] = find_store_root(absolute)
+            root = roots[folder]
         rel = tree_at(root).rel(absolute) if root else None
         if rel is None:
             items.append(_Item(tree_at(_LOOSE), absolute.lstrip(os.sep), in_store=False))

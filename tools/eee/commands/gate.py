@@ -1,5 +1,5 @@
-"""``eee gate run|install|uninstall``: the commit hooks without pre-commit's work-tree scans
-(for large stores; see :mod:`eee.gate`)."""
+"""``eee gate run|install|uninstall``: the commit hooks without a runner's work-tree scans
+(the default gate; see :mod:`eee.gate`)."""
 
 from __future__ import annotations
 
@@ -10,11 +10,13 @@ from eee.gate import check, install, uninstall
 def main(argv: list[str]) -> int:
     p = Parser(
         "eee gate",
-        "Run the store's commit hooks on what is staged, without pre-commit's work-tree scans "
+        "Run the store's commit hooks on what is staged, without a runner's work-tree scans "
         "(the hooks' report goes to stdout, as pre-commit's does).",
     )
     p.add_argument(
-        "action", choices=("run", "install", "uninstall"), help="run the hooks now; install or remove the lean git hook"
+        "action",
+        choices=("run", "install", "uninstall"),
+        help="run the hooks now; install the lean git hook, or replace it by prek's",
     )
     add_store(p)
     args = p.parse_args(argv)
@@ -27,6 +29,6 @@ def main(argv: list[str]) -> int:
         return 0
     if args.action == "uninstall":
         uninstall(root)
-        print("removed the lean gate; pre-commit runs the hooks again")
+        print("removed the lean gate; prek runs the hooks")
         return 0
     return check(root)

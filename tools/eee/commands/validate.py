@@ -32,6 +32,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--max-errors", type=int, default=20, metavar="N", help="errors shown per file (default: 20)")
     p.add_argument("--no-progress", action="store_true", help="never show a progress bar")
+    p.add_argument(
+        "--jobs",
+        type=int,
+        metavar="N",
+        help="worker processes (default: the machine's cores for 2,000 files or more, else 1)",
+    )
     p.add_argument("--output", type=Path, help="also write the JSON report to this file")
     p.add_argument(
         "--metrics", type=Path, help="also write summary metrics (counts by kind and schema version) as JSON"
@@ -42,7 +48,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str]) -> int:
     args = build_parser().parse_args(argv)
-    options = Options(repo_checks=not args.schema_only, cap=max(1, args.max_errors), root=args.store)
+    options = Options(repo_checks=not args.schema_only, cap=max(1, args.max_errors), root=args.store, jobs=args.jobs)
     show_progress = not args.no_progress and args.format != "json" and sys.stderr.isatty()
     if show_progress:
         from eee.progress import bar
@@ -53,12 +59,13 @@ def main(argv: list[str]) -> int:
         summary = run(args.paths, options)
     render(summary, args.format)
     if args.output:
-        import json
-
-        from eee.report import to_json
+        from eee.report import write_json
 
         args.output.parent.mkdir(parents=True, exist_ok=True)
-        args.output.write_text(json.dumps(to_json(summary), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        partial = args.output.with_name(f".{args.output.name}.partial")
+        with partial.open("wb") as fh:  # written entry by entry, then renamed: never half a report
+            write_json(summary, fh)
+        partial.replace(args.output)
     if args.metrics:
         import json
 

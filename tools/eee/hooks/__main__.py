@@ -1,8 +1,9 @@
 """``python -m eee.hooks NAME [NAME...] -- [FILES...]``: run hooks (what tools/hook calls).
 
-Several hooks can share one process (one interpreter start instead of several: that
-keeps the gate under a second). Each still runs as its own ``main(argv)``, and pre-commit's
-``SKIP`` variable skips any of them by id (``SKIP=eee-duplicates git commit ...``).
+All hooks share one process (.pre-commit-config.yaml has one entry): one interpreter
+start instead of several, and one of the runner's work-tree scans. Each still runs as its
+own ``main(argv)``, and the runner's ``SKIP`` variable skips any of them by id
+(``SKIP=eee-duplicates git commit ...``); a skipped check says so.
 """
 
 import importlib
@@ -41,9 +42,11 @@ def main(argv: list[str]) -> int:
     code = 0
     for name in names:
         if f"eee-{name}" in skip or name in skip:
+            print(f"eee-{name}: skipped (SKIP)")
             continue
         code = max(code, importlib.import_module(f"eee.hooks.{name}").main(files))
     return code
 
 
-sys.exit(main(sys.argv[1:]))
+if __name__ == "__main__":  # the lean gate imports this module and calls main itself
+    sys.exit(main(sys.argv[1:]))

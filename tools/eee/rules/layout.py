@@ -7,7 +7,7 @@ kind of a file) are :mod:`eee.paths`; this one asks the tree what else is there.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Protocol
+from typing import Any, Protocol
 
 from eee.paths import name_key
 
@@ -16,21 +16,52 @@ class _Names(Protocol):
     def names(self, folder: str) -> list[str]: ...
 
 
+def _index(names: Iterable[str]) -> tuple[set[str], dict[str, list[str]]]:
+    """A folder's names, and its names by their folded form (letter case and Unicode
+    normalisation, NFC/NFD, both; each list sorted)."""
+    present = set(names)
+    folds: dict[str, list[str]] = {}
+    for name in sorted(present):
+        folds.setdefault(name_key(name), []).append(name)
+    return present, folds
+
+
 def case_clash(tree: _Names | Callable[[str], Iterable[str]], rel: str) -> tuple[str, str] | None:
     """The first component of ``rel`` that differs only in case from a sibling in the tree.
 
     Returns (the path up to that component, the sibling's path) or None. ``tree`` is a
     :class:`eee.tree.Tree` or a function listing a folder's names (a commit's, the index's).
+    A tree keeps each folder's index for the next file (a store of 100,000 records would
+    otherwise case-fold every sibling for every file).
     """
     names_of = tree if callable(tree) else tree.names
+    cache: dict[Any, Any] | None = None
+    if not callable(tree):
+        cache = getattr(tree, "_case_index", None)
+        if cache is None:
+            cache = {}
+            try:
+                tree._case_index = cache  # type: ignore[union-attr]
+            except AttributeError:
+                cache = None
     parts = rel.split("/")
-    for depth, part in enumerate(parts):
+    start = 0
+    if cache is not None and len(parts) > 1 and ("\0ok", rel.rpartition("/")[0]) in cache:
+        start = len(parts) - 1  # every folder above the file was checked for another file
+    for depth in range(start, len(parts)):
+        part = parts[depth]
         folder = "/".join(parts[:depth])
-        names = list(names_of(folder))
-        key = name_key(part)  # letter case and Unicode normalisation (NFC/NFD) both
-        other = next((n for n in sorted(names) if n != part and name_key(n) == key), None)
+        entry = cache.get(folder) if cache is not None else None
+        if entry is None:
+            entry = _index(names_of(folder))
+            if cache is not None:
+                cache[folder] = entry
+        present, folds = entry
+        other = next((n for n in folds.get(name_key(part), ()) if n != part), None)
         if other is not None:
             return "/".join(parts[: depth + 1]), "/".join([*parts[:depth], other])
-        if part not in names:
+        if part not in present:
             return None
+    if cache is not None and len(parts) > 1:
+        cache[("\0ok", rel.rpartition("/")[0])] = True  # type: ignore[index]
     return None
