@@ -48,8 +48,9 @@ from eee.strictjson import JSONProblem, loads
 REFUSING_CHECKS = frozenset({"json", "version", "schema", "input", "layout"})
 # Checks whose warnings in the validator are errors at the gate (the naming hook).
 GATE_ERRORS = frozenset({"naming"})
-# Records per validation batch when batches follow benchmarks (bounds memory).
-MAX_BATCH = 1000
+# Records planned and validated at a time (bounds memory: one chunk's bytes are held);
+# a batch (one commit) is one or more chunks.
+CHUNK = 200
 
 
 class Flag:
@@ -104,10 +105,12 @@ class Entry:
 
 
 class Batch:
-    """The records of one batch (with their sidecars) and the bytes to write."""
+    """One chunk of a batch: its records (with their sidecars) and the bytes to write.
+    ``last`` is set on the batch's last chunk (where a commit goes)."""
 
     def __init__(self, label: str) -> None:
         self.label = label  # the benchmark, or "records i-j"
+        self.last = True
         self.entries: list[Entry] = []
         self.data: dict[str, bytes] = {}  # store path -> bytes, for the files to write
 
@@ -231,12 +234,14 @@ class Planner:
         if self.progress:
             self.progress(done, total)
         for label, group in self._groups(records):
-            batch = self._plan_batch(label, group, sidecars)
-            done += len(batch.entries)
-            if self.progress:
-                self.progress(done, total)
-            yield batch
-            batch.data.clear()
+            for i in range(0, len(group), CHUNK):
+                batch = self._plan_batch(label, group[i : i + CHUNK], sidecars)
+                batch.last = i + CHUNK >= len(group)
+                done += len(batch.entries)
+                if self.progress:
+                    self.progress(done, total)
+                yield batch
+                batch.data.clear()
         order = {rel: i for i, rel in enumerate(listing)}
         self.entries.sort(key=lambda e: order.get(e.source, len(order)))
 
@@ -252,9 +257,7 @@ class Planner:
             key = portable_component(parts[1]) if len(parts) >= 3 else ""
             by_benchmark.setdefault(key, []).append(rel)
         for key in sorted(by_benchmark):
-            group = by_benchmark[key]
-            for i in range(0, len(group), MAX_BATCH):
-                yield key or "(no benchmark)", group[i : i + MAX_BATCH]
+            yield key or "(no benchmark)", by_benchmark[key]
 
     def _sha_of(self, entry: Entry) -> bytes | None:
         from eee.tree import Unreadable

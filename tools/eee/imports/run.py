@@ -105,6 +105,8 @@ class _Written:
         self.files: list[Path] = []
         self.staged: list[str] = []
         self.ignores: dict[Path, bytes | None] = {}
+        self.records = 0
+        self.flagged = 0
 
 
 def import_snapshot(
@@ -143,19 +145,28 @@ def import_snapshot(
             )
     planner = Planner(source, store_tree or (lambda: WorkTree(root)), batch=batch, progress=progress)
     pointers: list[str] = []
+    done = _Written()  # what the current batch (one commit) has written so far
+    pending = [done]  # what is written and not committed: taken back whole on a failure
     for planned in planner.batches():
         if dry_run:
             continue
         assert who is not None
-        done = _Written()
         try:
-            _write_batch(root, planned, who, report, done)
-            if commit:
-                report.commits.append(_commit(root, _subject(planned, report), _body(planned, report), done.staged))
+            staged = _write_batch(root, planned, who, report, done)
+            done.records += sum(1 for e in planned.written() if e.kind == "record")
+            done.flagged += sum(1 for e in planned.written() if e.flags)
+            if commit and planned.last and done.staged:
+                subject = _subject(planned.label, done, report)
+                report.commits.append(_commit(root, subject, _body(done, report), done.staged))
+                pending.clear()
         except BaseException:
-            _take_back(root, done)
+            for written in reversed(pending):
+                _take_back(root, written)
             raise
-        pointers += [p for p in done.staged if p.endswith(SIDECAR_SUFFIX + POINTER_SUFFIX)]
+        pointers += [p for p in staged if p.endswith(SIDECAR_SUFFIX + POINTER_SUFFIX)]
+        if planned.last:
+            done = _Written()
+            pending.append(done)
     report.entries = planner.entries
     if dry_run or not any(e.outcome in WRITTEN for e in report.entries):
         return report  # importing what is already there adds nothing, not even a manifest
@@ -201,7 +212,10 @@ def _actor(root: Path) -> dict[str, str]:
     return {"name": name, "email": email}
 
 
-def _write_batch(root: Path, planned: Batch, who: dict[str, str], report: Report, done: _Written) -> None:
+def _write_batch(root: Path, planned: Batch, who: dict[str, str], report: Report, done: _Written) -> list[str]:
+    """Write one chunk: its files, its sidecars into DVC, its flag events; stage them.
+    Returns the paths staged (also added to ``done``)."""
+    staged: list[str] = []
     sidecars: list[str] = []
     for entry in planned.written():
         assert entry.store is not None
@@ -211,12 +225,14 @@ def _write_batch(root: Path, planned: Batch, who: dict[str, str], report: Report
         if entry.kind == "sidecar":
             sidecars.append(entry.store)
         else:
-            done.staged.append(entry.store)
+            staged.append(entry.store)
     if sidecars:
         from eee.samples import dvc
 
+        ignores = []
         for rel in sidecars:
             ignore = (root / rel).parent / ".gitignore"
+            ignores.append(ignore)
             if ignore not in done.ignores:
                 done.ignores[ignore] = ignore.read_bytes() if ignore.exists() else None
         proc = dvc("add", "--quiet", *sidecars, cwd=root)
@@ -231,25 +247,22 @@ def _write_batch(root: Path, planned: Batch, who: dict[str, str], report: Report
                     check="import",
                 )
             )
-        done.staged += [rel + POINTER_SUFFIX for rel in sidecars]
-        done.staged += sorted(str(p.relative_to(root)) for p in done.ignores if p.exists())
+        staged += [rel + POINTER_SUFFIX for rel in sidecars]
+        staged += sorted({str(p.relative_to(root)) for p in ignores if p.exists()})
     for entry in planned.written():
-        if not entry.flags:
-            continue
-        assert entry.uuid is not None
+        assert entry.uuid is not None or not entry.flags
         for flag in entry.flags:
-            where = (
-                f"{report.source}:{entry.source}"
-                if entry.source == entry.store
-                else f"{report.source}:{entry.source} (relocated to {entry.store})"
-            )
+            where = f"{report.source}:{entry.source}"
+            if entry.source != entry.store:
+                where += f" (relocated to {entry.store})"
             reason = f"Imported from {where} with a {flag.rule} finding at {flag.path}: {flag.message}"
-            event_id = write_flag(root, entry.uuid, flag.rule, flag.path, reason, who)
-            flag.event = event_id
-            rel = f"governance/events/{event_id}.yaml"
+            flag.event = write_flag(root, str(entry.uuid), flag.rule, flag.path, reason, who)
+            rel = f"governance/events/{flag.event}.yaml"
             done.files.append(root / rel)
-            done.staged.append(rel)
-    _stage(root, done.staged)
+            staged.append(rel)
+    _stage(root, staged)
+    done.staged += staged
+    return staged
 
 
 def _stage(root: Path, paths: list[str]) -> None:
@@ -321,15 +334,15 @@ def _counts_line(report: Report) -> str:
     return ", ".join(f"{counts[o]} {o.replace('_', ' ')}" for o in OUTCOMES) + f" of {counts['total']} source files"
 
 
-def _subject(planned: Batch, report: Report) -> str:
-    n = sum(1 for e in planned.written() if e.kind == "record")
-    return f"Import {planned.label}: {n} record{'s' if n != 1 else ''} from {report.source}"[:100]
+def _subject(label: str, done: _Written, report: Report) -> str:
+    n = done.records
+    return f"Import {label}: {n} record{'s' if n != 1 else ''} from {report.source}"[:100]
 
 
-def _body(planned: Batch, report: Report) -> str:
-    flagged = sum(1 for e in planned.written() if e.flags)
+def _body(done: _Written, report: Report) -> str:
     return (
-        f"Import {report.id} (manifest {manifest_path(report.id)} follows).\n{flagged} flagged record(s) in this batch."
+        f"Import {report.id} (its manifest {manifest_path(report.id)} follows).\n"
+        f"{done.flagged} flagged record(s) in this batch, each with its flag events."
     )
 
 
