@@ -32,7 +32,8 @@ FOLDER = "data/qa-bench/acme/widget-7b"
 U = {
     name: f"{i:08x}-0000-4000-8000-{i:012x}"
     for i, name in enumerate(
-        ["plain", "case", "dot", "flagged", "present", "invalid", "broken", "sidecar", "orphan", "canon"], start=1
+        ["plain", "case", "dot", "flagged", "present", "invalid", "broken", "sidecar", "orphan", "canon", "moved"],
+        start=1,
     )
 }
 
@@ -76,6 +77,14 @@ def make_snapshot(root: Path, present: bytes) -> dict[str, str]:
     )
     out[_put(root, f"{FOLDER}/{U['sidecar']}.json", canonical(agg))] = "imported"
     out[_put(root, side_rel, ROWS)] = "imported"
+    # a record with its sidecar in a folder not from model_info.id: both move, and the
+    # record's file_path (its old place) is flagged
+    moved = copy.deepcopy(agg)
+    old_side = f"data/qa-bench/ACME/widget-7b/{U['moved']}_samples.jsonl"
+    moved["detailed_evaluation_results"]["file_path"] = old_side
+    moved["evaluation_id"] = "moved-run"
+    out[_put(root, f"data/qa-bench/ACME/widget-7b/{U['moved']}.json", canonical(moved))] = "flagged"
+    out[_put(root, old_side, ROWS)] = "relocated"
     return out
 
 
@@ -124,7 +133,7 @@ def test_import_of_a_snapshot_with_every_outcome(
         == len(expected)
         == sum(counts[o] for o in ("imported", "relocated", "flagged", "already_present", "refused"))
     )
-    assert counts == {"imported": 3, "relocated": 2, "flagged": 1, "already_present": 1, "refused": 5, "total": 12}
+    assert counts == {"imported": 3, "relocated": 3, "flagged": 2, "already_present": 1, "refused": 5, "total": 14}
     refused = {f["source"]: f["reason"] for f in report["files"] if f["outcome"] == "refused"}
     assert "schema" in refused[f"{FOLDER}/{U['invalid']}.json"]
     assert "JSON" in refused[f"{FOLDER}/{U['broken']}.json"]
@@ -147,6 +156,13 @@ def test_import_of_a_snapshot_with_every_outcome(
     assert git(store, "status", "--porcelain").stdout.strip() == ""
     commits = git(store, "rev-list", f"{head_before}..HEAD").stdout.split()
     assert len(commits) == len(report["commits"]) >= 2  # batches, then the manifest
+
+    moved = by_source[f"data/qa-bench/ACME/widget-7b/{U['moved']}.json"]
+    assert moved["store"] == f"{FOLDER}/{U['moved']}.json"
+    assert [(f["rule"], f["path"]) for f in moved["flags"]] == [("sidecar", "$.detailed_evaluation_results.file_path")]
+    assert by_source[f"data/qa-bench/ACME/widget-7b/{U['moved']}_samples.jsonl"]["store"] == (
+        f"{FOLDER}/{U['moved']}_samples.jsonl"
+    )
 
     # the ledger: one flag naming the rule and the JSON path
     flags = by_source[f"{FOLDER}/{U['flagged']}.json"]["flags"]
@@ -181,7 +197,7 @@ def test_import_of_a_snapshot_with_every_outcome(
 
     # importing twice adds nothing
     code, again = _import([str(snapshot), "--store", str(store), "--commit"], capsys)
-    assert again["counts"]["already_present"] == 7 and again["counts"]["refused"] == 5
+    assert again["counts"]["already_present"] == 9 and again["counts"]["refused"] == 5
     assert again["manifest"] is None and again["commits"] == []
     assert git(store, "rev-list", "HEAD").stdout.split()[0] == commits[0]
     assert git(store, "status", "--porcelain").stdout.strip() == ""
@@ -211,6 +227,20 @@ def test_a_git_revision_works_like_a_folder(store: Path, tmp_path: Path, capsys:
 
     manifest = loads((store / done["manifest"]).read_text())
     assert manifest["revision"] == rev and manifest["counts"] == from_git["counts"]
+
+
+def test_batches_of_n_records(store: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    snapshot = tmp_path / "snapshot"
+    for name in ("plain", "case", "dot"):
+        _put(snapshot, f"{FOLDER}/{U[name]}.json", canonical(_record(U[name])))
+    code, report = _import([str(snapshot), "--store", str(store), "--commit", "--batch", "2"], capsys)
+    assert code == 0, report
+    assert len(report["commits"]) == 3  # 2 + 1 records, then the manifest
+    subjects = git(store, "log", "--format=%s", "-3").stdout.splitlines()
+    assert subjects[0].startswith(f"Import {report['import']}: manifest")
+    assert subjects[1].startswith("Import records 3-3: 1 record") and subjects[2].startswith(
+        "Import records 1-2: 2 records"
+    )
 
 
 def test_usage_errors(store: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

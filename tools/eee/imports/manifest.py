@@ -4,14 +4,13 @@ It traces every source file of an import to its outcome: source, revision, time,
 version, who ran it, the counts, and per file its source path, store path, sha256,
 outcome (with the reason, and for a flagged record its flags and their events).
 
-Written here as block YAML whose strings are double-quoted JSON strings (valid YAML,
-written fast and read back identically); read with the YAML loader like every
-governance file. :func:`manifest_findings` is the one check, for the hook and the audit.
+Written here as block YAML whose strings are all double-quoted (with escapes for what is
+not printable), which is fast to write and reads back identically; read with the YAML
+loader like every governance file. :func:`manifest_findings` is the one check, for the hook and the audit.
 """
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable
 from typing import Any
@@ -36,6 +35,36 @@ def path_for(import_id: str) -> str:
     return f"{IMPORTS_DIR}/{import_id}{MANIFEST_SUFFIX}"
 
 
+def _printable(code: int) -> bool:
+    """YAML's printable set, less the characters a reader may take for a line break."""
+    return (
+        code in (0x09,)
+        or 0x20 <= code <= 0x7E
+        or 0xA0 <= code <= 0xD7FF and code not in (0x2028, 0x2029)
+        or 0xE000 <= code <= 0xFFFD and code != 0xFEFF
+        or 0x10000 <= code <= 0x10FFFF
+    )
+
+
+def quote(text: str) -> str:
+    """``text`` as a YAML double-quoted scalar that reads back to exactly ``text``."""
+    out = ['"']
+    for ch in text:
+        code = ord(ch)
+        if ch in '"\\':
+            out.append("\\" + ch)
+        elif _printable(code):
+            out.append(ch)
+        elif code <= 0xFF:
+            out.append(f"\\x{code:02x}")
+        elif code <= 0xFFFF:
+            out.append(f"\\u{code:04x}")
+        else:  # pragma: no cover - every code point above 0xFFFF is printable
+            out.append(f"\\U{code:08x}")
+    out.append('"')
+    return "".join(out)
+
+
 def _scalar(value: Any) -> str:
     if value is None:
         return "null"
@@ -43,7 +72,7 @@ def _scalar(value: Any) -> str:
         return "true" if value else "false"
     if isinstance(value, int):
         return str(value)
-    return json.dumps(str(value), ensure_ascii=False)
+    return quote(str(value))
 
 
 def dumps(manifest: dict[str, Any]) -> str:
