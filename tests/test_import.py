@@ -334,3 +334,26 @@ def test_a_manifest_is_checked_and_immutable(store: Path, tmp_path: Path, capsys
     git(store, "add", "-A")
     proc = _commit(store, "a manifest naming nothing")
     assert proc.returncode != 0 and "not in the tree" in proc.stdout + proc.stderr
+
+
+@needs_flag
+def test_the_audit_accepts_a_record_flagged_with_it_or_later(store: Path) -> None:
+    from eee.audit import audit
+    from eee.imports.run import write_flag
+
+    who = {"name": "Test Contributor", "email": "contributor@example.org"}
+    start = git(store, "rev-parse", "HEAD").stdout.strip()
+    bad = _record(U["flagged"])
+    bad["evaluation_results"][0]["score_details"]["score"] = 1.5
+    git(store, "add", _put(store, f"{FOLDER}/{U['flagged']}.json", canonical(bad)))
+    git(store, "commit", "-q", "--no-verify", "-m", "skipping the hooks")
+
+    def errors() -> list[str]:
+        return [f.one_line() for r in audit(start, "HEAD", store).results for f in r.findings if f.severity == "error"]
+
+    assert any("outside the declared range" in line for line in errors())
+    write_flag(store, U["flagged"], "score", "$.evaluation_results[0].score_details.score", "HELM's -1", who)
+    git(store, "add", "-A")
+    proc = _commit(store, "flag it afterwards")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert errors() == []

@@ -12,8 +12,10 @@ from pathlib import Path
 from typing import Any
 
 from eee.findings import FileResult, Finding, Summary
+from eee.flagged import without_flagged
 from eee.gitutil import GitError, commit_changes, rev_list
 from eee.governance.duplicates import audit_duplicates
+from eee.imports import IMPORTS_DIR
 from eee.paths import DATA_DIR, EVENT, EVENTS_DIR, RECORD_SUFFIX, file_kind
 from eee.rules.commit import (
     REGISTRY,
@@ -70,6 +72,11 @@ def _audit(tree: GitTree, commit: str, parent: str | None, cwd: Path) -> list[Fi
     added_events = [c.path for c in present if c.path.startswith(EVENTS_DIR + "/") and file_kind(c.path) == EVENT]
     if added_events:  # new events, checked against the ledger and the records at that commit
         findings += [f for result in check_events(tree, added_events) for f in result.findings]
+    added_manifests = [c.path for c in present if c.path.startswith(IMPORTS_DIR + "/")]
+    if added_manifests:  # import manifests: schema, arithmetic, what they name is in the commit
+        from eee.imports.check import check_manifests
+
+        findings += check_manifests(added_manifests, commit, cwd, where)
     data_changes = [c.path for c in present if c.path.startswith(DATA_DIR + "/")]
     if not data_changes:
         return findings
@@ -96,6 +103,7 @@ def audit(start: str | None, end: str, cwd: Path) -> Summary:
         return Summary([], fatal=f"cannot list commits: {exc}")
     results = []
     for info in commits:
-        findings = audit_commit(info.commit, info.parent, cwd)
+        # a record's flagged findings are accepted: the flag came with the record, or after it
+        findings = without_flagged(audit_commit(info.commit, info.parent, cwd), (info.commit, end), cwd)
         results.append(FileResult(f"{info.commit[:10]} {info.subject.strip()}", "commit", findings=findings))
     return Summary(results)

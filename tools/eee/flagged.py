@@ -98,24 +98,39 @@ def lookup(table: dict[str, set[tuple[str, str]]]) -> Callable[[str], Collection
     return lambda uuid: table.get(uuid, ())
 
 
-def without_flagged(findings: list[Finding], rev: str | None = None, cwd: str | Path | None = None) -> list[Finding]:
-    """``findings`` less those the flags of the index (or of commit ``rev``) accept."""
+def flags_of(
+    uuids: Iterable[str], revs: Iterable[str | None], cwd: str | Path | None = None
+) -> dict[str, set[tuple[str, str]]]:
+    """The union of :func:`flags_in` over several trees (the audit: a commit and the range's end)."""
+    wanted = set(uuids)
+    out: dict[str, set[tuple[str, str]]] = {u: set() for u in wanted}
+    for rev in dict.fromkeys(revs):
+        for uuid, pairs in flags_in(wanted, rev, cwd).items():
+            out[uuid] |= pairs
+    return out
+
+
+def without_flagged(
+    findings: list[Finding], revs: Iterable[str | None] = (None,), cwd: str | Path | None = None
+) -> list[Finding]:
+    """``findings`` less those the flags accept: the flags of the index (``None``) or of
+    the commits ``revs``."""
     from eee.rules.flags import accept_flagged, records_of
 
     uuids = records_of(findings)
     if not uuids:
         return findings
-    return accept_flagged(findings, lookup(flags_in(uuids, rev, cwd)))[0]
+    return accept_flagged(findings, lookup(flags_of(uuids, revs, cwd)))[0]
 
 
-def summary_without_flagged(summary: Summary, rev: str | None = None, cwd: str | Path | None = None) -> Summary:
-    """A validator run with the findings the flags accept left out (each file's list)."""
+def summary_without_flagged(summary: Summary, cwd: str | Path | None = None) -> Summary:
+    """A validator run with the findings the index's flags accept left out (each file's list)."""
     from eee.rules.flags import accept_flagged, records_of
 
     uuids = records_of(f for r in summary.results for f in r.findings)
     if not uuids:
         return summary
-    flags = lookup(flags_in(uuids, rev, cwd))
+    flags = lookup(flags_in(uuids, None, cwd))
     for result in summary.results:
         result.findings = accept_flagged(result.findings, flags)[0]
     return summary

@@ -13,4 +13,6 @@ def main(argv: list[str]) -> int:
     paths = data_paths(argv)
     if not paths:
         return 0
-    return emit_summary(run(paths))
+    from eee.flagged import summary_without_flagged
+
+    return emit_summary(summary_without_flagged(run(paths)))

@@ -40,8 +40,8 @@ def _printable(code: int) -> bool:
     return (
         code in (0x09,)
         or 0x20 <= code <= 0x7E
-        or 0xA0 <= code <= 0xD7FF and code not in (0x2028, 0x2029)
-        or 0xE000 <= code <= 0xFFFD and code != 0xFEFF
+        or (0xA0 <= code <= 0xD7FF and code not in (0x2028, 0x2029))
+        or (0xE000 <= code <= 0xFFFD and code != 0xFEFF)
         or 0x10000 <= code <= 0x10FFFF
     )
 
@@ -131,7 +131,7 @@ def manifest_findings(
     """Everything wrong with the manifest ``doc`` at ``rel``: its schema, its id, its
     arithmetic, and references to what is not in the tree (``exists``: a path of the
     tree; ``sha256_of``: a file's sha256 in the tree, None when it cannot say)."""
-    from eee.pointer import format_path
+    from eee.jsonpath import format_path
     from eee.schemas import default_registry
 
     file = file or rel

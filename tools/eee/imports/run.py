@@ -11,12 +11,9 @@ before it stay, and importing again finds them already present.
 
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
-import os
 import secrets
 import subprocess
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -26,7 +23,7 @@ from eee.imports import OUTCOMES, REFUSED, WRITTEN
 from eee.imports.manifest import dumps as dump_manifest
 from eee.imports.manifest import path_for as manifest_path
 from eee.imports.plan import Batch, Entry, Planner
-from eee.paths import POINTER_SUFFIX, SIDECAR_SUFFIX
+from eee.paths import POINTER_SUFFIX, SIDECAR_SUFFIX, sidecar_path_for
 
 
 class Report:
@@ -73,18 +70,6 @@ def new_import_id(now: dt.datetime) -> str:
     return f"{now.strftime('%Y%m%dT%H%M%S.%fZ')}-import-{secrets.token_hex(3)}"
 
 
-def write_new(path: Path, data: bytes) -> None:
-    """Create ``path`` with ``data`` atomically; never overwrite (FileExistsError)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".import-", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.link(tmp, path)
-    finally:
-        os.unlink(tmp)
-
-
 def write_flag(root: Path, record: str, rule: str, path: str, reason: str, who: dict[str, str]) -> str:
     """Write one flag event (the one place an import writes the ledger); returns its id."""
     from eee.governance.events import make_event, write
@@ -105,6 +90,7 @@ class _Written:
         self.files: list[Path] = []
         self.staged: list[str] = []
         self.ignores: dict[Path, bytes | None] = {}
+        self.folders: list[Path] = []
         self.records = 0
         self.flagged = 0
 
@@ -173,6 +159,9 @@ def import_snapshot(
     assert who is not None
     rel = manifest_path(report.id)
     text = dump_manifest(_manifest(report, who))
+    from eee.fsutil import make_folders, write_new
+
+    make_folders(root, rel.rpartition("/")[0])
     write_new(root / rel, text.encode("utf-8"))
     report.manifest = rel
     staged = [rel]
@@ -215,17 +204,32 @@ def _actor(root: Path) -> dict[str, str]:
 def _write_batch(root: Path, planned: Batch, who: dict[str, str], report: Report, done: _Written) -> list[str]:
     """Write one chunk: its files, its sidecars into DVC, its flag events; stage them.
     Returns the paths staged (also added to ``done``)."""
+    from eee.placement import NewRecord, write
+
     staged: list[str] = []
-    sidecars: list[str] = []
-    for entry in planned.written():
-        assert entry.store is not None
-        target = root / entry.store
-        write_new(target, planned.data[entry.store])
-        done.files.append(target)
-        if entry.kind == "sidecar":
-            sidecars.append(entry.store)
-        else:
-            staged.append(entry.store)
+    written = {e.store: e for e in planned.written() if e.store is not None}
+    records = []
+    for entry in written.values():
+        if entry.kind != "record":
+            continue
+        assert entry.store is not None and entry.uuid is not None
+        side = sidecar_path_for(entry.store)
+        has_side = side in written
+        records.append(
+            NewRecord(
+                entry.uuid,
+                entry.store,
+                planned.data[entry.store],
+                {},
+                side if has_side else None,
+                planned.data[side] if has_side else None,
+            )
+        )
+        staged.append(entry.store)
+    files, folders = write(root, records)  # the one placement: exclusive, atomic, undone on failure
+    done.files += files
+    done.folders += folders
+    sidecars = [r.sidecar_rel for r in records if r.sidecar_rel is not None]
     if sidecars:
         from eee.samples import dvc
 
@@ -278,51 +282,36 @@ def _stage(root: Path, paths: list[str]) -> None:
 
 
 def _take_back(root: Path, done: _Written) -> None:
+    from eee.placement import remove
+
     if done.staged:
         _git(
             root, "reset", "-q", "--pathspec-from-file=-", "--pathspec-file-nul", input="\0".join(done.staged).encode()
         )
-    for path in done.files:
-        with contextlib.suppress(FileNotFoundError):
-            path.unlink()
     for ignore, before in done.ignores.items():
         if before is None:
             ignore.unlink(missing_ok=True)
         else:
             ignore.write_bytes(before)
+    remove(done.files, done.folders)
 
 
 def _commit(root: Path, subject: str, body: str, paths: list[str]) -> str:
     """Commit exactly ``paths`` through the hooks; returns the new commit's id."""
-    with tempfile.NamedTemporaryFile("wb", prefix="eee-import-paths-", delete=False) as fh:
-        fh.write("\0".join(paths).encode())
-        listing = fh.name
-    try:
-        proc = subprocess.run(
-            [
-                "git",
-                "commit",
-                "-q",
-                "-m",
-                subject,
-                "-m",
-                body,
-                f"--pathspec-from-file={listing}",
-                "--pathspec-file-nul",
-            ],
-            cwd=root,
-            capture_output=True,
-            text=True,
-        )
-    finally:
-        os.unlink(listing)
+    proc = subprocess.run(
+        ["git", "commit", "-q", "-m", subject, "-m", body, "--pathspec-from-file=-", "--pathspec-file-nul"],
+        cwd=root,
+        capture_output=True,
+        input="\0".join(paths).encode("utf-8", "surrogateescape"),
+    )
     if proc.returncode != 0:
+        output = (proc.stdout + proc.stderr).decode(errors="replace").strip()
         raise Refused(
             Finding(
                 paths[0] if paths else str(root),
                 "$",
-                "the commit was refused by the hooks:\n" + (proc.stdout + proc.stderr).strip(),
-                "this batch was taken back; earlier batches stay committed (importing again finds them already present)",
+                "the commit was refused by the hooks:\n" + output,
+                "nothing of this batch was kept; earlier batches stay committed (importing again finds them already present)",
                 check="import",
             )
         )
