@@ -204,7 +204,7 @@ def _actor(root: Path) -> dict[str, str]:
 def _write_batch(root: Path, planned: Batch, who: dict[str, str], report: Report, done: _Written) -> list[str]:
     """Write one chunk: its files, its sidecars into DVC, its flag events; stage them.
     Returns the paths staged (also added to ``done``)."""
-    from eee.placement import NewRecord, write
+    from eee.placement import NewRecord, WriteFailed, write
 
     staged: list[str] = []
     written = {e.store: e for e in planned.written() if e.store is not None}
@@ -226,7 +226,20 @@ def _write_batch(root: Path, planned: Batch, who: dict[str, str], report: Report
             )
         )
         staged.append(entry.store)
-    files, folders = write(root, records)  # the one placement: exclusive, atomic, undone on failure
+    # the one placement: exclusive, atomic, undone on failure; the durable copy is the git
+    # object store the files are staged into below, so no fsync per file
+    try:
+        files, folders = write(root, records, durable=False)
+    except WriteFailed as exc:
+        raise Refused(
+            Finding(
+                exc.path,
+                "$",
+                f"cannot write the file: {exc.error.strerror}",
+                "nothing of this batch was kept",
+                check="import",
+            )
+        ) from None
     done.files += files
     done.folders += folders
     sidecars = [r.sidecar_rel for r in records if r.sidecar_rel is not None]
