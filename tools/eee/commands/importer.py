@@ -28,6 +28,8 @@ def build_parser() -> Any:
         "<uuid>.json): each file is imported, relocated to its canonical path, flagged (imported with a flag event "
         "for a store rule it breaks), found already present, or refused with the reason. Writes the files, the flag "
         "events and a manifest under governance/imports/, staged; --commit commits them in batches through the hooks.",
+        epilog="exit codes: 0 done, nothing refused; 1 the import itself was refused (nothing of the refused batch is "
+        "kept); 2 done, some files refused (named with the reason); 64 usage error",
     )
     p.add_argument(
         "source", metavar="SOURCE", type=Path, help="a folder holding data/, or a git repository (with --source-ref)"
@@ -118,38 +120,42 @@ def open_source(source: Path, ref: str | None) -> tuple[Any, str, str | None]:
     return tree, label, revision
 
 
+SHOWN = 20  # lines per outcome in the readable report (--format json has everything)
+
+
 def _print_text(report: Any) -> None:
     counts = report.counts()
-    verb = "would import" if report.dry_run else "imported"
-    print(
-        f"import {report.id}: {counts['total']} source files from {report.source}"
-        + (f" at {report.revision[:12]}" if report.revision else "")
-    )
+    at = f" at {report.revision[:12]}" if report.revision else ""
+    print(f"import {report.id}: {counts['total']} source files from {report.source}{at}")
     for outcome in ("imported", "relocated", "flagged", "already_present", "refused"):
         print(f"  {outcome.replace('_', ' '):16} {counts[outcome]:6}")
-    shown = 0
-    for e in report.entries:
-        if e.outcome == "refused":
-            if shown < 50:
-                print(f"refused   {e.source}: {e.reason}")
-            shown += 1
-    if shown > 50:
-        print(f"... {shown - 50} more refused (see --format json)")
-    flagged = [e for e in report.entries if e.outcome == "flagged"]
-    for e in flagged[:20]:
-        rules = ", ".join(f"{f.rule} at {f.path}" for f in e.flags)
-        print(f"flagged   {e.store}: {rules}")
-    if len(flagged) > 20:
-        print(f"... {len(flagged) - 20} more flagged (see --format json)")
+
+    def listing(outcome: str, line: Any) -> None:
+        entries = [e for e in report.entries if e.outcome == outcome]
+        for e in entries[:SHOWN]:
+            print(line(e))
+        if len(entries) > SHOWN:
+            print(f"... {len(entries) - SHOWN} more {outcome.replace('_', ' ')} (see --format json)")
+
+    def flags(e: Any) -> str:
+        named = ", ".join(f"{f.rule} at {f.path}" for f in e.flags[:2])
+        more = f" (+{len(e.flags) - 2} more)" if len(e.flags) > 2 else ""
+        moved = f" (from {e.source})" if e.source != e.store else ""
+        return f"flagged   {e.store}{moved}: {named}{more}"
+
+    listing("refused", lambda e: f"refused   {e.source}: {e.reason}")
+    listing("relocated", lambda e: f"relocated {e.source} -> {e.store}")
+    listing("flagged", flags)
     if report.dry_run:
-        print(f"dry run: nothing written ({verb} {counts['imported'] + counts['relocated'] + counts['flagged']} files)")
-    else:
-        if report.manifest:
-            print(f"manifest  {report.manifest}")
+        print("dry run: nothing written")
+    elif report.manifest:
+        print(f"manifest  {report.manifest}")
         if report.commits:
             print(f"commits   {len(report.commits)} (last {report.commits[-1][:12]})")
-        elif report.manifest:
+        else:
             print("staged: review, then `git commit` (or run with --commit)")
+    else:
+        print("nothing to import: every file is already in the store or refused")
     for note in report.notes:
         print(f"note: {note}", file=sys.stderr)
 
