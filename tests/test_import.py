@@ -357,3 +357,35 @@ def test_the_audit_accepts_a_record_flagged_with_it_or_later(store: Path) -> Non
     proc = _commit(store, "flag it afterwards")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert errors() == []
+
+
+def test_refusals_name_their_reason(store: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    snapshot = tmp_path / "snapshot"
+    agg = copy.deepcopy(load_example("instance", "aggregate.json"))
+    side = f"{FOLDER}/{U['sidecar']}_samples.jsonl"
+    agg["detailed_evaluation_results"].update(file_path=side, checksum="0" * 64, total_rows=ROWS.count(b"\n"))
+    _put(snapshot, f"{FOLDER}/{U['sidecar']}.json", canonical(agg))
+    _put(snapshot, side, ROWS)
+    _put(snapshot, f"{FOLDER}/{U['orphan']}_samples.jsonl.dvc", b"outs:\n- md5: 0\n")
+    taken = _record(U["present"], evaluation_id="another run")  # the store holds this uuid with other bytes
+    _put(snapshot, f"{FOLDER}/{U['present']}.json", canonical(taken))
+    _put(snapshot, f"data/{U['plain']}.json", canonical(_record(U["plain"])))  # no benchmark folder
+    code, report = _import([str(snapshot), "--store", str(store), "--dry-run"], capsys)
+    assert code == 2
+    reasons = {f["source"]: f.get("reason", "") for f in report["files"]}
+    assert all(f["outcome"] == "refused" for f in report["files"]), report["files"]
+    assert (
+        "sha256" in reasons[f"{FOLDER}/{U['sidecar']}.json"] and "sidecar" in reasons[f"{FOLDER}/{U['sidecar']}.json"]
+    )
+    assert "its record" in reasons[side]
+    assert "DVC pointer" in reasons[f"{FOLDER}/{U['orphan']}_samples.jsonl.dvc"]
+    assert "already holds another record" in reasons[f"{FOLDER}/{U['present']}.json"]
+    assert "no benchmark folder" in reasons[f"data/{U['plain']}.json"]
+    assert report["counts"] == {
+        "imported": 0,
+        "relocated": 0,
+        "flagged": 0,
+        "already_present": 0,
+        "refused": 5,
+        "total": 5,
+    }
