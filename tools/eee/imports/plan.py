@@ -141,10 +141,12 @@ def target_path(rel: str, doc: dict[str, Any]) -> tuple[str | None, str | None]:
     info = doc.get("model_info")
     info = info if isinstance(info, dict) else {}
     model_id = info.get("id")
-    if not isinstance(model_id, str):
-        return None, "not a record: model_info.id is missing"
-    folders = canonical_folders(model_id)
-    if folders is None:
+    folders = canonical_folders(model_id) if isinstance(model_id, str) else None
+    if not isinstance(model_id, str):  # the schema says what is wrong, where the record stands
+        if len(parts) != 5:
+            return None, "not in the layout, and model_info.id is missing (nothing to place it by)"
+        folders = (portable_component(parts[2]), portable_component(parts[3]))
+    elif folders is None:
         if len(parts) == 5:
             folders = (portable_component(parts[2]), portable_component(parts[3]))
         else:
@@ -324,6 +326,11 @@ class Planner:
 
     def _place(self, entry: Entry, data: bytes, known: dict[str, str], store: Any) -> None:
         """Decide where a readable record goes, or settle it (refused / already present)."""
+        name = entry.source.rsplit("/", 1)[-1]
+        stem = name[: -len(RECORD_SUFFIX)]
+        if not UUID4_RE.match(stem.lower()):
+            entry.refuse(f"not in the layout: the file name {name!r} is not <uuid4>.json")
+            return
         try:
             doc = loads(data)
         except JSONProblem as problem:
@@ -392,8 +399,10 @@ class Planner:
         summary = validate_tree(tree, paths, Options(cap=1000))
         by_file: dict[str, list[Finding]] = {}
         suppressed: dict[str, int] = {}
+        versions: dict[str, str | None] = {}
         for result in summary.results:
             by_file.setdefault(result.file, []).extend(result.findings)
+            versions[result.file] = result.schema_version
             suppressed[result.file] = suppressed.get(result.file, 0) + result.suppressed
         fatal = summary.fatal
         for entry, side in pairs:
@@ -415,8 +424,14 @@ class Planner:
             if refusing or suppressed.get(tree.display(entry.store)):
                 first = refusing[0] if refusing else None
                 what = f"{first.pointer}: {first.message}" if first else "more errors than the validator lists"
-                version = "its declared schema version" if first and first.check == "schema" else "the store"
-                entry.refuse(f"invalid under {version}: {what}")
+                if first is not None and first.check == "schema":
+                    entry.refuse(
+                        f"invalid under its declared schema version {versions.get(tree.display(entry.store))}: {what}"
+                    )
+                elif first is not None and first.check == "version":
+                    entry.refuse(f"no known schema version: {what}")
+                else:
+                    entry.refuse(f"invalid: {what}")
                 self._pair_refused(entry, side)
                 continue
             seen: set[tuple[str, str]] = set()
