@@ -389,3 +389,24 @@ def test_refusals_name_their_reason(store: Path, tmp_path: Path, capsys: pytest.
         "refused": 5,
         "total": 5,
     }
+
+
+def test_an_import_needs_no_scratch_store(
+    store: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import tempfile
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a temporary file or folder was asked for")
+
+    snapshot = tmp_path / "snapshot"
+    for name in ("plain", "case"):
+        _put(snapshot, f"data/qa-bench/Acme/widget-7b/{U[name]}.json", canonical(_record(U[name])))
+    with monkeypatch.context() as patched:
+        for name in ("mkdtemp", "TemporaryDirectory", "mkstemp", "NamedTemporaryFile", "TemporaryFile"):
+            patched.setattr(tempfile, name, refuse)
+        code, dry = _import([str(snapshot), "--store", str(store), "--dry-run"], capsys)
+        assert code == 0 and dry["counts"]["relocated"] == 2
+        code, done = _import([str(snapshot), "--store", str(store), "--commit"], capsys)
+        assert code == 0 and len(done["commits"]) == 2, done
+    assert not list(store.rglob("*.tmp"))
