@@ -81,10 +81,11 @@ def make_snapshot(root: Path, present: bytes) -> dict[str, str]:
     # record's file_path (its old place) is flagged
     moved = copy.deepcopy(agg)
     old_side = f"data/qa-bench/ACME/widget-7b/{U['moved']}_samples.jsonl"
-    moved["detailed_evaluation_results"]["file_path"] = old_side
-    moved["evaluation_id"] = "moved-run"
+    rows = ROWS.replace(json.dumps(agg["evaluation_id"]).encode(), b'"another-run"')  # another run, not a duplicate
+    moved["evaluation_id"] = "another-run"
+    moved["detailed_evaluation_results"].update(file_path=old_side, checksum=hashlib.sha256(rows).hexdigest())
     out[_put(root, f"data/qa-bench/ACME/widget-7b/{U['moved']}.json", canonical(moved))] = "flagged"
-    out[_put(root, old_side, ROWS)] = "relocated"
+    out[_put(root, old_side, rows)] = "relocated"
     return out
 
 
