@@ -20,5 +20,10 @@ from eee.jsonlite import load_object
 
 def main(argv: list[str]) -> int:
     load = functools.cache(load_object)
-    emit(staged_findings(Path.cwd(), data_paths(argv), load))
+    findings = staged_findings(Path.cwd(), data_paths(argv), load)
+    if findings:  # a record flagged for this rule is not warned about again
+        from eee.flagged import without_flagged
+
+        findings = without_flagged(findings)
+    emit(findings)
     return 0

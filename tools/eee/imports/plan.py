@@ -113,6 +113,7 @@ class Batch:
         self.last = True
         self.entries: list[Entry] = []
         self.data: dict[str, bytes] = {}  # store path -> bytes, for the files to write
+        self.docs: dict[str, dict[str, Any]] = {}  # store path -> parsed record (this chunk only)
 
     def written(self) -> list[Entry]:
         return [e for e in self.entries if e.outcome in (IMPORTED, RELOCATED, FLAGGED)]
@@ -172,11 +173,17 @@ class Planner:
         store_tree: Callable[[], Any],
         batch: int | None = None,
         progress: Callable[[int, int], None] | None = None,
+        store_duplicates: Callable[[str, Any], list[Any]] | None = None,
     ) -> None:
         self.source = source
         self.store_tree = store_tree
         self.batch = batch
         self.progress = progress
+        # the duplicate rule: matches in the store as it was (path, Facts -> Matches), and
+        # the facts of every record planned so far, by duplicate key
+        self.store_duplicates = store_duplicates
+        self.planned_facts: dict[str, list[tuple[int, str, Any]]] = {}
+        self.group = 0  # the batch (commit) being planned
         self.entries: list[Entry] = []  # every source file, in source order at the end
         self.claimed: dict[str, tuple[str, str]] = {}  # uuid -> (store path, sha256) planned earlier
         self.planned_paths: set[str] = set()  # store paths planned by earlier batches
@@ -236,6 +243,7 @@ class Planner:
         if self.progress:
             self.progress(done, total)
         for label, group in self._groups(records):
+            self.group += 1
             for i in range(0, len(group), CHUNK):
                 batch = self._plan_batch(label, group[i : i + CHUNK], sidecars)
                 batch.last = i + CHUNK >= len(group)
@@ -244,6 +252,7 @@ class Planner:
                     self.progress(done, total)
                 yield batch
                 batch.data.clear()
+                batch.docs.clear()
         order = {rel: i for i, rel in enumerate(listing)}
         self.entries.sort(key=lambda e: order.get(e.source, len(order)))
 
@@ -295,14 +304,15 @@ class Planner:
             if data is None:
                 self._pair_refused(entry, side)
                 continue
-            self._place(entry, data, known, store)
+            doc = self._place(entry, data, known, store)
             if entry.outcome is None and side is not None and side_data is None:
                 entry.refuse(f"its sidecar {side.source.rsplit('/', 1)[-1]} is unreadable: {side.reason}")
             if entry.outcome is not None:
                 self._pair_settled(entry, side, store)
                 continue
-            assert entry.store is not None
+            assert entry.store is not None and doc is not None
             batch.data[entry.store] = data
+            batch.docs[entry.store] = doc
             if side is not None and side_data is not None:
                 side.store = sidecar_path_for(entry.store)
                 batch.data[side.store] = side_data
@@ -324,26 +334,27 @@ class Planner:
         self.planned_paths.update(batch.data)
         return batch
 
-    def _place(self, entry: Entry, data: bytes, known: dict[str, str], store: Any) -> None:
-        """Decide where a readable record goes, or settle it (refused / already present)."""
+    def _place(self, entry: Entry, data: bytes, known: dict[str, str], store: Any) -> dict[str, Any] | None:
+        """Decide where a readable record goes, or settle it (refused / already present);
+        returns the parsed record."""
         name = entry.source.rsplit("/", 1)[-1]
         stem = name[: -len(RECORD_SUFFIX)]
         if not UUID4_RE.match(stem.lower()):
             entry.refuse(f"not in the layout: the file name {name!r} is not <uuid4>.json")
-            return
+            return None
         try:
             doc = loads(data)
         except JSONProblem as problem:
             where = f" (line {problem.line})" if problem.line else ""
             entry.refuse(f"not strict JSON{where}: {problem.message}")
-            return
+            return None
         if not isinstance(doc, dict):
             entry.refuse("not a record: a record is one JSON object")
-            return
+            return None
         target, why = target_path(entry.source, doc)
         if target is None:
             entry.refuse(why or "not in the layout")
-            return
+            return None
         folder, name = target.rsplit("/", 1)
         uuid = name[: -len(RECORD_SUFFIX)]
         entry.uuid = uuid
@@ -355,7 +366,7 @@ class Planner:
                 entry.reason = "identical to an earlier file of this source"
             else:
                 entry.refuse(f"uuid {uuid} is already taken by another record of this source ({earlier[0]})")
-            return
+            return None
         existing = known.get(uuid)
         if existing is not None:
             from eee.tree import Unreadable
@@ -369,8 +380,9 @@ class Planner:
                 entry.reason = None if existing == target else "identical content already in the store"
             else:
                 entry.refuse(f"the store already holds another record with uuid {uuid} ({existing})")
-            return
+            return None
         entry.store = f"{self._spell(folder)}/{name}"
+        return doc
 
     def _pair_refused(self, entry: Entry, side: Entry | None) -> None:
         if side is not None and side.outcome is None:
@@ -390,6 +402,29 @@ class Planner:
         else:
             side.refuse(f"its record is already in the store ({entry.store}) without a sidecar")
 
+    def _duplicates(self, entry: Entry, doc: dict[str, Any] | None) -> list[Finding]:
+        """The duplicate rule's warnings the commit of ``entry`` will get, as the hooks and
+        the audit give them: against the store, against records committed before it (an
+        earlier batch), and against records of its own batch whose path sorts first."""
+        if doc is None or entry.store is None:
+            return []
+        from eee.governance.duplicates import compare, facts, finding
+
+        mine = facts(str(entry.uuid), doc)
+        matches = list(self.store_duplicates(entry.store, mine)) if self.store_duplicates else []
+        seen = {m.path for m in matches}
+        for key in _keys(mine):
+            for group, path, theirs in self.planned_facts.get(key, ()):
+                if path in seen or not (group < self.group or path < entry.store):
+                    continue
+                found = compare(mine, theirs, path)
+                if found:
+                    seen.add(path)
+                    matches.append(found)
+        for key in _keys(mine):
+            self.planned_facts.setdefault(key, []).append((self.group, entry.store, mine))
+        return [finding(entry.store, mine, m) for m in sorted(matches)[:1]]  # one flag: (duplicates, $)
+
     def _validate(self, batch: Batch, pairs: list[tuple[Entry, Entry | None]], tree: Any) -> None:
         """Validate the batch's planned files through ``tree`` (an overlay over the store in
         which earlier batches' files appear by name only) and settle every pair."""
@@ -405,6 +440,7 @@ class Planner:
             versions[result.file] = result.schema_version
             suppressed[result.file] = suppressed.get(result.file, 0) + result.suppressed
         fatal = summary.fatal
+        accepted: list[tuple[Entry, Entry | None, list[Finding]]] = []
         for entry, side in pairs:
             assert entry.store is not None
             if fatal:
@@ -434,6 +470,10 @@ class Planner:
                     entry.refuse(f"invalid: {what}")
                 self._pair_refused(entry, side)
                 continue
+            accepted.append((entry, side, findings))
+        # the duplicate rule, in path order (the hooks warn on the later path of a pair)
+        for entry, side, findings in sorted(accepted, key=lambda a: str(a[0].store)):
+            findings = findings + self._duplicates(entry, batch.docs.get(str(entry.store)))
             seen: set[tuple[str, str]] = set()
             for f in findings:
                 key = (f.check, f.pointer)
@@ -449,6 +489,10 @@ class Planner:
                 entry.outcome = RELOCATED if moved else IMPORTED
             if side is not None and side.store is not None:
                 side.outcome = RELOCATED if side.store != side.source else IMPORTED
+
+
+def _keys(facts: Any) -> list[str]:
+    return [facts.content, *(r[0] for r in facts.results)]
 
 
 def _blocks(f: Finding) -> bool:

@@ -129,7 +129,26 @@ def import_snapshot(
                     check="import",
                 )
             )
-    planner = Planner(source, store_tree or (lambda: WorkTree(root)), batch=batch, progress=progress)
+    from eee.governance.duplicates import DuplicateIndex
+
+    index = DuplicateIndex(root)  # the duplicate rule's view of the store (HEAD), as the hooks see it
+    index.sync()
+    planner = Planner(
+        source,
+        store_tree or (lambda: WorkTree(root)),
+        batch=batch,
+        progress=progress,
+        store_duplicates=lambda path, facts: index.matches(path, facts),
+    )
+    try:
+        return _run(root, planner, report, who, dry_run, commit)
+    finally:
+        index.close()
+
+
+def _run(
+    root: Path, planner: Planner, report: Report, who: dict[str, str] | None, dry_run: bool, commit: bool
+) -> Report:
     pointers: list[str] = []
     done = _Written()  # what the current batch (one commit) has written so far
     pending = [done]  # what is written and not committed: taken back whole on a failure
