@@ -32,7 +32,20 @@ FOLDER = "data/qa-bench/acme/widget-7b"
 U = {
     name: f"{i:08x}-0000-4000-8000-{i:012x}"
     for i, name in enumerate(
-        ["plain", "case", "dot", "flagged", "present", "invalid", "broken", "sidecar", "orphan", "canon", "moved"],
+        [
+            "plain",
+            "case",
+            "dot",
+            "flagged",
+            "present",
+            "invalid",
+            "broken",
+            "sidecar",
+            "orphan",
+            "canon",
+            "moved",
+            "twin",
+        ],
         start=1,
     )
 }
@@ -42,6 +55,8 @@ def _record(uuid: str, **changes: Any) -> dict[str, Any]:
     doc = copy.deepcopy(load_example("instance", "aggregate.json"))
     doc.pop("detailed_evaluation_results")
     doc["evaluation_id"] = f"run-{uuid[:8]}"
+    # each its own run with its own result (records alike but for the id are duplicates)
+    doc["evaluation_results"][0]["score_details"]["score"] = int(uuid[:8], 16) / 100
     doc.update(changes)
     return doc
 
@@ -57,6 +72,8 @@ def make_snapshot(root: Path, present: bytes) -> dict[str, str]:
     """A datastore snapshot with every outcome; returns source path -> expected outcome."""
     out: dict[str, str] = {}
     out[_put(root, f"{FOLDER}/{U['plain']}.json", canonical(_record(U["plain"])))] = "imported"
+    twin = _record(U["plain"], evaluation_id="the same result again")  # a duplicate of plain: flagged
+    out[_put(root, f"{FOLDER}/{U['twin']}.json", canonical(twin))] = "flagged"
     out[_put(root, f"data/qa-bench/Acme/widget-7b/{U['case']}.json", canonical(_record(U["case"])))] = "relocated"
     out[_put(root, f"data/qa-bench./acme/widget-7b/{U['dot']}.json", canonical(_record(U["dot"])))] = "relocated"
     bad = _record(U["flagged"])
@@ -134,7 +151,7 @@ def test_import_of_a_snapshot_with_every_outcome(
         == len(expected)
         == sum(counts[o] for o in ("imported", "relocated", "flagged", "already_present", "refused"))
     )
-    assert counts == {"imported": 3, "relocated": 3, "flagged": 2, "already_present": 1, "refused": 5, "total": 14}
+    assert counts == {"imported": 3, "relocated": 3, "flagged": 3, "already_present": 1, "refused": 5, "total": 15}
     refused = {f["source"]: f["reason"] for f in report["files"] if f["outcome"] == "refused"}
     assert "schema" in refused[f"{FOLDER}/{U['invalid']}.json"]
     assert "JSON" in refused[f"{FOLDER}/{U['broken']}.json"]
@@ -164,6 +181,9 @@ def test_import_of_a_snapshot_with_every_outcome(
     assert by_source[f"data/qa-bench/ACME/widget-7b/{U['moved']}_samples.jsonl"]["store"] == (
         f"{FOLDER}/{U['moved']}_samples.jsonl"
     )
+
+    twin = by_source[f"{FOLDER}/{U['twin']}.json"]["flags"]
+    assert [(f["rule"], f["path"]) for f in twin] == [("duplicates", "$")] and U["plain"] in twin[0]["message"]
 
     # the ledger: one flag naming the rule and the JSON path
     flags = by_source[f"{FOLDER}/{U['flagged']}.json"]["flags"]
@@ -198,7 +218,7 @@ def test_import_of_a_snapshot_with_every_outcome(
 
     # importing twice adds nothing
     code, again = _import([str(snapshot), "--store", str(store), "--commit"], capsys)
-    assert again["counts"]["already_present"] == 9 and again["counts"]["refused"] == 5
+    assert again["counts"]["already_present"] == 10 and again["counts"]["refused"] == 5
     assert again["manifest"] is None and again["commits"] == []
     assert git(store, "rev-list", "HEAD").stdout.split()[0] == commits[0]
     assert git(store, "status", "--porcelain").stdout.strip() == ""
