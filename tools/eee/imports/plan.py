@@ -174,6 +174,7 @@ class Planner:
         batch: int | None = None,
         progress: Callable[[int, int], None] | None = None,
         store_duplicates: Callable[[str, Any], list[Any]] | None = None,
+        planned_keys: str = ":memory:",
     ) -> None:
         self.source = source
         self.store_tree = store_tree
@@ -182,7 +183,7 @@ class Planner:
         # the duplicate rule: matches in the store as it was (path, Facts -> Matches), and
         # the facts of every record planned so far, by duplicate key
         self.store_duplicates = store_duplicates
-        self.planned_facts: dict[str, list[tuple[int, str, Any]]] = {}
+        self.planned_facts = PlannedKeys(planned_keys)
         self.group = 0  # the batch (commit) being planned
         self.entries: list[Entry] = []  # every source file, in source order at the end
         self.claimed: dict[str, tuple[str, str]] = {}  # uuid -> (store path, sha256) planned earlier
@@ -413,16 +414,14 @@ class Planner:
         mine = facts(str(entry.uuid), doc)
         matches = list(self.store_duplicates(entry.store, mine)) if self.store_duplicates else []
         seen = {m.path for m in matches}
-        for key in _keys(mine):
-            for group, path, theirs in self.planned_facts.get(key, ()):
-                if path in seen or not (group < self.group or path < entry.store):
-                    continue
-                found = compare(mine, theirs, path)
-                if found:
-                    seen.add(path)
-                    matches.append(found)
-        for key in _keys(mine):
-            self.planned_facts.setdefault(key, []).append((self.group, entry.store, mine))
+        for group, path, theirs in self.planned_facts.matching(_keys(mine)):
+            if path in seen or not (group < self.group or path < entry.store):
+                continue
+            found = compare(mine, theirs, path)
+            if found:
+                seen.add(path)
+                matches.append(found)
+        self.planned_facts.add(self.group, entry.store, mine)
         return [finding(entry.store, mine, m) for m in sorted(matches)[:1]]  # one flag: (duplicates, $)
 
     def _validate(self, batch: Batch, pairs: list[tuple[Entry, Entry | None]], tree: Any) -> None:
@@ -489,6 +488,56 @@ class Planner:
                 entry.outcome = RELOCATED if moved else IMPORTED
             if side is not None and side.store is not None:
                 side.outcome = RELOCATED if side.store != side.source else IMPORTED
+
+
+class PlannedKeys:
+    """The duplicate keys of the records planned so far, in SQLite (in the git dir: the
+    import's memory stays flat however many records it plans)."""
+
+    def __init__(self, target: str = ":memory:") -> None:
+        import sqlite3
+
+        self.target = target
+        self.db = sqlite3.connect(target, isolation_level=None)
+        self.db.executescript(
+            "PRAGMA synchronous=OFF; PRAGMA journal_mode=MEMORY;"  # a cache of this run, rebuilt each time
+            "DROP TABLE IF EXISTS planned; DROP TABLE IF EXISTS planned_keys;"
+            "CREATE TABLE planned (path TEXT PRIMARY KEY, grp INTEGER, facts TEXT);"
+            "CREATE TABLE planned_keys (k TEXT, path TEXT); CREATE INDEX planned_k ON planned_keys (k);"
+        )
+
+    def add(self, group: int, path: str, facts: Any) -> None:
+        import json
+
+        self.db.execute("INSERT OR REPLACE INTO planned VALUES (?, ?, ?)", (path, group, json.dumps(facts)))
+        self.db.executemany("INSERT INTO planned_keys VALUES (?, ?)", [(k, path) for k in set(_keys(facts))])
+
+    def matching(self, keys: list[str]) -> list[tuple[int, str, Any]]:
+        import json
+
+        from eee.governance.duplicates import Facts
+
+        marks = ",".join("?" * len(keys))
+        rows = self.db.execute(
+            f"SELECT DISTINCT p.grp, p.path, p.facts FROM planned_keys k JOIN planned p ON p.path = k.path "
+            f"WHERE k.k IN ({marks}) ORDER BY p.path",
+            keys,
+        ).fetchall()
+        out = []
+        for group, path, raw in rows:
+            f = json.loads(raw)
+            out.append((group, path, Facts(*f[:6], [tuple(r) for r in f[6]])))
+        return out
+
+    def close(self) -> None:
+        import os
+
+        self.db.close()
+        if self.target != ":memory:":
+            try:
+                os.unlink(self.target)
+            except OSError:
+                pass
 
 
 def _keys(facts: Any) -> list[str]:

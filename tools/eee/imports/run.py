@@ -71,11 +71,18 @@ def new_import_id(now: dt.datetime) -> str:
 
 
 def write_flag(root: Path, record: str, rule: str, path: str, reason: str, who: dict[str, str]) -> str:
-    """Write one flag event (the one place an import writes the ledger); returns its id."""
-    from eee.governance.events import make_event, write
+    """Write one flag event (the one place an import writes the ledger); returns its id.
+
+    The ledger's own event (:func:`eee.governance.events.make_event`, dumped only when it
+    reads back), written like the import's records: exclusive and atomic, no fsync (the
+    durable copy is the git object store it is staged into)."""
+    from eee.fsutil import write_new
+    from eee.governance.events import dumps, make_event, path_for
 
     event = make_event("flag", record, reason, who, rule=rule, path=path)
-    write(root, event)
+    target = path_for(root, event)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    write_new(target, dumps(event).encode("utf-8"), durable=False)
     return str(event["id"])
 
 
@@ -133,17 +140,25 @@ def import_snapshot(
 
     index = DuplicateIndex(root)  # the duplicate rule's view of the store (HEAD), as the hooks see it
     index.sync()
+    from eee.gitutil import GitError, git_dir
+
+    try:
+        keys = str(git_dir(root) / "eee-import-keys.sqlite")  # the plan's duplicate keys, off the heap
+    except GitError:
+        keys = ":memory:"
     planner = Planner(
         source,
         store_tree or (lambda: WorkTree(root)),
         batch=batch,
         progress=progress,
         store_duplicates=lambda path, facts: index.matches(path, facts),
+        planned_keys=keys,
     )
     try:
         return _run(root, planner, report, who, dry_run, commit)
     finally:
         index.close()
+        planner.planned_facts.close()
 
 
 def _run(
