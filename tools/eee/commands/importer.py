@@ -15,7 +15,17 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from eee.commands import EXIT_ERRORS, EXIT_OK, EXIT_USAGE, EXIT_WARNINGS, UsageError, add_store, parser, store_of
+from eee.commands import (
+    EXIT_CODES_TEXT,
+    EXIT_OK,
+    EXIT_WARNINGS,
+    UsageError,
+    add_store,
+    parser,
+    refused,
+    store_of,
+    usage_error,
+)
 from eee.findings import Finding, Refused
 
 PROGRESS_MIN_FILES = 200
@@ -28,8 +38,8 @@ def build_parser() -> Any:
         "<uuid>.json): each file is imported, relocated to its canonical path, flagged (imported with a flag event "
         "for a store rule it breaks), found already present, or refused with the reason. Writes the files, the flag "
         "events and a manifest under governance/imports/, staged; --commit commits them in batches through the hooks.",
-        epilog="exit codes: 0 done, nothing refused; 1 the import itself was refused (nothing of the refused batch is "
-        "kept); 2 done, some files refused (named with the reason); 64 usage error",
+        epilog=f"{EXIT_CODES_TEXT}. Here 2 means: done, and some files were refused (each named with the reason); "
+        "1: the import itself was refused (nothing of the refused batch is kept).",
     )
     p.add_argument(
         "source", metavar="SOURCE", type=Path, help="a folder holding data/, or a git repository (with --source-ref)"
@@ -162,20 +172,16 @@ def _print_text(report: Any) -> None:
 
 def main(argv: list[str]) -> int:
     args = build_parser().parse_args(argv)
-    if args.batch is not None and args.batch < 1:
-        print("eee import: error: --batch must be at least 1", file=sys.stderr)
-        return EXIT_USAGE
-    if args.dry_run and args.commit:
-        print("eee import: error: --dry-run and --commit exclude each other", file=sys.stderr)
-        return EXIT_USAGE
     try:
+        if args.batch is not None and args.batch < 1:
+            raise UsageError("--batch must be at least 1")
+        if args.dry_run and args.commit:
+            raise UsageError("--dry-run and --commit exclude each other")
         root = store_of(args.store)
         tree, label, revision = open_source(args.source, args.source_ref)
     except UsageError as exc:
-        print(f"eee import: error: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+        return usage_error("eee import", exc)
     from eee.imports.run import import_snapshot
-    from eee.report import text_lines
 
     show = not args.no_progress and sys.stderr.isatty()
     try:
@@ -184,15 +190,11 @@ def main(argv: list[str]) -> int:
                 root, tree, label, revision, dry_run=args.dry_run, commit=args.commit, batch=args.batch, progress=update
             )
     except Refused as exc:
-        for f in exc.findings:
-            print("\n".join(text_lines(f)), file=sys.stderr)
-        return EXIT_ERRORS
+        return refused("eee import", exc)
     except OSError as exc:
-        print(
-            "\n".join(text_lines(Finding(str(root), "$", f"cannot write to the store: {exc}", None, check="import"))),
-            file=sys.stderr,
+        return refused(
+            "eee import", Refused(Finding(str(root), "$", f"cannot write to the store: {exc}", check="import"))
         )
-        return EXIT_ERRORS
     finally:
         close = getattr(tree, "close", None)
         if close:
