@@ -105,7 +105,7 @@ def open_source(source: Path, ref: str | None) -> tuple[Any, str, str | None]:
 
     if not source.exists():
         raise UsageError(f"{source}: no such folder or repository")
-    label = str(source.resolve())
+    label = source.as_posix()  # as given: a provenance record names no path of the importing machine
     if ref is not None:
         import subprocess
 
