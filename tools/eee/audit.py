@@ -13,9 +13,11 @@ from pathlib import Path
 from typing import Any
 
 from eee.findings import FileResult, Finding, Summary
+from eee.flagged import without_flagged
 from eee.gitutil import GitError, commit_changes, git_dir, rev_list, verify_commit
 from eee.governance.duplicates import audit_duplicates
 from eee.history import anchor_findings, anchor_from, merge_findings, raw_changes, replacement_findings
+from eee.imports import IMPORTS_DIR
 from eee.limits import RECORD_MAX_BYTES
 from eee.paths import DATA_DIR, EVENT, EVENTS_DIR, RECORD_SUFFIX, file_kind, tree_path_problem
 from eee.rules.commit import (
@@ -107,6 +109,11 @@ def _audit(tree: GitTree, commit: str, parent: str | None, cwd: Path, parents: t
         inherited = {c.path for c in present if _in_a_parent(c, parents[1:], cwd)}
         clash_only = inherited
     findings += sample_findings([c.path for c in present if c.path not in clash_only], where)
+    added_manifests = [c.path for c in present if c.path.startswith(IMPORTS_DIR + "/")]
+    if added_manifests:  # import manifests: schema, arithmetic, what they name is in the commit
+        from eee.imports.check import check_manifests
+
+        findings += check_manifests(added_manifests, commit, cwd, where)
     data_changes = [c.path for c in present if c.path.startswith(DATA_DIR + "/")]
     if not data_changes:
         return findings
@@ -174,6 +181,7 @@ def audit(start: str | None, end: str, cwd: Path, anchor: str | None = None) -> 
     if history:
         results.append(FileResult("history", "history", findings=history))
     for info in commits:
-        findings = audit_commit(info.commit, info.parent, cwd, info.parents)
+        # a record's flagged findings are accepted: the flag came with the record, or after it
+        findings = without_flagged(audit_commit(info.commit, info.parent, cwd, info.parents), (info.commit, head), cwd)
         results.append(FileResult(f"{info.commit[:10]} {info.subject.strip()}", "commit", findings=findings))
     return Summary(results)

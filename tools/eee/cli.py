@@ -25,6 +25,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "migrate": ("eee.commands.migrate", "write copies of records migrated to a schema version"),
     "samples": ("eee.commands.samples", "add, push and pull per-sample sidecars (DVC)"),
     "convert": ("eee.commands.convert", "convert HELM, lm-eval or Inspect AI logs into records"),
+    "import": (
+        "eee.commands.importer",
+        "import a datastore snapshot (folder or git revision), every file accounted for",
+    ),
     "catalog": ("eee.commands.catalog", "write the Parquet catalogue of every result"),
     "stats": ("eee.commands.stats", "field fill rates across the store (active records; --all for every one)"),
     "compare": ("eee.commands.compare", "compare two runs of a benchmark sample by sample"),

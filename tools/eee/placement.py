@@ -99,18 +99,19 @@ class WriteFailed(Exception):
         self.error = error
 
 
-def write(root: Path, records: list[NewRecord]) -> tuple[list[Path], list[Path]]:
+def write(root: Path, records: list[NewRecord], *, durable: bool = True) -> tuple[list[Path], list[Path]]:
     """Write every file of ``records`` below ``root``, exclusively; all or nothing.
 
     Returns (files written, folders created, in creation order); raises
-    :class:`WriteFailed` after undoing a partial write."""
+    :class:`WriteFailed` after undoing a partial write. ``durable``: see
+    :func:`eee.fsutil.write_new`."""
     written: list[Path] = []
     created: list[Path] = []
     try:
         for record in records:
             for rel, data in record.files():
                 created += make_folders(root, rel.rpartition("/")[0])
-                written.append(write_new(root / rel, data))
+                written.append(write_new(root / rel, data, durable=durable))
     except OSError as exc:
         remove(written, created)
         raise WriteFailed(str(exc.filename or root / "data"), exc) from None

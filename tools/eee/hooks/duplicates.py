@@ -23,5 +23,10 @@ from eee.staged import index_tree
 def main(argv: list[str]) -> int:
     index = index_tree()
     load = functools.cache(lambda path: tree_object(index, path))
-    emit(staged_findings(Path.cwd(), data_paths(argv), load))
+    findings = staged_findings(Path.cwd(), data_paths(argv), load)
+    if findings:  # a record flagged for this rule is not warned about again
+        from eee.flagged import without_flagged  # lazy: only when there is something to warn about
+
+        findings = without_flagged(findings)
+    emit(findings)
     return 0

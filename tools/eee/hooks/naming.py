@@ -27,4 +27,8 @@ def main(argv: list[str]) -> int:
 
             attach_lines(found, index.read(path), doc)
         findings += found
+    if findings:  # a record flagged for this rule is accepted
+        from eee.flagged import without_flagged  # lazy: only when there is a finding
+
+        findings = without_flagged(findings)
     return emit(findings)

@@ -15,4 +15,6 @@ def main(argv: list[str]) -> int:
     paths = data_paths(argv)
     if not paths:
         return 0
-    return emit_summary(validate_tree(index_tree(), paths))
+    from eee.flagged import summary_without_flagged  # lazy: the gate's flag acceptance, after the argument check
+
+    return emit_summary(summary_without_flagged(validate_tree(index_tree(), paths)))

@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from eee.findings import ERROR, Finding
+from eee.imports import IMPORTS_DIR
 from eee.paths import (
     DATA_DIR,
     DVC_POINTER,
@@ -41,6 +42,8 @@ def protected_kind(path: str, released: set[str]) -> str | None:
         return {DVC_POINTER: "sidecar pointer", RECORD: "record"}.get(kind)
     if kind == EVENT or path.startswith(EVENTS_DIR + "/"):
         return "governance event"
+    if path.startswith(IMPORTS_DIR + "/"):
+        return "import manifest"
     if path.startswith(SCHEMAS_DIR + "/"):
         parts = path.split("/")
         if len(parts) >= 3 and parts[1] in released:
@@ -70,6 +73,7 @@ _INSTEAD = {
     "(tools/supersede <uuid> <new-record.json> --reason ...), or retract it (tools/retract <uuid> --reason ...)",
     "sidecar pointer": "a sidecar belongs to its record forever: add a corrected record with its own sidecar and supersede the old one",
     "governance event": "events are never edited or deleted: add a new event (for example tools/reinstate or tools/resolve)",
+    "import manifest": "an import's manifest is its provenance and never changes: import again (a new manifest) instead",
     "released schema file": "released schemas never change: release a new version in its own folder (see governance/schema-change-checklist.md)",
 }
 

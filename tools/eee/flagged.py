@@ -1,0 +1,136 @@
+"""The flags of the tree the gate checks: what each record's ``flag`` events accept.
+
+The hooks read the index (what is committed plus what is staged: a flag counts when it is
+committed together with the record, or before it); the audit reads each commit's tree.
+Only the event files of the records concerned are read: an event's file name carries the
+first eight hex digits of its record's uuid, so one listing of ``governance/events/``
+picks them out, and one ``git cat-file --batch`` reads them. The pairs come from the
+ledger's own fold (:func:`eee.governance.status.flagged_findings`).
+"""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Callable, Collection, Iterable
+from pathlib import Path
+
+from eee.findings import Finding, Summary
+from eee.governance import EVENT_SUFFIX, EVENTS_DIR
+
+
+def _blobs(specs: list[str], cwd: str | Path | None) -> list[bytes | None]:
+    """The contents of ``specs`` (``:path`` for the index, ``rev:path``), None when absent."""
+    if not specs:
+        return []
+    proc = subprocess.run(
+        ["git", "cat-file", "--batch"], cwd=cwd, input="".join(s + "\n" for s in specs).encode(), capture_output=True
+    )
+    out: list[bytes | None] = []
+    data = proc.stdout
+    pos = 0
+    for _ in specs:
+        end = data.index(b"\n", pos)
+        header = data[pos:end].split()
+        pos = end + 1
+        if len(header) == 3 and header[1] == b"blob":
+            size = int(header[2])
+            out.append(data[pos : pos + size])
+            pos += size + 1
+        else:
+            out.append(None)
+    return out
+
+
+def _names(rev: str | None, cwd: str | Path | None) -> list[str]:
+    if rev is None:
+        args = ["ls-files", "-z", "--cached", "--", EVENTS_DIR + "/"]
+    else:
+        args = ["ls-tree", "-z", "--name-only", f"{rev}:{EVENTS_DIR}"]
+    proc = subprocess.run(["git", *args], cwd=cwd, capture_output=True)
+    if proc.returncode != 0:
+        return []
+    names = [n.decode("utf-8", "surrogateescape") for n in proc.stdout.split(b"\0") if n]
+    return [n.rsplit("/", 1)[-1] for n in names if n.endswith(EVENT_SUFFIX)]
+
+
+def pairs_of(events: list[dict[str, object]], uuid: str) -> set[tuple[str, str]]:
+    """The (rule, JSON path) pairs the flags among ``events`` accept for record ``uuid``."""
+    from eee.governance.status import flagged_findings, fold
+
+    return flagged_findings(fold(events), uuid)
+
+
+def flags_in(
+    uuids: Iterable[str], rev: str | None = None, cwd: str | Path | None = None
+) -> dict[str, set[tuple[str, str]]]:
+    """uuid -> flagged (rule, JSON path) pairs, from the events of the index (``rev`` None)
+    or of commit ``rev``."""
+    wanted = set(uuids)
+    out: dict[str, set[tuple[str, str]]] = {u: set() for u in wanted}
+    if not wanted:
+        return out
+    prefixes = {f"-{u[:8]}-" for u in wanted}
+    names = [n for n in _names(rev, cwd) if any(p in n for p in prefixes)]
+    if not names:
+        return out
+    from eee.governance.events import EventFileError, load_text
+
+    spec = ":" if rev is None else f"{rev}:"
+    events: dict[str, list[dict[str, object]]] = {}
+    for data in _blobs([f"{spec}{EVENTS_DIR}/{n}" for n in names], cwd):
+        if data is None:
+            continue
+        try:
+            event = load_text(data.decode("utf-8"))
+        except (UnicodeDecodeError, EventFileError):
+            continue  # the events hook reports it
+        record = event.get("record")
+        if isinstance(record, str) and record in wanted:
+            events.setdefault(record, []).append(event)
+    for uuid, found in events.items():
+        if any(e.get("action") == "flag" for e in found):
+            out[uuid] = pairs_of(found, uuid)
+    return out
+
+
+def lookup(table: dict[str, set[tuple[str, str]]]) -> Callable[[str], Collection[tuple[str, str]]]:
+    """The table as the function :func:`eee.rules.flags.accept_flagged` asks."""
+    return lambda uuid: table.get(uuid, ())
+
+
+def flags_of(
+    uuids: Iterable[str], revs: Iterable[str | None], cwd: str | Path | None = None
+) -> dict[str, set[tuple[str, str]]]:
+    """The union of :func:`flags_in` over several trees (the audit: a commit and the range's end)."""
+    wanted = set(uuids)
+    out: dict[str, set[tuple[str, str]]] = {u: set() for u in wanted}
+    for rev in dict.fromkeys(revs):
+        for uuid, pairs in flags_in(wanted, rev, cwd).items():
+            out[uuid] |= pairs
+    return out
+
+
+def without_flagged(
+    findings: list[Finding], revs: Iterable[str | None] = (None,), cwd: str | Path | None = None
+) -> list[Finding]:
+    """``findings`` less those the flags accept: the flags of the index (``None``) or of
+    the commits ``revs``."""
+    from eee.rules.flags import accept_flagged, records_of
+
+    uuids = records_of(findings)
+    if not uuids:
+        return findings
+    return accept_flagged(findings, lookup(flags_of(uuids, revs, cwd)))[0]
+
+
+def summary_without_flagged(summary: Summary, cwd: str | Path | None = None) -> Summary:
+    """A validator run with the findings the index's flags accept left out (each file's list)."""
+    from eee.rules.flags import accept_flagged, records_of
+
+    uuids = records_of(f for r in summary.results for f in r.findings)
+    if not uuids:
+        return summary
+    flags = lookup(flags_in(uuids, None, cwd))
+    for result in summary.results:
+        result.findings = accept_flagged(result.findings, flags)[0]
+    return summary
