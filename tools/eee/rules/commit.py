@@ -11,12 +11,12 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from eee.findings import ERROR, Finding
-from eee.imports import IMPORTS_DIR
 from eee.paths import (
     DATA_DIR,
     DVC_POINTER,
     EVENT,
     EVENTS_DIR,
+    IMPORTS_DIR,
     RECORD,
     SIDECAR,
     clash_text,
