@@ -67,7 +67,9 @@ def _open_places(value: Any, shape: Shape | None, path: tuple[Any, ...] = ()) ->
 def _records(examples: str = "*") -> list[dict[str, Any]]:
     """Records at hand: the example files (``examples``: a glob below tests/examples/aggregate),
     the store's own and the reference records (where present)."""
-    paths = sorted((EXAMPLES / "aggregate").glob(f"{examples}/*.json")) + sorted((PROJECT / "data").rglob("*.json"))
+    paths = sorted((EXAMPLES / "aggregate").glob(f"{examples}/*.json")) + sorted(
+        p for p in (PROJECT / "data").rglob("*.json") if p.is_file()
+    )
     if (REFERENCE / "records").is_dir():
         paths += sorted(p for p in (REFERENCE / "records").rglob("*.json") if p.is_file())
     out = []
