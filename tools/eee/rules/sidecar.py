@@ -327,17 +327,6 @@ def check_sidecar(
                 check="sidecar",
             )
         )
-    if rows == 0:
-        out.add(
-            Finding(
-                file,
-                "$",
-                "the sidecar is empty (no rows)",
-                "a sidecar holds one JSON object per line, at least one; a record without per-sample results "
-                "leaves out detailed_evaluation_results",
-                check="sidecar",
-            )
-        )
     if dvc_md5 is not None and pointer is not None and dvc_md5.hexdigest() != pointer.md5:
         out.add(
             Finding(
