@@ -39,6 +39,15 @@ def load_example(*parts: str) -> dict[str, Any]:
     return json.loads(EXAMPLES.joinpath(*parts).read_text(encoding="utf-8"))
 
 
+def record_of(model: str, score: float | None = None) -> dict[str, Any]:
+    """The valid 0.3.0 example record for another model (and, if given, another first score)."""
+    doc = load_example("aggregate", "valid", "v0.3.0_perplexity_unbounded.json")
+    doc["model_info"]["id"] = model
+    if score is not None:
+        doc["evaluation_results"][0]["score_details"]["score"] = score
+    return doc
+
+
 # --- temporary store repositories with the real hooks installed --------------------------
 
 import shutil  # noqa: E402

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import FIXED_UUID, PROJECT, commit, git, hook_env, load_example, make_store, place_record
+from conftest import FIXED_UUID, PROJECT, commit, git, hook_env, make_store, place_record, record_of
 from eee.commands.governance import run
 from eee.validate import run as validate
 
@@ -21,10 +21,7 @@ B = "1f0e9d8c-7b6a-4f5e-8d4c-3b2a1f0e9d8c"
 MISSING = "99999999-9999-4999-8999-999999999999"
 
 
-def _doc(model: str) -> dict:
-    doc = load_example("aggregate", "valid", "v0.3.0_perplexity_unbounded.json")
-    doc["model_info"]["id"] = model
-    return doc
+_doc = record_of  # the example record for another model (and score)
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import FIXED_UUID, commit, git, load_example, make_store, place_record
+from conftest import FIXED_UUID, commit, git, make_store, place_record, record_of
 from eee.commands.governance import run
 
 pytestmark = pytest.mark.slow
@@ -21,10 +21,7 @@ C = "1f0e9d8c-0000-4f5e-8d4c-3b2a1f0e9d8d"  # shares B's first eight digits
 ME = {"name": "M", "email": "m@example.org"}
 
 
-def _doc(model: str) -> dict:
-    doc = load_example("aggregate", "valid", "v0.3.0_perplexity_unbounded.json")
-    doc["model_info"]["id"] = model
-    return doc
+_doc = record_of  # the example record for another model (and score)
 
 
 @pytest.fixture

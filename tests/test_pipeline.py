@@ -11,7 +11,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from conftest import FIXED_UUID, PROJECT, git, load_example, make_pipeline_store, place_record
+from conftest import FIXED_UUID, PROJECT, git, load_example, make_pipeline_store, place_record, record_of
 from eee.governance.events import make_event, write
 
 pytestmark = pytest.mark.slow
@@ -34,11 +34,7 @@ def _ran(output: str) -> set[str]:
     return set() if line.startswith("none") else set(line.split(", "))
 
 
-def _doc(model: str, score: float) -> dict:
-    doc = load_example("aggregate", "valid", "v0.3.0_perplexity_unbounded.json")
-    doc["model_info"]["id"] = model
-    doc["evaluation_results"][0]["score_details"]["score"] = score
-    return doc
+_doc = record_of  # the example record for another model (and score)
 
 
 @pytest.fixture

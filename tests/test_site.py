@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from conftest import FIXED_UUID, PROJECT, load_example, make_pipeline_store, place_record
+from conftest import FIXED_UUID, PROJECT, load_example, make_pipeline_store, place_record, record_of
 from eee.governance.events import make_event, write
 
 pytestmark = pytest.mark.slow
@@ -28,11 +28,7 @@ ME = {"name": "Maintainer", "email": "m@example.org"}
 REPO = "https://github.com/evaleval/eee-datastore"
 
 
-def _doc(model: str, score: float) -> dict[str, Any]:
-    doc = load_example("aggregate", "valid", "v0.3.0_perplexity_unbounded.json")
-    doc["model_info"]["id"] = model
-    doc["evaluation_results"][0]["score_details"]["score"] = score
-    return doc
+_doc = record_of  # the example record for another model (and score)
 
 
 def make_site_store(tmp: Path) -> Path:
