@@ -69,6 +69,17 @@ def build(root: Path, cache: dict[str, Any] | None = None) -> tuple[dict[str, An
     return manifest, fresh
 
 
+def read_manifest(path: Path) -> dict[str, Any]:
+    """The manifest written at ``path``; ValueError (one line, with the fix) when it cannot be read."""
+    try:
+        data = json.loads(Path(path).read_text())
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"{path}: cannot read the store manifest ({exc}); write it with `eee manifest`") from None
+    if not isinstance(data, dict) or data.get("format") != "eee-store-manifest/1":
+        raise ValueError(f"{path}: not a store manifest; write it with `eee manifest`")
+    return data
+
+
 def write(root: Path, out: Path | None = None) -> tuple[Path, bool]:
     """Write the manifest; returns (path, whether it changed). Unchanged bytes are not rewritten."""
     out = root / (out or DEFAULT)
