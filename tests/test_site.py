@@ -272,7 +272,7 @@ def test_site_uses_the_pipeline_catalogue_when_present(tmp_path: Path) -> None:
 
 
 def test_past_the_limit_every_record_is_on_a_page_and_the_page_says_so(tmp_path: Path) -> None:
-    from eee.site.context import group_page
+    from eee.site.context import group_key, group_page
     from eee.site.generate import generate
 
     store = make_site_store(tmp_path)
@@ -295,7 +295,7 @@ def test_past_the_limit_every_record_is_on_a_page_and_the_page_says_so(tmp_path:
     wikitext = [p for p in gen.pages if p.src_uri.startswith("catalogue/benchmarks/wikitext/")]
     assert len(wikitext) == 3  # one result per page
     listing = "".join(p.content for p in wikitext)
-    assert f'href="../../../records/group-{PLAIN[:2]}/#{PLAIN}"' in listing  # its row, on page 3
+    assert f'href="../../../records/group-{group_key(PLAIN)}/#{PLAIN}"' in listing  # its row, on page 3
     section = pages[group_page(PLAIN)]
     assert f"{REPO}/blob/main/data/wikitext/mistralai/Mistral-7B-v0.1/{PLAIN}.json" in section
 

@@ -10,7 +10,7 @@ with many results is split into pages of ``page_rows`` results, and every record
 of its own only while the store has at most ``record_pages`` records (MkDocs spends about
 15 ms a page). Beyond that, records with a governance history (retracted, superseded,
 disputed, ...) keep their own page and every other record is a section (anchor: its uuid)
-of a shared page, one per first two hex digits of the uuid (at most 256 pages), with its
+of a shared page, one per first two hex digits of the uuid's sha256 (at most 256 pages), with its
 facts, status and every result, its JSON linked in the repository: every record stays
 reachable from the tables and found by search, and the pages say so with the counts. Big tables leave the search index once the
 store has more than ``search_rows`` results. The results tables are written as HTML, which
@@ -31,7 +31,7 @@ from eee.catalog import CATALOG_DIR, catalog_present, read_catalog
 from eee.governance import STATUSES
 from eee.governance.status import Ledger, read_ledger
 from eee.limits import RECORD_MAX_BYTES, read_regular
-from eee.site.context import GeneratedPage, SiteContext, group_page
+from eee.site.context import GeneratedPage, SiteContext, group_key, group_page
 from eee.site.mdtext import number, slug
 from eee.site.render import render
 
@@ -360,13 +360,13 @@ def record_section(ctx: SiteContext, uuid: str, rows: list[dict[str, Any]]) -> s
 
 
 def group_pages(ctx: SiteContext, sections: dict[str, list[tuple[str, str]]], limit: int) -> list[GeneratedPage]:
-    """The shared records pages: prefix -> [(uuid, section)], sections in uuid order."""
+    """The shared records pages: key (:func:`group_key`) -> [(uuid, section)], sections in uuid order."""
     out = []
     for prefix in sorted(sections):
         entries = sorted(sections[prefix])
         page = group_page(entries[0][0])
         md = render(
-            "catalogue/records-group.md.j2", prefix=prefix, page=page, limit=limit, sections=[s for _, s in entries]
+            "catalogue/records-group.md.j2", key=prefix, page=page, limit=limit, sections=[s for _, s in entries]
         )
         out.append(GeneratedPage(page, md, in_nav=False))
     return out
@@ -464,7 +464,7 @@ def generate(ctx: SiteContext, opts: Options, parquet: list[str] | None = None) 
             elif r["record_uuid"] in ctx.grouped:
                 grouped[r["record_uuid"]].append(r)
         for uuid, own in grouped.items():  # a record's rows all lie in its benchmark
-            sections[uuid[:2].lower()].append((uuid, record_section(ctx, uuid, own)))
+            sections[group_key(uuid)].append((uuid, record_section(ctx, uuid, own)))
         start = end
     highlight = len(ctx.record_pages) <= opts.highlight_records
     for uuid, rows in kept.items():

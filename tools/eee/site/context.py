@@ -64,7 +64,7 @@ class SiteContext:
 
     def record_page(self, uuid: str | None) -> str | None:
         """The docs path of a record's page, when it has one: its own page, or its section
-        (``#<uuid>``) of the shared page of its uuid's first two digits (:func:`group_page`)."""
+        (``#<uuid>``) of a shared page (:func:`group_page`)."""
         if uuid and uuid in self.record_pages:
             return f"catalogue/records/{uuid}.md"
         if uuid and uuid in self.grouped:
@@ -72,12 +72,19 @@ class SiteContext:
         return None
 
 
+def group_key(uuid: str) -> str:
+    """The shared page of a record without a page of its own (a large store): the first two
+    hex digits of the sha256 of its uuid, so 256 pages at most, evenly filled whatever the
+    uuids look like (a store of 15,000 records has about 60 a page), and never changing as
+    the store grows: adding a record changes one shared page."""
+    import hashlib
+
+    return hashlib.sha256(uuid.lower().encode()).hexdigest()[:2]
+
+
 def group_page(uuid: str) -> str:
-    """The shared page that lists a record without a page of its own (a large store): one
-    page per first two hex digits of the uuid (at most 256 pages, so a store of 15,000 records
-    has about 60 a page), which never changes as the store grows: adding a record changes
-    one shared page."""
-    return f"catalogue/records/group-{uuid[:2].lower()}.md"
+    """The docs path of the shared page that lists ``uuid`` (see :func:`group_key`)."""
+    return f"catalogue/records/group-{group_key(uuid)}.md"
 
 
 def reference_page(version: str, kind: str) -> str:
