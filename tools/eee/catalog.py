@@ -650,7 +650,9 @@ def update_catalog(
         done.records += int(entry.get("records", 0))
         done.benchmarks += 1 if entry.get("rows") else 0
         done.skipped.extend(entry.get("skipped") or [])
-    atomic_write_text(out / KEYS_FILE, json.dumps({"format": KEYS_FORMAT, "partitions": fresh}, indent=1) + "\n")
+    text = json.dumps({"format": KEYS_FORMAT, "partitions": fresh}, indent=1) + "\n"
+    if not (out / KEYS_FILE).is_file() or (out / KEYS_FILE).read_text() != text:
+        atomic_write_text(out / KEYS_FILE, text)
     return done
 
 

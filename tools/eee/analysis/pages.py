@@ -338,7 +338,9 @@ def update_pages(
     for bench in sorted(set(old) - set(keys)):
         _remove(_bench_files(out, bench))
         redone.append(bench)
-    atomic_write_text(out / KEYS_FILE, json.dumps({"format": KEYS_FORMAT, "benchmarks": fresh}, indent=1) + "\n")
+    text = json.dumps({"format": KEYS_FORMAT, "benchmarks": fresh}, indent=1) + "\n"
+    if not (out / KEYS_FILE).is_file() or (out / KEYS_FILE).read_text() != text:
+        atomic_write_text(out / KEYS_FILE, text)
     return [entry["summary"] for _, entry in sorted(fresh.items()) if entry.get("summary")], redone
 
 
