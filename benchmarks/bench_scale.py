@@ -17,7 +17,10 @@ validate   whole-store validation as the pipeline runs it (``eee validate . --fo
            process. Target: >= 0.5x the throughput of parse-only.
 memory     peak memory (all processes of the command together) at 10,000 and 100,000
            records for validate, migrate and the catalogue. Target: 100k within 2x 10k.
-pipeline   ``eee pipeline`` at 15,000 records after adding one record, stage by stage.
+pipeline   ``eee pipeline`` at 15,000 records (plus the project's own records and events),
+           cold and after adding one record, stage by stage: seconds (from the stage
+           announcements) and the files each stage rewrote; the site's two stages
+           together (target < 60 s) and what the site holds.
 sidecars   ``eee samples add`` of one sidecar, push and pull, when the sidecar path of
            the ``scale`` branch is in this checkout (else skipped, said so).
 
@@ -322,6 +325,27 @@ def _load() -> str:
     return "load " + "/".join(f"{x:.1f}" for x in os.getloadavg())
 
 
+def _site_figures(root: Path, records: int, stages: dict[str, float], when: str, load: str) -> None:
+    """The site's two stages together (target: under a minute), and what the site holds."""
+    took = stages.get("pages", 0.0) + stages.get("site", 0.0)
+    verdict = f"target < 60 s: {'met' if took < 60 else f'missed by {took - 60:.0f} s'} ({load})"
+    figure(f"pipeline {records:,}: {when}, the site (pages + site)", f"{took:.1f} s", verdict)
+    if when != "cold":
+        return
+    folder = root / "build" / "site" / "catalogue" / "records"
+    own = sum(1 for _ in folder.glob("*-*-*/index.html"))
+    shared = list(folder.glob("group-*/index.html"))
+    sections = sum(p.read_text(encoding="utf-8").count('<h2 id="') for p in shared)
+    site = root / "build" / "site"
+    index = site / "search" / "search_index.json"
+    figure(
+        f"pipeline {records:,}: the site",
+        f"{sum(1 for _ in site.rglob('*.html')):,} HTML pages; {own:,} records with a page of their own, "
+        f"{sections:,} as sections of {len(shared):,} shared pages; search index {index.stat().st_size / 1e6:.1f} MB",
+        "every record reachable",
+    )
+
+
 def pipeline(size: int, results: int, sidecars: int) -> None:
     """``eee pipeline`` in a clone of this checkout whose data/ also holds the synthetic
     store (the project's own records and their events stay, so some records have a
@@ -348,6 +372,7 @@ def pipeline(size: int, results: int, sidecars: int) -> None:
     figure(f"pipeline {records:,}: cold (build/ empty)", f"{seconds:.0f} s", load)
     for name, took in stages.items():
         figure(f"pipeline {records:,}: cold, stage {name}", f"{took:.1f} s", load)
+    _site_figures(root, records, stages, "cold", load)
     rel, record = scale_store.one_record(size)
     (root / rel).parent.mkdir(parents=True, exist_ok=True)
     before = _snapshot(root / "build")
@@ -367,6 +392,7 @@ def pipeline(size: int, results: int, sidecars: int) -> None:
                 f"{took:.1f} s; {_rewritten(before, after, name)}",
                 load,
             )
+        _site_figures(root, records, stages, "one record", load)
         start = time.perf_counter()
         run(cmd, root, check=False)
         figure(f"pipeline {records:,}: again, nothing changed", f"{time.perf_counter() - start:.1f} s", _load())
