@@ -17,7 +17,10 @@ validate   whole-store validation as the pipeline runs it (``eee validate . --fo
            process. Target: >= 0.5x the throughput of parse-only.
 memory     peak memory (all processes of the command together) at 10,000 and 100,000
            records for validate, migrate and the catalogue. Target: 100k within 2x 10k.
-pipeline   ``eee pipeline`` at 15,000 records after adding one record, stage by stage.
+pipeline   ``eee pipeline`` at 15,000 records (plus the project's own records and events),
+           cold and after adding one record, stage by stage: seconds (from the stage
+           announcements) and the files each stage rewrote; the site's two stages
+           together (target < 60 s) and what the site holds.
 sidecars   ``eee samples add`` of one sidecar, push and pull, when the sidecar path of
            the ``scale`` branch is in this checkout (else skipped, said so).
 
@@ -262,10 +265,99 @@ def memory(small: int, large: int) -> None:
 
 # ---------------------------------------------------------------------------- pipeline
 
+OUT_DIRS = {  # what each stage writes, under build/ (dvc.yaml)
+    "manifest": ["manifest"],
+    "validate": ["validate"],
+    "catalog": ["catalog"],
+    "stats": ["stats"],
+    "analysis": ["analysis"],
+    "pages": ["docs", "site-nav.yml"],
+    "site": ["site"],
+}
+
+
+def _snapshot(build: Path) -> dict[str, tuple[int, int]]:
+    """Every file under build/ with (mtime_ns, size): what a run rewrote is what changed here."""
+    out: dict[str, tuple[int, int]] = {}
+    for dirpath, _dirs, names in os.walk(build):
+        for name in names:
+            path = os.path.join(dirpath, name)
+            st = os.lstat(path)
+            out[os.path.relpath(path, build)] = (st.st_mtime_ns, st.st_size)
+    return out
+
+
+def _rewritten(before: dict[str, tuple[int, int]], after: dict[str, tuple[int, int]], stage: str) -> str:
+    tops = OUT_DIRS[stage]
+    mine = [k for k in after if k.split(os.sep, 1)[0] in tops]
+    total = len(mine)
+    written = sum(1 for k in mine if before.get(k) != after[k])
+    gone = sum(1 for k in before if k.split(os.sep, 1)[0] in tops and k not in after)
+    return f"{written:,} of {total:,} files written" + (f", {gone:,} removed" if gone else "")
+
+
+def _staged_run(cmd: list[str], root: Path) -> tuple[float, dict[str, float], str]:
+    """Run ``eee pipeline``; (seconds, seconds of each stage as its announcements on stderr
+    space them (DVC's own work between stages included), its stdout). The CPU seconds of
+    the whole run (every process it waited for) are in the stages under ``cpu``."""
+    import resource
+
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    proc = subprocess.Popen(cmd, cwd=root, env=env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    marks: list[tuple[str, float]] = []
+    err: list[str] = []
+    assert proc.stderr is not None and proc.stdout is not None
+    for line in proc.stderr:
+        err.append(line)
+        now = time.perf_counter() - start
+        if line.startswith("[pipeline] dvc repro in"):
+            marks.append(("manifest", now))
+        m = re.match(r"\[pipeline\] stage (\S+)", line)
+        if m:
+            marks.append((m.group(1), now))
+    out = proc.stdout.read()
+    code = proc.wait()
+    seconds = time.perf_counter() - start
+    if code not in (0, 2):
+        raise SystemExit(f"eee pipeline failed ({code}):\n{out[-3000:]}\n{''.join(err)[-3000:]}")
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    ends = [t for _, t in marks[1:]] + [seconds]
+    stages = {name: end - t for (name, t), end in zip(marks, ends, strict=True)}
+    stages["cpu"] = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return seconds, stages, out
+
+
+def _load() -> str:
+    return "load " + "/".join(f"{x:.1f}" for x in os.getloadavg())
+
+
+def _site_figures(root: Path, records: int, stages: dict[str, float], when: str, load: str) -> None:
+    """The site's two stages together (target: under a minute), and what the site holds."""
+    took = stages.get("pages", 0.0) + stages.get("site", 0.0)
+    verdict = f"target < 60 s: {'met' if took < 60 else f'missed by {took - 60:.0f} s'} ({load})"
+    figure(f"pipeline {records:,}: {when}, the site (pages + site)", f"{took:.1f} s", verdict)
+    if when != "cold":
+        return
+    folder = root / "build" / "site" / "catalogue" / "records"
+    own = sum(1 for _ in folder.glob("*-*-*/index.html"))
+    shared = list(folder.glob("group-*/index.html"))
+    sections = sum(p.read_text(encoding="utf-8").count('<h2 id="') for p in shared)
+    site = root / "build" / "site"
+    index = site / "search" / "search_index.json"
+    figure(
+        f"pipeline {records:,}: the site",
+        f"{sum(1 for _ in site.rglob('*.html')):,} HTML pages; {own:,} records with a page of their own, "
+        f"{sections:,} as sections of {len(shared):,} shared pages; search index {index.stat().st_size / 1e6:.1f} MB",
+        "every record reachable",
+    )
+
 
 def pipeline(size: int, results: int, sidecars: int) -> None:
-    """``eee pipeline`` in a clone of this checkout whose data/ is the synthetic store: a
-    first run (not timed), then one record added and the pipeline again (timed)."""
+    """``eee pipeline`` in a clone of this checkout whose data/ also holds the synthetic
+    store (the project's own records and their events stay, so some records have a
+    governance history): a cold run (build/ removed), then one record added and the pipeline
+    again, stage by stage, with what each stage rewrote."""
     data = scale_store.store("validate", size, results, sidecars)
     root = scale_store.CACHE / f"pipeline-{size}"
     cmd = [PY, "-m", "eee", "pipeline", "--no-pull"]
@@ -273,25 +365,47 @@ def pipeline(size: int, results: int, sidecars: int) -> None:
         if root.exists():
             shutil.rmtree(root)
         run(["git", "clone", "-q", "--no-hardlinks", str(PROJECT), str(root)], PROJECT)
-        shutil.rmtree(root / "data")
-        shutil.copytree(data / "data", root / "data")
-        say(f"pipeline: first run at {size} records in {root} (not timed)")
-        first = timed(cmd, root)
-        say(f"  first run: {first:.0f} s")
+        shutil.copytree(data / "data", root / "data", dirs_exist_ok=True)
         (root / ".complete").write_text("")
+    # the clone follows this checkout's commit (the code that runs is this checkout's: PY)
+    run(["git", "fetch", "-q", str(PROJECT), "HEAD"], root)
+    run(["git", "checkout", "-q", "--force", "FETCH_HEAD"], root)
+    shutil.rmtree(root / "build", ignore_errors=True)
+    (root / "dvc.lock").unlink(missing_ok=True)
+    records = sum(1 for p in (root / "data").rglob("*.json") if p.is_file())
+    say(f"pipeline: cold run at {records:,} records in {root} ({_load()})")
+    seconds, stages, _ = _staged_run(cmd, root)
+    load = _load()
+    cpu = stages.pop("cpu")
+    figure(f"pipeline {records:,}: cold (build/ empty)", f"{seconds:.0f} s ({cpu:.0f} s of CPU)", load)
+    for name, took in stages.items():
+        figure(f"pipeline {records:,}: cold, stage {name}", f"{took:.1f} s", load)
+    _site_figures(root, records, stages, "cold", load)
     rel, record = scale_store.one_record(size)
     (root / rel).parent.mkdir(parents=True, exist_ok=True)
+    before = _snapshot(root / "build")
     (root / rel).write_bytes(record)
     try:
-        start = time.perf_counter()
-        proc = run(cmd, root)
-        seconds = time.perf_counter() - start
-        stages = re.findall(r"Running stage '([^']+)'", proc.stdout + proc.stderr)
+        seconds, stages, _ = _staged_run(cmd, root)
+        load = _load()
+        cpu = stages.pop("cpu")
+        after = _snapshot(root / "build")
         figure(
-            f"pipeline {size:,}: after adding one record",
-            f"{seconds:.0f} s, stages rerun: {', '.join(stages) or 'none'}",
-            "each stage redoes the whole store (DVC reruns a stage whole)",
+            f"pipeline {records:,}: after adding one record",
+            f"{seconds:.0f} s ({cpu:.0f} s of CPU), stages rerun: "
+            f"{', '.join(s for s in stages if s != 'manifest') or 'none'}",
+            load,
         )
+        for name, took in stages.items():
+            figure(
+                f"pipeline {records:,}: one record, stage {name}",
+                f"{took:.1f} s; {_rewritten(before, after, name)}",
+                load,
+            )
+        _site_figures(root, records, stages, "one record", load)
+        start = time.perf_counter()
+        run(cmd, root, check=False)
+        figure(f"pipeline {records:,}: again, nothing changed", f"{time.perf_counter() - start:.1f} s", _load())
     finally:
         (root / rel).unlink()
         run(cmd, root, check=False)

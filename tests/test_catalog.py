@@ -204,3 +204,69 @@ def test_stats_command_writes_and_takes_all(tmp_path: Path) -> None:
     out = tmp_path / "fill.json"
     assert stats.main(["--store", str(store), "--out", str(out), "--all"]) == 0
     assert json.loads(out.read_text())["records"] == 4
+
+
+def _manifest(store: Path) -> dict:
+    from eee.manifest import build
+
+    return build(store)[0]
+
+
+def _parts(out: Path) -> dict[str, tuple[int, bytes]]:
+    return {
+        p.relative_to(out).as_posix(): (p.stat().st_mtime_ns, p.read_bytes()) for p in out.rglob("*") if p.is_file()
+    }
+
+
+def test_the_pipeline_catalogue_rewrites_only_changed_partitions_and_equals_a_full_one(tmp_path: Path) -> None:
+    from eee.catalog import KEYS_FILE, update_catalog
+
+    store = _store(tmp_path)
+    out = tmp_path / "cat"
+    first = update_catalog(store, out, _manifest(store))
+    assert sorted(first.rewritten) == ["mmlu", "other bench=x", "qa-bench"]
+    before = _parts(out)
+    again = update_catalog(store, out, _manifest(store))
+    assert again.rewritten == [] and _parts(out) == before  # nothing changed: nothing written
+    assert (again.rows, again.records, again.benchmarks) == (first.rows, first.records, first.benchmarks)
+    place(store, uuid_of(5), "acme/widget-13b", "helm", None)  # one more record in qa-bench
+    done = update_catalog(store, out, _manifest(store))
+    assert done.rewritten == ["qa-bench"]
+    after = _parts(out)
+    changed = {rel for rel in after if before.get(rel) != after[rel]}
+    assert changed == {"benchmark=qa-bench/part-0.parquet", KEYS_FILE}
+    _retract(store, uuid_of(4))  # the governance of a record in mmlu
+    assert update_catalog(store, out, _manifest(store)).rewritten == ["mmlu"]
+    full = write_catalog(store, tmp_path / "full")
+    assert read_catalog(out).sort_by("record_uuid").equals(read_catalog(tmp_path / "full").sort_by("record_uuid"))
+    assert full.rows == done.rows and (done.records, done.benchmarks) == (full.records, full.benchmarks)
+    import shutil
+
+    shutil.rmtree(store / "data" / "mmlu")  # a benchmark gone: its partition goes
+    gone = update_catalog(store, out, _manifest(store))
+    assert gone.removed == ["mmlu"] and not (out / "benchmark=mmlu").exists()
+
+
+def test_stats_and_analysis_from_the_manifest_equal_a_full_run(tmp_path: Path) -> None:
+    from eee.analysis.pages import update_pages, write_pages
+    from eee.stats import fill_rates
+
+    store = _store(tmp_path)
+    cache: dict = {}
+    digests = _manifest(store)["files"]
+    assert fill_rates(store, digests=digests, cache=cache) == fill_rates(store)
+    assert len(cache) == 4
+    place(store, uuid_of(5), "acme/widget-13b", "lm_eval", None)
+    _retract(store, uuid_of(1))
+    digests = _manifest(store)["files"]
+    assert fill_rates(store, digests=digests, cache=cache) == fill_rates(store)
+    summaries, redone = update_pages(store, tmp_path / "a", _manifest(store))
+    assert summaries == write_pages(store, tmp_path / "b") and "qa-bench" in redone
+    summaries, redone = update_pages(store, tmp_path / "a", _manifest(store))
+    assert redone == [] and summaries == write_pages(store, tmp_path / "b")
+    place(store, uuid_of(6), "zeta/gizmo-1b", "helm", [0, 1, 1, 0], benchmark="mmlu")
+    summaries, redone = update_pages(store, tmp_path / "a", _manifest(store))
+    assert redone == ["mmlu"] and summaries == write_pages(store, tmp_path / "b")
+    assert {p.name for p in (tmp_path / "a" / "pages").iterdir()} == {
+        p.name for p in (tmp_path / "b" / "pages").iterdir()
+    }

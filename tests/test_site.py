@@ -271,20 +271,33 @@ def test_site_uses_the_pipeline_catalogue_when_present(tmp_path: Path) -> None:
     assert "Built from the store directly" not in index
 
 
-def test_record_pages_are_bounded_on_a_large_store_and_the_page_says_so(tmp_path: Path) -> None:
+def test_past_the_limit_every_record_is_on_a_page_and_the_page_says_so(tmp_path: Path) -> None:
+    from eee.site.context import group_key, group_page
     from eee.site.generate import generate
 
     store = make_site_store(tmp_path)
     gen = generate(store, REPO, {"catalogue": {"record_pages": 2, "page_rows": 1}})
-    index = next(p.content for p in gen.pages if p.src_uri == "catalogue/index.md")
-    assert "Not every record has a page" in index and "extra.catalogue.record_pages" in index
-    records = {p.src_uri for p in gen.pages if p.src_uri.startswith("catalogue/records/")}
-    # more records than the limit: only the three with a governance history get a page
-    assert records == {f"catalogue/records/{u}.md" for u in (FIXED_UUID, RETRACTED, REPLACEMENT)}
+    pages = {p.src_uri: p.content for p in gen.pages}
+    index = pages["catalogue/index.md"]
+    assert "Records on shared pages" in index and "extra.catalogue.record_pages" in index
+    own = {f"catalogue/records/{u}.md" for u in (FIXED_UUID, RETRACTED, REPLACEMENT)}
+    # more records than the limit: the three with a governance history keep a page of their own ...
+    assert own <= set(pages)
+    # ... and every other record is a section of its shared page, which the tables link to
+    from eee.catalog import build
+
+    table, _ = build(store)
+    assert set(table["record_uuid"].to_pylist()) == gen.ctx.record_pages | gen.ctx.grouped
+    assert gen.ctx.grouped and not gen.ctx.grouped & gen.ctx.record_pages
+    for uuid in gen.ctx.grouped:
+        assert f"## {uuid} {{ #{uuid} }}" in pages[group_page(uuid)]
+    assert f"{len(gen.ctx.grouped)} are sections of" in index
     wikitext = [p for p in gen.pages if p.src_uri.startswith("catalogue/benchmarks/wikitext/")]
     assert len(wikitext) == 3  # one result per page
     listing = "".join(p.content for p in wikitext)
-    assert f"{REPO}/blob/main/data/wikitext/mistralai/Mistral-7B-v0.1/{PLAIN}.json" in listing
+    assert f'href="../../../records/group-{group_key(PLAIN)}/#{PLAIN}"' in listing  # its row, on page 3
+    section = pages[group_page(PLAIN)]
+    assert f"{REPO}/blob/main/data/wikitext/mistralai/Mistral-7B-v0.1/{PLAIN}.json" in section
 
 
 def test_link_rewriting_of_published_documents(tmp_path: Path) -> None:

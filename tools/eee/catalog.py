@@ -23,9 +23,11 @@ polars, pandas (pyarrow), Spark and Trino read the folder as one table::
 from __future__ import annotations
 
 import datetime as _dt
+import json
 import os
 import shutil
 import urllib.parse
+from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -382,16 +384,21 @@ def _arrow_schema(with_partition: bool) -> Any:
 
 
 def iter_rows(
-    root: Path, loader: Loader | None = None, ledger: Ledger | None = None, skipped: list[str] | None = None
+    root: Path,
+    loader: Loader | None = None,
+    ledger: Ledger | None = None,
+    skipped: list[str] | None = None,
+    paths: Iterable[tuple[str, str]] | None = None,
 ) -> Iterator[dict[str, Any]]:
-    """Every catalogue row of the store, record by record (benchmark folders in order).
+    """Every catalogue row of the store, record by record (benchmark folders in order), or
+    of the records ``paths`` ((uuid, path) as :func:`record_paths` gives them).
     Records that cannot be read are appended to ``skipped`` (``path: why``)."""
     from eee.governance.status import read_ledger
     from eee.strictjson import JSONProblem
 
     loader = loader or default_loader()
     ledger = ledger if ledger is not None else read_ledger(root)
-    for uuid, rel in record_paths(root):
+    for uuid, rel in record_paths(root) if paths is None else paths:
         try:
             doc, declared, read_as, filled = loader(root / rel)
         except (OSError, JSONProblem, ValueError) as exc:
@@ -437,6 +444,8 @@ class Written:
         self.records = 0  # a record's rows are consecutive: counted as the uuid changes
         self.benchmarks = 0
         self.skipped: list[str] = []
+        self.rewritten: list[str] = []  # benchmarks whose partition was written (update_catalog)
+        self.removed: list[str] = []  # benchmarks whose partition was removed (update_catalog)
 
 
 def write_rows(rows: Iterable[dict[str, Any]], out: Path, row_group_rows: int = ROW_GROUP_ROWS) -> Written:
@@ -448,7 +457,7 @@ def write_rows(rows: Iterable[dict[str, Any]], out: Path, row_group_rows: int = 
 
     schema = _arrow_schema(with_partition=False)
     out = Path(out)
-    check_replaceable(out, lambda name: name.startswith(f"{PARTITION}="), "a catalogue")
+    check_replaceable(out, _ours, "a catalogue")
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(f".{out.name}.tmp-{os.getpid()}")
     if tmp.exists():
@@ -504,6 +513,10 @@ def write_rows(rows: Iterable[dict[str, Any]], out: Path, row_group_rows: int = 
     return done
 
 
+def _ours(name: str) -> bool:
+    return name.startswith(f"{PARTITION}=") or name == KEYS_FILE
+
+
 def write_catalog(
     root: Path,
     out: Path,
@@ -515,6 +528,131 @@ def write_catalog(
     skipped: list[str] = []
     done = write_rows(iter_rows(root, loader, ledger, skipped), out, row_group_rows)
     done.skipped = skipped
+    return done
+
+
+# -- the pipeline's catalogue: only the partitions whose records changed are written ----------
+
+KEYS_FILE = ".partitions.json"  # in the catalogue folder: benchmark -> what its partition was built from
+KEYS_FORMAT = "eee-catalog-partitions/1"
+
+
+def code_version() -> str:
+    """A digest of the code and schemas the rows are made by (this package's sources and the
+    schema registry): a partition built by other code is rebuilt."""
+    import hashlib
+
+    import eee
+
+    h = hashlib.sha256(KEYS_FORMAT.encode())
+    package = Path(eee.__file__).parent
+    for path in sorted(package.rglob("*.py")):
+        h.update(path.relative_to(package).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+    from eee.schemas import default_registry
+
+    registry = default_registry()
+    h.update(json.dumps(sorted(registry.ordered)).encode())
+    return h.hexdigest()
+
+
+def partition_keys(manifest: dict[str, Any], ledger: Ledger, code: str) -> dict[str, str]:
+    """benchmark -> the digest of what its partition is built from: every record's path and
+    sha256 (from the store manifest), every record's governance columns from the ledger, and
+    ``code``. Equal keys, equal partition."""
+    import hashlib
+
+    per: dict[str, list[Any]] = defaultdict(list)
+    for rel, digest in (manifest.get("files") or {}).items():
+        parts = rel.split("/")
+        if len(parts) == 5 and parts[0] == "data" and parts[4].endswith(RECORD_SUFFIX):
+            uuid = parts[4][: -len(RECORD_SUFFIX)]
+            per[parts[1]].append([rel, digest, ledger.record_fields(uuid)])
+    return {
+        bench: hashlib.sha256(json.dumps([code, sorted(items)], sort_keys=True, default=str).encode()).hexdigest()
+        for bench, items in per.items()
+    }
+
+
+def _read_keys(out: Path) -> dict[str, Any]:
+    try:
+        data = json.loads((out / KEYS_FILE).read_text())
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(data, dict) or data.get("format") != KEYS_FORMAT or not isinstance(data.get("partitions"), dict):
+        return {}
+    return dict(data["partitions"])
+
+
+def update_catalog(
+    root: Path,
+    out: Path,
+    manifest: dict[str, Any],
+    loader: Loader | None = None,
+    ledger: Ledger | None = None,
+    row_group_rows: int = ROW_GROUP_ROWS,
+) -> Written:
+    """The catalogue of the store in ``out``, writing only the partitions whose key
+    (:func:`partition_keys`, from the store ``manifest``) changed since the last run, and
+    removing those of benchmarks that are gone. Each partition is written beside its folder
+    and renamed over it; the keys (with each partition's counts and skipped records) are
+    written last, so an interrupted run rewrites what it had not finished. The result is the
+    same folder :func:`write_catalog` writes, plus the keys file (which readers ignore: its
+    name starts with a dot)."""
+    from eee.governance.status import read_ledger
+
+    out = Path(out)
+    check_replaceable(out, _ours, "a catalogue")
+    ledger = ledger if ledger is not None else read_ledger(root)
+    keys = partition_keys(manifest, ledger, code_version())
+    old = _read_keys(out)
+    out.mkdir(parents=True, exist_ok=True)
+    done = Written()
+    fresh: dict[str, Any] = {}
+    by_bench: dict[str, list[tuple[str, str]]] = defaultdict(list)
+    stale = {b for b, key in keys.items() if (old.get(b) or {}).get("key") != key}
+    stale |= {
+        b for b in keys if (old.get(b) or {}).get("rows") and not (out / partition_folder(b) / PART_FILE).is_file()
+    }
+    if stale:
+        for uuid, rel in record_paths(root):
+            bench = rel.split("/", 2)[1]
+            if bench in stale:
+                by_bench[bench].append((uuid, rel))
+    for bench in sorted(keys):
+        if bench not in stale:
+            fresh[bench] = old[bench]
+            continue
+        skipped: list[str] = []
+        tmp = out / f".{partition_folder(bench)}.tmp-{os.getpid()}"
+        if tmp.exists():
+            shutil.rmtree(tmp)
+        part = write_rows(iter_rows(root, loader, ledger, skipped, by_bench.get(bench, [])), tmp, row_group_rows)
+        folder = out / partition_folder(bench)
+        gone = out / f".{partition_folder(bench)}.old-{os.getpid()}"
+        if folder.exists():
+            os.replace(folder, gone)
+        written = tmp / partition_folder(bench)
+        if written.exists():
+            os.replace(written, folder)
+        shutil.rmtree(tmp, ignore_errors=True)
+        shutil.rmtree(gone, ignore_errors=True)
+        fresh[bench] = {"key": keys[bench], "rows": part.rows, "records": part.records, "skipped": skipped}
+        done.rewritten.append(bench)
+    for bench in sorted(set(old) - set(keys)):
+        shutil.rmtree(out / partition_folder(bench), ignore_errors=True)
+        done.removed.append(bench)
+    for name in os.listdir(out):  # partitions no key names (written by write_catalog, or left half-done)
+        if name.startswith(f"{PARTITION}=") and urllib.parse.unquote(name.split("=", 1)[1]) not in keys:
+            shutil.rmtree(out / name, ignore_errors=True)
+    for bench in sorted(fresh):
+        entry = fresh[bench]
+        done.rows += int(entry.get("rows", 0))
+        done.records += int(entry.get("records", 0))
+        done.benchmarks += 1 if entry.get("rows") else 0
+        done.skipped.extend(entry.get("skipped") or [])
+    text = json.dumps({"format": KEYS_FORMAT, "partitions": fresh}, indent=1) + "\n"
+    if not (out / KEYS_FILE).is_file() or (out / KEYS_FILE).read_text() != text:
+        atomic_write_text(out / KEYS_FILE, text)
     return done
 
 

@@ -5,9 +5,10 @@ fresh clone (sidecars not pulled) DVC refuses to hash it ("missing data"). The m
 lists what git tracks there (records, sidecar pointers, governance events) with their
 sha256, plus the sha256 of the sidecars present in the work tree, so a stage reruns
 exactly when one of them changes and works whether or not the sidecars were pulled.
-The manifest is the same in every clone with the same content. Sidecar hashes are cached
-by (size, mtime) in ``build/manifest/sidecar-hashes.json``, so a large sidecar is hashed
-once, not at every run.
+The manifest is the same in every clone with the same content. Hashes are cached by (size,
+mtime and ctime in nanoseconds, inode) in ``build/manifest/hashes.json``, so a large sidecar, or the
+15,000 records of a large store, are hashed once, not at every run (the check git and DVC
+make too).
 """
 
 from __future__ import annotations
@@ -37,17 +38,25 @@ def sha256_file(path: Path) -> str:
 DEFAULT = Path("build/manifest/store.json")
 
 
-def _sidecar_digest(path: Path, rel: str, cache: dict[str, Any], fresh: dict[str, Any]) -> str:
-    st = path.lstat()
-    key = [st.st_size, st.st_mtime_ns]
+def _digest(path: Path, rel: str, cache: dict[str, Any], fresh: dict[str, Any]) -> str:
+    try:
+        st = path.lstat()
+    except OSError:
+        return sha256_file(path)
+    key = [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino]
     known = cache.get(rel)
-    digest = str(known[2]) if known and known[:2] == key else sha256_file(path)
+    if known and known[:4] == key:
+        digest = str(known[4])
+    else:
+        digest = sha256_file(path)
+        if digest.startswith("unreadable"):
+            return digest  # never cached: said again at every run
     fresh[rel] = [*key, digest]
     return digest
 
 
 def build(root: Path, cache: dict[str, Any] | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The manifest, and the refreshed sidecar-hash cache."""
+    """The manifest, and the refreshed hash cache."""
     cache = cache or {}
     fresh: dict[str, Any] = {}
     files: dict[str, str] = {}
@@ -58,9 +67,9 @@ def build(root: Path, cache: dict[str, Any] | None = None) -> tuple[dict[str, An
                 path = Path(dirpath, name)
                 rel = path.relative_to(root).as_posix()
                 if name.endswith(SIDECAR_SUFFIX):
-                    sidecars[rel] = _sidecar_digest(path, rel, cache, fresh)
+                    sidecars[rel] = _digest(path, rel, cache, fresh)
                 elif name.endswith((RECORD_SUFFIX, POINTER_SUFFIX, ".yaml")) or top.name != "data":
-                    files[rel] = sha256_file(path)
+                    files[rel] = _digest(path, rel, cache, fresh)
     manifest = {
         "format": "eee-store-manifest/1",
         "files": dict(sorted(files.items())),
@@ -69,10 +78,21 @@ def build(root: Path, cache: dict[str, Any] | None = None) -> tuple[dict[str, An
     return manifest, fresh
 
 
+def read_manifest(path: Path) -> dict[str, Any]:
+    """The manifest written at ``path``; ValueError (one line, with the fix) when it cannot be read."""
+    try:
+        data = json.loads(Path(path).read_text())
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"{path}: cannot read the store manifest ({exc}); write it with `eee manifest`") from None
+    if not isinstance(data, dict) or data.get("format") != "eee-store-manifest/1":
+        raise ValueError(f"{path}: not a store manifest; write it with `eee manifest`")
+    return data
+
+
 def write(root: Path, out: Path | None = None) -> tuple[Path, bool]:
     """Write the manifest; returns (path, whether it changed). Unchanged bytes are not rewritten."""
     out = root / (out or DEFAULT)
-    cache_file = out.with_name("sidecar-hashes.json")
+    cache_file = out.with_name("hashes.json")
     try:
         cache = json.loads(cache_file.read_text())
     except (OSError, ValueError):
@@ -80,7 +100,9 @@ def write(root: Path, out: Path | None = None) -> tuple[Path, bool]:
     manifest, fresh = build(root, cache)
     out.parent.mkdir(parents=True, exist_ok=True)  # the cache file lives there too
     if fresh != cache:
-        cache_file.write_text(json.dumps(fresh))
+        tmp_cache = cache_file.with_name(cache_file.name + ".tmp")
+        tmp_cache.write_text(json.dumps(fresh))
+        os.replace(tmp_cache, cache_file)
     text = json.dumps(manifest, indent=1) + "\n"
     if out.exists() and out.read_text() == text:
         return out, False

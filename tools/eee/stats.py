@@ -68,38 +68,66 @@ FIELDS: dict[str, Callable[[dict[str, Any]], bool]] = {
 }
 
 
-def fill_rates(root: Path, include_all: bool = False) -> dict[str, Any]:
-    from eee.governance.status import read_ledger
+def _facts(root: Path, rel: str) -> list[Any] | None:
+    """What the fill rates need of one record: [source type, eval library, fields filled],
+    or None when it cannot be read."""
     from eee.limits import RECORD_MAX_BYTES, read_regular
     from eee.strictjson import JSONProblem, loads
 
+    try:
+        doc = loads(read_regular(root / rel, RECORD_MAX_BYTES, "record"))
+    except (OSError, JSONProblem):
+        return None
+    if not isinstance(doc, dict):
+        return None
+    return [
+        str(_get(doc, "source_metadata", "source_type") or "unknown"),
+        str(_get(doc, "eval_library", "name") or "unknown"),
+        [field for field, test in FIELDS.items() if test(doc)],  # each test once per record
+    ]
+
+
+def fill_rates(
+    root: Path, include_all: bool = False, digests: dict[str, str] | None = None, cache: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """The fill rates of the store at ``root``. ``digests``: the records' sha256 (from the
+    store manifest) and ``cache``: what an earlier run read of each record, by path, as
+    [sha256, facts]; with both, only records whose sha256 changed are read again, and
+    ``cache`` is brought up to date in place (records gone are dropped)."""
+    from eee.governance.status import read_ledger
+
     ledger = read_ledger(root)
+    seen: set[str] = set()
     # (dimension, value) -> [records, how many of them fill each field]
     groups: dict[tuple[str, str], tuple[list[int], Counter[str]]] = {}
     unreadable = 0
     left_out: Counter[str] = Counter()
     for uuid, rel in record_paths(root):
+        seen.add(rel)
         why = None if include_all else exclusion(ledger.state(uuid))
         if why is not None:
             left_out[why] += 1
             continue
-        try:
-            doc = loads(read_regular(root / rel, RECORD_MAX_BYTES, "record"))
-        except (OSError, JSONProblem):
+        digest = digests.get(rel) if digests is not None and cache is not None else None
+        known = cache.get(rel) if cache is not None and digest else None
+        if known and known[0] == digest:
+            facts = known[1]
+        else:
+            facts = _facts(root, rel)
+            if digest and cache is not None:
+                cache[rel] = [digest, facts]
+        if facts is None:
             unreadable += 1
             continue
-        if not isinstance(doc, dict):
-            unreadable += 1
-            continue
-        filled = [field for field, test in FIELDS.items() if test(doc)]  # each test once per record
-        for key in (
-            ("overall", ""),
-            ("source_type", str(_get(doc, "source_metadata", "source_type") or "unknown")),
-            ("eval_library", str(_get(doc, "eval_library", "name") or "unknown")),
-        ):
+        source_type, library, filled = facts
+        for key in (("overall", ""), ("source_type", source_type), ("eval_library", library)):
             count, fields = groups.setdefault(key, ([0], Counter()))
             count[0] += 1
             fields.update(filled)
+
+    if cache is not None:
+        for rel in set(cache) - seen:
+            del cache[rel]
 
     def shares(key: tuple[str, str]) -> dict[str, Any]:
         (n,), fields = groups.get(key, ([0], Counter()))

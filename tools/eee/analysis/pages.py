@@ -53,6 +53,13 @@ def benchmarks_with_instance_data(root: Path, include_all: bool = False) -> dict
     return out
 
 
+def _with_instance_data(root: Path, bench: str, include_all: bool, ledger: Any) -> list[Any] | None:
+    from eee.analysis.samples import NO_SIDECAR, records_of
+
+    recs = list(records_of(root, bench, active_only=not include_all, ledger=ledger))
+    return recs if any(r.sidecar_state() != NO_SIDECAR for r in recs) else None
+
+
 def _thin(n: int, cap: int) -> list[int]:
     if n <= cap:
         return list(range(n))
@@ -240,12 +247,109 @@ def benchmark_page(root: Path, bench: str, recs: list[Any], out: Path) -> dict[s
     return summary
 
 
+KEYS_FILE = ".benchmarks.json"  # in the output folder: benchmark -> what its page was made from
+KEYS_FORMAT = "eee-analysis-benchmarks/1"
+
+
+def _ours(name: str) -> bool:
+    return name in ("pages", "irt", KEYS_FILE)
+
+
+def benchmark_keys(manifest: dict[str, Any], ledger: Any, code: str, include_all: bool) -> dict[str, str]:
+    """benchmark -> the digest of what its analysis reads: the paths and sha256 of its
+    records, pointers and pulled sidecars (from the store manifest), the governance columns of
+    its records, ``code`` and ``include_all``."""
+    import hashlib
+    import json
+
+    from eee.paths import RECORD_SUFFIX
+
+    per: dict[str, list[Any]] = defaultdict(list)
+    for section in ("files", "sidecars_present"):
+        for rel, digest in (manifest.get(section) or {}).items():
+            parts = rel.split("/")
+            if len(parts) < 3 or parts[0] != "data":
+                continue
+            fields = ledger.record_fields(parts[-1][: -len(RECORD_SUFFIX)]) if rel.endswith(RECORD_SUFFIX) else None
+            per[parts[1]].append([section, rel, digest, fields])
+    return {
+        bench: hashlib.sha256(json.dumps([code, include_all, sorted(items)], default=str).encode()).hexdigest()
+        for bench, items in per.items()
+    }
+
+
+def _bench_files(out: Path, bench: str) -> list[Path]:
+    pages = out / "pages"
+    return [
+        pages / f"{bench}.md",
+        pages / f"{bench}-abilities.svg",
+        pages / f"{bench}-difficulty.svg",
+        out / "irt" / bench,
+    ]
+
+
+def _remove(paths: list[Path]) -> None:
+    for path in paths:
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path)
+        elif path.exists() or path.is_symlink():
+            path.unlink()
+
+
+def update_pages(
+    root: Path, out: Path, manifest: dict[str, Any], include_all: bool = False
+) -> tuple[list[dict[str, Any]], list[str]]:
+    """The analysis output in ``out`` brought up to date with the store ``manifest``: only
+    the benchmarks whose key (:func:`benchmark_keys`) changed since the last run are read
+    again and their page, plots and fit rewritten; those of benchmarks that are gone are
+    removed. Returns the summaries of every benchmark with instance data and the benchmarks
+    redone. The same files :func:`write_pages` writes, plus the keys file."""
+    import json
+
+    from eee.catalog import atomic_write_text, check_replaceable, code_version
+    from eee.governance.status import read_ledger
+
+    out = Path(out)
+    check_replaceable(out, _ours, "the analysis output")
+    ledger = read_ledger(root)
+    keys = benchmark_keys(manifest, ledger, code_version(), include_all)
+    try:
+        old = json.loads((out / KEYS_FILE).read_text())
+        old = old["benchmarks"] if old.get("format") == KEYS_FORMAT else {}
+    except (OSError, ValueError, KeyError, AttributeError):
+        old = {}
+    if not old:  # no keys: whatever is there was not written by this function
+        _remove([out / "pages", out / "irt"])
+    (out / "pages").mkdir(parents=True, exist_ok=True)
+    (out / "irt").mkdir(exist_ok=True)
+    fresh: dict[str, Any] = {}
+    redone: list[str] = []
+    for bench in sorted(keys):
+        known = old.get(bench) or {}
+        page_there = not known.get("summary") or (out / "pages" / f"{bench}.md").is_file()
+        if known.get("key") == keys[bench] and page_there:
+            fresh[bench] = known
+            continue
+        redone.append(bench)
+        _remove(_bench_files(out, bench))
+        recs = _with_instance_data(root, bench, include_all, ledger) if (root / "data" / bench).is_dir() else None
+        summary = benchmark_page(root, bench, recs, out) if recs is not None else None
+        fresh[bench] = {"key": keys[bench], "summary": summary}
+    for bench in sorted(set(old) - set(keys)):
+        _remove(_bench_files(out, bench))
+        redone.append(bench)
+    text = json.dumps({"format": KEYS_FORMAT, "benchmarks": fresh}, indent=1) + "\n"
+    if not (out / KEYS_FILE).is_file() or (out / KEYS_FILE).read_text() != text:
+        atomic_write_text(out / KEYS_FILE, text)
+    return [entry["summary"] for _, entry in sorted(fresh.items()) if entry.get("summary")], redone
+
+
 def write_pages(root: Path, out: Path, include_all: bool = False) -> list[dict[str, Any]]:
     """Write every benchmark's page into a fresh ``out`` (``pages/`` and ``irt/``)."""
     from eee.catalog import check_replaceable
 
     out = Path(out)
-    check_replaceable(out, lambda name: name in ("pages", "irt"), "the analysis output")
+    check_replaceable(out, _ours, "the analysis output")
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(f".{out.name}.tmp-{os.getpid()}")
     if tmp.exists():

@@ -26,18 +26,35 @@ def main(argv: list[str]) -> int:
         help=f"the folder to write, replaced whole (default: {ANALYSIS_DIR} in the store)",
     )
     p.add_argument("--all", action="store_true", help="include retracted, superseded and duplicate records")
+    p.add_argument(
+        "--manifest",
+        type=Path,
+        metavar="FILE",
+        help="the store manifest (eee manifest) of the store as it is now: only the benchmarks whose records, "
+        "sidecars or governance changed since the last run are analysed again (what the pipeline does)",
+    )
     args = p.parse_args(argv)
     try:
         root = store_of(args.store)
     except UsageError as exc:
         print(f"eee analysis: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    from eee.analysis.pages import write_pages
+    from eee.analysis.pages import update_pages, write_pages
     from eee.findings import Refused
+    from eee.manifest import read_manifest
 
     out = args.out if args.out is not None else root / ANALYSIS_DIR
+    redone: list[str] | None = None
     try:
-        summaries = write_pages(root, out, args.all)
+        manifest = read_manifest(root / args.manifest) if args.manifest is not None else None
+    except ValueError as exc:
+        print(f"eee analysis: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        if manifest is not None:
+            summaries, redone = update_pages(root, out, manifest, args.all)
+        else:
+            summaries = write_pages(root, out, args.all)
     except Refused as exc:
         return refused("eee analysis", exc)
     except OSError as exc:
@@ -45,4 +62,8 @@ def main(argv: list[str]) -> int:
         return EXIT_ERRORS
     fitted = sum(1 for s in summaries if s["fit"])
     print(f"{len(summaries)} benchmark pages with instance data ({fitted} with an IRT fit) -> {out / 'pages'}")
+    if redone is not None:
+        print(
+            f"benchmarks analysed again: {len(redone)} ({', '.join(redone[:5]) or 'none'}{', ...' if len(redone) > 5 else ''})"
+        )
     return EXIT_OK

@@ -17,6 +17,7 @@ from eee.commands import (
     refused,
     store_of,
 )
+from eee.manifest import read_manifest
 
 
 def main(argv: list[str]) -> int:
@@ -33,18 +34,30 @@ def main(argv: list[str]) -> int:
         metavar="DIR",
         help=f"the folder to write (default: {CATALOG_DIR} in the store); it is replaced whole",
     )
+    p.add_argument(
+        "--manifest",
+        type=Path,
+        metavar="FILE",
+        help="the store manifest (eee manifest) of the store as it is now: only the partitions whose records "
+        "or governance changed since the last run are written (what the pipeline does)",
+    )
     args = p.parse_args(argv)
     try:
         root = store_of(args.store)
     except UsageError as exc:
         print(f"eee catalog: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    from eee.catalog import write_catalog
+    from eee.catalog import update_catalog, write_catalog
     from eee.findings import Refused
 
     out = args.out if args.out is not None else root / CATALOG_DIR
     try:
-        done = write_catalog(root, out)
+        manifest = read_manifest(root / args.manifest) if args.manifest is not None else None
+    except ValueError as exc:
+        print(f"eee catalog: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        done = update_catalog(root, out, manifest) if manifest is not None else write_catalog(root, out)
     except Refused as exc:
         return refused("eee catalog", exc)
     except OSError as exc:
@@ -53,4 +66,9 @@ def main(argv: list[str]) -> int:
     for line in done.skipped:
         print(f"skipped {line}", file=sys.stderr)
     print(f"{done.rows} results from {done.records} records in {done.benchmarks} benchmarks -> {out}")
+    if args.manifest is not None:
+        print(
+            f"partitions written: {len(done.rewritten)} ({', '.join(done.rewritten[:5]) or 'none'}"
+            f"{', ...' if len(done.rewritten) > 5 else ''}), removed: {len(done.removed)}"
+        )
     return EXIT_WARNINGS if done.skipped else EXIT_OK

@@ -42,6 +42,7 @@ def main(argv: list[str]) -> int:
                 print(f"    hint: {f.hint}", file=sys.stderr)
         return EXIT_ERRORS
     print(
-        f"{done.pages} pages ({done.files} files) -> {done.out} in {done.seconds:.1f} s; navigation -> {done.nav_file}"
+        f"{done.pages} pages ({done.files} files, {done.changed} written) -> {done.out} in {done.seconds:.1f} s; "
+        f"navigation -> {done.nav_file}"
     )
     return EXIT_OK

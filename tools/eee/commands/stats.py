@@ -20,6 +20,13 @@ def main(argv: list[str]) -> int:
     p.add_argument(
         "--all", action="store_true", help="count every record, whatever its governance status (default: active ones)"
     )
+    p.add_argument(
+        "--manifest",
+        type=Path,
+        metavar="FILE",
+        help="the store manifest (eee manifest) of the store as it is now: only records whose sha256 changed since "
+        "the last run are read (what the pipeline does; the cache is kept beside --out)",
+    )
     args = p.parse_args(argv)
     try:
         root = store_of(args.store)
@@ -28,7 +35,29 @@ def main(argv: list[str]) -> int:
         return EXIT_USAGE
     from eee.stats import fill_rates
 
-    text = json.dumps(fill_rates(root, include_all=args.all), indent=2) + "\n"
+    digests = cache = None
+    cache_file = args.out.with_name(f".{args.out.name}.records.json") if args.out else None
+    if args.manifest is not None:
+        from eee.catalog import code_version
+        from eee.manifest import read_manifest
+
+        try:
+            digests = read_manifest(root / args.manifest).get("files") or {}
+        except ValueError as exc:
+            print(f"eee stats: {exc}", file=sys.stderr)
+            return EXIT_USAGE
+        version = code_version()
+        try:
+            kept = json.loads(cache_file.read_text()) if cache_file else {}
+        except (OSError, ValueError):
+            kept = {}
+        cache = kept.get("records") if isinstance(kept, dict) and kept.get("code") == version else None
+        cache = cache if isinstance(cache, dict) else {}
+    text = json.dumps(fill_rates(root, include_all=args.all, digests=digests, cache=cache), indent=2) + "\n"
+    if cache is not None and cache_file is not None:
+        from eee.catalog import atomic_write_text
+
+        atomic_write_text(cache_file, json.dumps({"code": version, "records": cache}))
     if args.out:
         from eee.catalog import atomic_write_text
 

@@ -43,7 +43,39 @@ def build_parser() -> argparse.ArgumentParser:
         "--metrics", type=Path, help="also write summary metrics (counts by kind and schema version) as JSON"
     )
     p.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings (for pipelines)")
+    p.add_argument(
+        "--cache",
+        type=Path,
+        metavar="FILE",
+        help="when PATH is one store root: keep each folder's results in FILE and check again only the folders "
+        "whose files changed (the same report as a full run; the pipeline's validate stage)",
+    )
+    p.add_argument(
+        "--manifest",
+        type=Path,
+        metavar="FILE",
+        help="with --cache: the store manifest (eee manifest) whose sha256s key the folders (else they are hashed)",
+    )
     return p
+
+
+def _cached_root(paths: list[str], options: Options) -> Path | None:
+    from eee.validatecache import store_root
+
+    return store_root(paths, options)
+
+
+def _digests(manifest: Path | None) -> dict[str, str] | None:
+    if manifest is None:
+        return None
+    from eee.manifest import read_manifest
+
+    try:
+        data = read_manifest(manifest)
+    except ValueError as exc:
+        print(f"eee validate: {exc}; hashing the files instead", file=sys.stderr)
+        return None
+    return {**(data.get("files") or {}), **(data.get("sidecars_present") or {})}
 
 
 def main(argv: list[str]) -> int:
@@ -55,6 +87,10 @@ def main(argv: list[str]) -> int:
 
         with bar("validating") as update:
             summary = run(args.paths, options, progress=update)
+    elif args.cache is not None and (cached_root := _cached_root(args.paths, options)) is not None:
+        from eee.validatecache import run_cached
+
+        summary, _rechecked = run_cached(cached_root, options, args.cache, _digests(args.manifest))
     else:
         summary = run(args.paths, options)
     if options.repo_checks:  # like the gate: what a record's flag events name is accepted, not an error

@@ -6,10 +6,13 @@ evaluation result, with the governance status of the one fold). When that file i
 :func:`eee.catalog.build`, and the index page says so.
 
 Built to stay fast on a large store: rows are handled one benchmark at a time, a benchmark
-with many results is split into pages of ``page_rows`` results, and record pages are made
-for every record only while the store has at most ``record_pages`` records; beyond that only
-records with a governance history (retracted, superseded, disputed, ...) get a page, and the
-others link to their file in the repository. Big tables leave the search index once the
+with many results is split into pages of ``page_rows`` results, and every record has a page
+of its own only while the store has at most ``record_pages`` records (MkDocs spends about
+15 ms a page). Beyond that, records with a governance history (retracted, superseded,
+disputed, ...) keep their own page and every other record is a section (anchor: its uuid)
+of a shared page, one per first two hex digits of the uuid's sha256 (at most 256 pages), with its
+facts, status and every result, its JSON linked in the repository: every record stays
+reachable from the tables and found by search, and the pages say so with the counts. Big tables leave the search index once the
 store has more than ``search_rows`` results. The results tables are written as HTML, which
 Markdown passes through untouched: parsing them as Markdown tables was most of the build.
 The words of every page are in ``templates/catalogue/``.
@@ -28,7 +31,7 @@ from eee.catalog import CATALOG_DIR, catalog_present, read_catalog
 from eee.governance import STATUSES
 from eee.governance.status import Ledger, read_ledger
 from eee.limits import RECORD_MAX_BYTES, read_regular
-from eee.site.context import GeneratedPage, SiteContext
+from eee.site.context import GeneratedPage, SiteContext, group_key, group_page
 from eee.site.mdtext import number, slug
 from eee.site.render import render
 
@@ -81,7 +84,7 @@ WANTED = (
 class Options:
     """Limits that keep the site quick on a large store (``extra.catalogue`` in mkdocs.yml)."""
 
-    record_pages: int = 2000
+    record_pages: int = 2000  # every record has its own page up to this many; beyond, shared pages
     highlight_records: int = 200
     page_rows: int = 1000
     search_rows: int = 50_000
@@ -299,7 +302,78 @@ def record_page(
     when ``highlight``; ``quiet``: only the title and facts go to the search index)."""
     page = f"catalogue/records/{uuid}.md"
     first = rows[0]
-    results = [
+    results = _result_views(rows)
+    model, model_name = model_label(first)
+    md = render(
+        "catalogue/record.md.j2",
+        uuid=uuid,
+        page=page,
+        first=first,
+        state=state,
+        repo=ctx.repo_link(first["record_path"]),
+        repo_link=ctx.repo_link,
+        page_of=ctx.record_page,
+        benchmark_page=benchmark_page(first["benchmark"]),
+        source=_source(first),
+        library=_library(first),
+        relations=_relations(ctx, first),
+        model=model,
+        model_name=model_name,
+        results=results,
+        uncertain=any(r["se"] or r["ci"] or r["n"] for r in results),
+        known=STATUS_ORDER,
+        highlight=highlight,
+        quiet=quiet,
+        json_limit=JSON_LIMIT,
+        **_record_json(ctx.root, first["record_path"]),
+    )
+    return GeneratedPage(page, md, in_nav=False)
+
+
+def _source(first: dict[str, Any]) -> list[str]:
+    return [
+        x
+        for x in (first.get("source_organization"), first.get("source_name"), first.get("evaluator_relationship"))
+        if x
+    ]
+
+
+def record_section(ctx: SiteContext, uuid: str, rows: list[dict[str, Any]]) -> str:
+    """A record's section of its shared page (a large store): facts, status, every result."""
+    first = rows[0]
+    page = group_page(uuid)
+    results = _result_views(rows)
+    model, model_name = model_label(first)
+    return render(
+        "catalogue/record-section.md.j2",
+        uuid=uuid,
+        first=first,
+        repo=ctx.repo_link(first["record_path"]),
+        benchmark_href=ctx.href(benchmark_page(first["benchmark"]), page),
+        source=_source(first),
+        library=_library(first),
+        model=model,
+        model_name=model_name,
+        results=results,
+        uncertain=any(r["se"] or r["ci"] or r["n"] for r in results),
+    )
+
+
+def group_pages(ctx: SiteContext, sections: dict[str, list[tuple[str, str]]], limit: int) -> list[GeneratedPage]:
+    """The shared records pages: key (:func:`group_key`) -> [(uuid, section)], sections in uuid order."""
+    out = []
+    for prefix in sorted(sections):
+        entries = sorted(sections[prefix])
+        page = group_page(entries[0][0])
+        md = render(
+            "catalogue/records-group.md.j2", key=prefix, page=page, limit=limit, sections=[s for _, s in entries]
+        )
+        out.append(GeneratedPage(page, md, in_nav=False))
+    return out
+
+
+def _result_views(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [
         {
             "evaluation_name": r.get("evaluation_name"),
             "metric": _metric(r),
@@ -315,35 +389,6 @@ def record_page(
         }
         for r in rows
     ]
-    model, model_name = model_label(first)
-    md = render(
-        "catalogue/record.md.j2",
-        uuid=uuid,
-        page=page,
-        first=first,
-        state=state,
-        repo=ctx.repo_link(first["record_path"]),
-        repo_link=ctx.repo_link,
-        page_of=ctx.record_page,
-        benchmark_page=benchmark_page(first["benchmark"]),
-        source=[
-            x
-            for x in (first.get("source_organization"), first.get("source_name"), first.get("evaluator_relationship"))
-            if x
-        ],
-        library=_library(first),
-        relations=_relations(ctx, first),
-        model=model,
-        model_name=model_name,
-        results=results,
-        uncertain=any(r["se"] or r["ci"] or r["n"] for r in results),
-        known=STATUS_ORDER,
-        highlight=highlight,
-        quiet=quiet,
-        json_limit=JSON_LIMIT,
-        **_record_json(ctx.root, first["record_path"]),
-    )
-    return GeneratedPage(page, md, in_nav=False)
 
 
 def _size(n: int) -> str:
@@ -388,6 +433,7 @@ def generate(ctx: SiteContext, opts: Options, parquet: list[str] | None = None) 
     uuids = set(pc.unique(table_["record_uuid"]).to_pylist()) if table_.num_rows else set()
     with_history = {u for u, st in ledger.states.items() if st.history and u in uuids}
     ctx.record_pages = set(uuids) if len(uuids) <= opts.record_pages else with_history
+    ctx.grouped = uuids - ctx.record_pages  # listed on shared pages, one section each
     searchable = table_.num_rows <= opts.search_rows
 
     if table_.num_rows:
@@ -397,6 +443,7 @@ def generate(ctx: SiteContext, opts: Options, parquet: list[str] | None = None) 
     pages: list[GeneratedPage] = []
     summaries: list[Summary] = []
     kept: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    sections: dict[str, list[tuple[str, str]]] = defaultdict(list)
     by_version: dict[str, set[str]] = defaultdict(set)
     start = 0
     while start < len(names):
@@ -409,19 +456,27 @@ def generate(ctx: SiteContext, opts: Options, parquet: list[str] | None = None) 
             ctx, s, rows, opts, searchable, listed, partitions(parquet, s.name), len(ctx.record_pages) < len(uuids)
         )
         summaries.append(s)
+        grouped: dict[str, list[dict[str, Any]]] = defaultdict(list)
         for r in rows:
             by_version[str(r.get("schema_version"))].add(r["record_uuid"])
             if r["record_uuid"] in ctx.record_pages:
                 kept[r["record_uuid"]].append(r)
+            elif r["record_uuid"] in ctx.grouped:
+                grouped[r["record_uuid"]].append(r)
+        for uuid, own in grouped.items():  # a record's rows all lie in its benchmark
+            sections[group_key(uuid)].append((uuid, record_section(ctx, uuid, own)))
         start = end
     highlight = len(ctx.record_pages) <= opts.highlight_records
     for uuid, rows in kept.items():
         pages.append(record_page(ctx, uuid, rows, ledger.state(uuid), highlight, quiet=not searchable))
+    pages += group_pages(ctx, sections, opts.record_pages)
     examples = {v: sorted(u for u in us if u in ctx.record_pages)[:3] for v, us in by_version.items()}
     pages.append(
         GeneratedPage(
             "catalogue/index.md",
-            index_page(ctx, summaries, ledger, with_history, origin, len(uuids), opts, _published(ctx, parquet)),
+            index_page(
+                ctx, summaries, ledger, with_history, origin, len(uuids), opts, _published(ctx, parquet), len(sections)
+            ),
         )
     )
     nav = [s.page for s in summaries] if listed else []
@@ -438,6 +493,7 @@ def index_page(
     records: int,
     opts: Options,
     files: list[dict[str, str]] | None = None,
+    shared_pages: int = 0,
 ) -> str:
     """The catalogue's front page: benchmarks, records with a history (``with_history``, the
     records in the store whose ledger state has events), how to load the data."""
@@ -455,6 +511,9 @@ def index_page(
         origin=origin,
         parquet=PARQUET,
         with_pages=len(ctx.record_pages),
+        grouped=len(ctx.grouped),
+        shared_pages=shared_pages,
+        group_example=group_page(min(ctx.grouped)) if ctx.grouped else "",
         opts=opts,
         statuses=statuses,
         history=[(uuid, ledger.state(uuid)) for uuid in sorted(with_history)],

@@ -31,7 +31,8 @@ class SiteContext:
     registry: Registry
     repo_url: str | None = None
     branch: str = "main"
-    record_pages: set[str] = field(default_factory=set)  # uuids that have a page
+    record_pages: set[str] = field(default_factory=set)  # uuids that have a page of their own
+    grouped: set[str] = field(default_factory=set)  # uuids listed on a shared page (a large store)
     use_directory_urls: bool = True
 
     def page_url(self, src_uri: str) -> str:
@@ -44,14 +45,15 @@ class SiteContext:
         return stem + "/"
 
     def href(self, target: str, page: str) -> str:
-        """A relative URL from the page ``page`` to the page ``target`` (both docs paths), for
-        raw HTML that MkDocs does not rewrite."""
+        """A relative URL from the page ``page`` to the page ``target`` (both docs paths,
+        ``target`` perhaps with a ``#fragment``), for raw HTML that MkDocs does not rewrite."""
+        target, _, frag = target.partition("#")
         to, here = self.page_url(target), self.page_url(page)
         base = here if here.endswith("/") or not here else posixpath.dirname(here)
         rel = posixpath.relpath(to or ".", base.rstrip("/") or ".")
         if to.endswith("/") or not to:
             rel = "./" if rel == "." else rel + "/"
-        return quote(rel, safe="/._-~")
+        return quote(rel, safe="/._-~") + (f"#{quote(frag, safe='-_.~')}" if frag else "")
 
     def repo_link(self, rel: str, folder: bool = False) -> str | None:
         """The repository's web page of ``rel`` (a path from the store root), if known."""
@@ -61,10 +63,28 @@ class SiteContext:
         return f"{self.repo_url.rstrip('/')}/{kind}/{self.branch}/{quote(rel)}"
 
     def record_page(self, uuid: str | None) -> str | None:
-        """The docs path of a record's page, when it has one."""
+        """The docs path of a record's page, when it has one: its own page, or its section
+        (``#<uuid>``) of a shared page (:func:`group_page`)."""
         if uuid and uuid in self.record_pages:
             return f"catalogue/records/{uuid}.md"
+        if uuid and uuid in self.grouped:
+            return f"{group_page(uuid)}#{uuid}"
         return None
+
+
+def group_key(uuid: str) -> str:
+    """The shared page of a record without a page of its own (a large store): the first two
+    hex digits of the sha256 of its uuid, so 256 pages at most, evenly filled whatever the
+    uuids look like (a store of 15,000 records has about 60 a page), and never changing as
+    the store grows: adding a record changes one shared page."""
+    import hashlib
+
+    return hashlib.sha256(uuid.lower().encode()).hexdigest()[:2]
+
+
+def group_page(uuid: str) -> str:
+    """The docs path of the shared page that lists ``uuid`` (see :func:`group_key`)."""
+    return f"catalogue/records/group-{group_key(uuid)}.md"
 
 
 def reference_page(version: str, kind: str) -> str:

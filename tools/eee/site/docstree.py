@@ -16,8 +16,10 @@ The folder holds, each at its place on the site:
 
 The navigation (and which generated pages are reachable by links only) is written beside
 the folder, to ``build/site-nav.yml``, which mkdocs.yml names in ``INHERIT``. Nothing is
-written into ``docs/`` or anywhere in git; the folder is replaced whole (written beside,
-then renamed), so a failed run leaves the previous one in place.
+written into ``docs/`` or anywhere in git. Every page is generated before anything is
+written, so a failed run leaves the previous folder in place; then only the files whose
+bytes changed are written (each through a temporary file), and files no longer generated
+are removed, so a run after a small change rewrites a few files, not the site.
 """
 
 from __future__ import annotations
@@ -50,6 +52,7 @@ class Written:
     pages: int  # Markdown pages in the folder
     files: int  # every file in the folder
     seconds: float
+    changed: int = 0  # files written (the others already held the same bytes)
 
 
 def read_config(root: Path) -> dict[str, Any]:
@@ -118,58 +121,87 @@ def write(root: Path, out: Path | None = None, nav_file: Path | None = None) -> 
         raise Refused(
             Finding("schemas/registry.json", "$", str(exc), hint="run it in a store (--store DIR)", check="site")
         ) from None
-    staging = out.with_name(out.name + ".new")
-    if staging.exists():
-        shutil.rmtree(staging)
-    staging.mkdir(parents=True)
-    try:
-        written: dict[str, str] = {}  # site path -> where it came from
+    written: dict[str, str] = {}  # site path -> where it came from
+    contents: dict[str, bytes] = {}
 
-        def put(rel: str, data: bytes | str, source: str) -> None:
-            if rel in written:
-                raise Refused(
-                    Finding(
-                        source,
-                        "$",
-                        f"{rel} is written twice (also from {written[rel]})",
-                        hint="generated pages and published repository documents are never committed in docs/: "
-                        f"remove docs/{rel}",
-                        check="site",
-                    )
+    def put(rel: str, data: bytes | str, source: str) -> None:
+        if rel in written:
+            raise Refused(
+                Finding(
+                    source,
+                    "$",
+                    f"{rel} is written twice (also from {written[rel]})",
+                    hint="generated pages and published repository documents are never committed in docs/: "
+                    f"remove docs/{rel}",
+                    check="site",
                 )
-            written[rel] = source
-            target = staging / rel
-            target.parent.mkdir(parents=True, exist_ok=True)
-            if isinstance(data, str):
-                target.write_text(data, encoding="utf-8")
-            else:
-                target.write_bytes(data)
+            )
+        written[rel] = source
+        contents[rel] = data.encode("utf-8") if isinstance(data, str) else data
 
-        for p in _files(root / "docs"):
-            rel = p.relative_to(root / "docs").as_posix()
-            put(rel, p.read_bytes(), f"docs/{rel}")
-        for rel in gen.included:
-            text = rewrite_links((root / rel).read_text(encoding="utf-8"), rel, resolver(gen.ctx, rel, gen.published))
-            put(rel, with_meta(text, "edit_url", _edit_url(config, rel)), rel)
-        for page in gen.pages:
-            put(page.src_uri, with_meta(page.content, "edit_url", ""), "(generated)")
-        for rel in analysis:
-            source = f"{ANALYSIS_SOURCE}/{rel}"
-            data = (root / source).read_bytes()
-            if rel.endswith(".md"):
-                data = with_meta(data.decode("utf-8"), "edit_url", "").encode("utf-8")
-            put(f"{ANALYSIS_DIR}/{rel}", data, source)
-        for rel in parquet:
-            put(f"{CATALOG_DIR}/{rel}", (root / CATALOG_SOURCE / rel).read_bytes(), f"{CATALOG_SOURCE}/{rel}")
-        _write_nav(nav_file, gen)
-        if out.exists():
-            shutil.rmtree(out)
-        os.replace(staging, out)
-    finally:
-        if staging.exists():
-            shutil.rmtree(staging)
+    for p in _files(root / "docs"):
+        rel = p.relative_to(root / "docs").as_posix()
+        put(rel, p.read_bytes(), f"docs/{rel}")
+    for rel in gen.included:
+        text = rewrite_links((root / rel).read_text(encoding="utf-8"), rel, resolver(gen.ctx, rel, gen.published))
+        put(rel, with_meta(text, "edit_url", _edit_url(config, rel)), rel)
+    for page in gen.pages:
+        put(page.src_uri, with_meta(page.content, "edit_url", ""), "(generated)")
+    for rel in analysis:
+        source = f"{ANALYSIS_SOURCE}/{rel}"
+        data = (root / source).read_bytes()
+        if rel.endswith(".md"):
+            data = with_meta(data.decode("utf-8"), "edit_url", "").encode("utf-8")
+        put(f"{ANALYSIS_DIR}/{rel}", data, source)
+    for rel in parquet:
+        put(f"{CATALOG_DIR}/{rel}", (root / CATALOG_SOURCE / rel).read_bytes(), f"{CATALOG_SOURCE}/{rel}")
+    changed = sync(out, contents)
+    _write_nav(nav_file, gen)
     pages = sum(1 for rel in written if rel.endswith(".md"))
-    return Written(out, nav_file, pages, len(written), time.perf_counter() - started)
+    return Written(out, nav_file, pages, len(written), time.perf_counter() - started, changed)
+
+
+def sync(out: Path, contents: dict[str, bytes]) -> int:
+    """Make the folder ``out`` hold exactly ``contents`` (site path -> bytes): a file whose
+    bytes are already there is left alone (its mtime too, so MkDocs' and DVC's checks of it
+    stay cheap), a changed one is written through a temporary file and renamed, and files
+    and folders not in ``contents`` are removed. Returns how many files were written."""
+    out.mkdir(parents=True, exist_ok=True)
+    changed = 0
+    for rel, data in contents.items():
+        target = out / rel
+        try:
+            same_size = target.is_file() and not target.is_symlink() and target.stat().st_size == len(data)
+            if same_size and target.read_bytes() == data:
+                continue
+        except OSError:
+            pass
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = target.with_name(f".{target.name}.tmp-{os.getpid()}")
+        tmp.write_bytes(data)
+        if target.is_dir() and not target.is_symlink():
+            shutil.rmtree(target)
+        os.replace(tmp, target)
+        changed += 1
+    wanted = set(contents)
+    folders = {rel.rsplit("/", 1)[0] for rel in wanted if "/" in rel}
+    folders |= {f.rsplit("/", i)[0] for f in list(folders) for i in range(1, f.count("/") + 1)}
+    for dirpath, dirs, names in os.walk(out, topdown=False):
+        here = Path(dirpath)
+        rel_dir = here.relative_to(out).as_posix()
+        for name in names:
+            rel = name if rel_dir == "." else f"{rel_dir}/{name}"
+            if rel not in wanted:
+                (here / name).unlink()
+        for name in dirs:
+            rel = name if rel_dir == "." else f"{rel_dir}/{name}"
+            path = here / name
+            if rel not in folders:
+                if path.is_symlink():
+                    path.unlink()
+                else:
+                    shutil.rmtree(path, ignore_errors=True)
+    return changed
 
 
 def _write_nav(path: Path, gen: Generated) -> None:
@@ -186,6 +218,8 @@ def _write_nav(path: Path, gen: Generated) -> None:
         "# Written by `eee site pages` (tools/eee/site/docstree.py); mkdocs.yml inherits it. Not committed.\n"
         + yaml.safe_dump(data, sort_keys=False, allow_unicode=True)
     )
+    if path.is_file() and path.read_text(encoding="utf-8") == text:
+        return  # unchanged: left alone
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(text, encoding="utf-8")

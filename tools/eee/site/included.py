@@ -95,8 +95,9 @@ def resolver(ctx: SiteContext, rel: str, published: set[str]) -> Callable[[str],
         if repo.startswith("..") or repo in published:
             return None
         record = _RECORD.match(repo)
-        if record and ctx.record_page(record.group(1)):
-            return relative(f"catalogue/records/{record.group(1)}.md", rel) + (f"#{frag}" if frag else "")
+        page = ctx.record_page(record.group(1)) if record else None
+        if page:
+            return relative(page, rel) if "#" in page else relative(page, rel) + (f"#{frag}" if frag else "")
         exists = (ctx.root / repo).exists()
         if not exists and not repo.startswith("data/"):
             return None  # a broken link: leave it for --strict to report
