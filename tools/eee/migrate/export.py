@@ -26,8 +26,6 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from eee.findings import WARNING, Finding, Refused, refusal
 from eee.migrate.chain import migrate, target_version
 from eee.migrate.changes import Changes, MigrationRefused
@@ -377,10 +375,21 @@ def export(
     report = ExportReport(out, target)
     exporter = _Exporter(out, target, registry, Display(), roots)
     total = len(records) + len(orphans)
-    for i, absolute in enumerate(records, start=1):
-        report.outcomes.append(exporter.record(absolute))
-        if progress is not None:
-            progress(i, total)
-    report.outcomes.extend(exporter.orphan(a) for a in orphans)
-    write_atomic(out / REPORT_NAME, orjson.dumps(report.to_json(), option=orjson.OPT_INDENT_2) + b"\n")
+    try:
+        for i, absolute in enumerate(records, start=1):
+            report.add(exporter.record(absolute))
+            if progress is not None:
+                progress(i, total)
+        for absolute in orphans:
+            report.add(exporter.orphan(absolute))
+        fd, tmp = _temp_beside(out / REPORT_NAME)
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                report.write(fh)
+            os.replace(tmp, out / REPORT_NAME)
+        except BaseException:
+            tmp.unlink(missing_ok=True)
+            raise
+    finally:
+        report.close()
     return report
