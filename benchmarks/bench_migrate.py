@@ -89,7 +89,7 @@ def _mode(mode: str, target: str, version: str) -> dict[str, float]:
         with tempfile.TemporaryDirectory(prefix="eee-bench-migrate-") as tmp:
             report = export([target], Path(tmp) / "out", version)
             migrated, refused = report.count("migrated") + report.count("unchanged"), report.count("refused")
-            count = len(report.outcomes)
+            count = report.units
     else:
         raise SystemExit(f"unknown mode {mode}")
     seconds = time.perf_counter() - start

@@ -9,9 +9,10 @@ output inside data/: nothing is written), 64 for a usage error such as an unknow
 from __future__ import annotations
 
 import argparse
-import json
+import shutil
 import sys
 from pathlib import Path
+from typing import Any
 
 from eee.commands import EXIT_CODES_TEXT, EXIT_USAGE, Parser, refused
 from eee.findings import FileResult, Refused, Summary
@@ -33,6 +34,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--format", choices=FORMATS, default="rich", help="output format (default: rich)")
     p.add_argument("--no-progress", action="store_true", help="never show a progress bar")
     return p
+
+
+class Checked(Summary):
+    """The findings of the records that have some, and how many were checked in all (the
+    text formats print only those two)."""
+
+    def __init__(self, results: list[FileResult], files: int) -> None:
+        super().__init__(results)
+        self.files = files
+
+    def counts(self) -> dict[str, Any]:
+        return {**super().counts(), "files": self.files}
 
 
 def closing_line(report: ExportReport) -> str:
@@ -73,10 +86,16 @@ def main(argv: list[str]) -> int:
     except Refused as exc:
         return refused("eee migrate", exc)
     if args.format == "json":
-        json.dump(report.to_json(), sys.stdout, indent=2, ensure_ascii=False)
-        sys.stdout.write("\n")
+        # the report itself: the same bytes json.dump(indent=2, ensure_ascii=False) writes for it
+        with open(report.out / REPORT_NAME, "rb") as fh:
+            buffer = getattr(sys.stdout, "buffer", None)
+            if buffer is not None:
+                sys.stdout.flush()
+                shutil.copyfileobj(fh, buffer)
+                buffer.flush()
+            else:
+                sys.stdout.write(fh.read().decode("utf-8"))
     else:
-        results = [FileResult(o.file, o.kind, o.source, findings=o.findings) for o in report.outcomes]
-        render(Summary(results), args.format, what="record")
+        render(Checked(report.problems, report.units), args.format, what="record")
         print(closing_line(report))
     return report.exit_code()

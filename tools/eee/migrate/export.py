@@ -26,18 +26,16 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from eee.findings import WARNING, Finding, Refused, refusal
 from eee.migrate.chain import migrate, target_version
 from eee.migrate.changes import Changes, MigrationRefused
 from eee.migrate.files import SidecarCopy, read_record, write_rows
+from eee.migrate.inputs import ORPHAN_UNIT, Inputs
 from eee.migrate.provenance import stamp
 from eee.migrate.report import MIGRATED, REPORT_NAME, UNCHANGED, ExportReport, Outcome
 from eee.paths import (
     DATA_DIR,
     POINTER_SUFFIX,
-    file_kind,
     find_store_root,
     record_path_for_sidecar,
     sidecar_path_for,
@@ -94,7 +92,31 @@ def relative_place(absolute: str) -> str:
     return os.path.basename(absolute)
 
 
-def _temp_beside(dest: Path, made: set[Path] | None = None) -> tuple[int, Path]:
+class Folders:
+    """The output folders known to exist, the most recent ones only (the copies come folder by
+    folder, so a few suffice; mkdir of a folder that exists costs a system call)."""
+
+    KEEP = 64
+
+    def __init__(self) -> None:
+        self._known: dict[Path, None] = {}
+
+    def __contains__(self, folder: object) -> bool:
+        return folder in self._known
+
+    def add(self, folder: Path) -> None:
+        self._known[folder] = None
+        if len(self._known) > self.KEEP:
+            del self._known[next(iter(self._known))]
+
+    def discard(self, folder: Path) -> None:
+        self._known.pop(folder, None)
+
+    def __len__(self) -> int:
+        return len(self._known)
+
+
+def _temp_beside(dest: Path, made: Folders | None = None) -> tuple[int, Path]:
     """A new temporary file beside ``dest``, open for writing (``made``: folders known to exist; mkdir is costly)."""
     if made is None or dest.parent not in made:
         dest.parent.mkdir(parents=True, exist_ok=True)
@@ -104,7 +126,7 @@ def _temp_beside(dest: Path, made: set[Path] | None = None) -> tuple[int, Path]:
     return fd, Path(name)
 
 
-def write_atomic(dest: Path, data: bytes, made: set[Path] | None = None) -> None:
+def write_atomic(dest: Path, data: bytes, made: Folders | None = None) -> None:
     """Write ``data`` to ``dest`` through a temporary file renamed into place."""
     fd, tmp = _temp_beside(dest, made)
     try:
@@ -158,8 +180,11 @@ class _Exporter:
         self.target = target
         self.registry = registry
         self.display = display
+        # copies of one store's records cannot meet (distinct paths below one root); a copy
+        # named by its file name alone can, and so can copies from several stores
+        self.claim_all = len(self.roots) > 1
         self.claimed: set[str] = set()
-        self.made: set[Path] = set()
+        self.made = Folders()
 
     def record(self, absolute: str) -> Outcome:
         """Migrate one record with its sidecar and write both, or neither."""
@@ -220,7 +245,8 @@ class _Exporter:
             raise MigrationRefused(
                 [Finding(file, "$", f"another input is also copied to {rel}", "migrate the two in separate runs")]
             )
-        self.claimed.add(rel)
+        if self.claim_all or not rel.startswith(DATA_DIR + "/"):
+            self.claimed.add(rel)
         # a copy inside data/ cannot meet its source (the output folder is checked); a loose file can
         if not rel.startswith(DATA_DIR + "/") and os.path.realpath(dest) == os.path.realpath(absolute):
             raise MigrationRefused(
@@ -307,30 +333,6 @@ class _Exporter:
         return outcome
 
 
-def plan_inputs(paths: Iterable[str | Path]) -> tuple[list[str], list[str]]:
-    """The records to migrate (a sidecar named alone brings its record) and sidecars without a record."""
-    found = collect(paths)
-    if found.problems:
-        raise Refused(found.problems)
-    records: list[str] = []
-    orphans: list[str] = []
-    seen: set[str] = set()
-    for absolute in found.files:
-        kind = file_kind(absolute)
-        if kind == "sidecar":
-            record = record_path_for_sidecar(absolute)
-            if not os.path.exists(record):
-                orphans.append(absolute)
-                continue
-            absolute = record
-        elif kind != "record":
-            continue  # DVC pointers and other files have nothing to migrate
-        if absolute not in seen:
-            seen.add(absolute)
-            records.append(absolute)
-    return records, orphans
-
-
 def export(
     paths: Iterable[str | Path],
     out: str | Path,
@@ -342,6 +344,11 @@ def export(
 
     Raises :class:`~eee.findings.Refused` before writing anything when the target version is unknown,
     an input does not exist, or the output folder lies inside a store's ``data/``.
+
+    One record at a time: read, migrate, write, count, drop. The inputs are walked twice
+    (:class:`~eee.migrate.inputs.Inputs`: first to count them and find their stores, then to
+    migrate), and the report is written as the records go (:class:`ExportReport`), so memory
+    does not grow with the number of records (only with the findings of those that have some).
     """
     registry = registry or default_registry()
     try:
@@ -349,8 +356,11 @@ def export(
     except ValueError as exc:
         raise refusal(str(exc), check="migrate") from None
     out = Path(out).absolute()
-    records, orphans = plan_inputs(paths)
-    roots = {root for root in map(find_store_root, records + orphans) if root is not None}
+    paths = list(paths)
+    inputs = Inputs(paths)
+    total, roots = _survey(inputs)
+    if inputs.problems:
+        raise Refused(collect(paths).problems)  # the validator's own findings, in its order
     inside = forbidden_output(out, roots)
     if inside is not None:
         raise refusal(
@@ -376,11 +386,42 @@ def export(
         raise refusal(refused, "choose an output folder without links into a store", file=str(out), check="migrate")
     report = ExportReport(out, target)
     exporter = _Exporter(out, target, registry, Display(), roots)
-    total = len(records) + len(orphans)
-    for i, absolute in enumerate(records, start=1):
-        report.outcomes.append(exporter.record(absolute))
-        if progress is not None:
-            progress(i, total)
-    report.outcomes.extend(exporter.orphan(a) for a in orphans)
-    write_atomic(out / REPORT_NAME, orjson.dumps(report.to_json(), option=orjson.OPT_INDENT_2) + b"\n")
+    try:
+        done = 0
+        for unit, absolute in inputs:
+            if unit == ORPHAN_UNIT:
+                report.add(exporter.orphan(absolute))
+                continue
+            report.add(exporter.record(absolute))
+            done += 1
+            if progress is not None:
+                progress(done, total)
+        if inputs.problems:  # a folder that became unreadable since the survey
+            raise Refused(collect(paths).problems)
+        fd, tmp = _temp_beside(out / REPORT_NAME)
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                report.write(fh)
+            os.replace(tmp, out / REPORT_NAME)
+        except BaseException:
+            tmp.unlink(missing_ok=True)
+            raise
+    finally:
+        report.close()
     return report
+
+
+def _survey(inputs: Inputs) -> tuple[int, set[str]]:
+    """How many inputs there are (records and sidecars without one) and the stores they lie in."""
+    total = 0
+    roots: set[str] = set()
+    folder = None
+    for _unit, absolute in inputs:
+        total += 1
+        here = os.path.dirname(absolute)
+        if here != folder:  # the store root depends on the folder only
+            folder = here
+            root = find_store_root(absolute)
+            if root is not None:
+                roots.add(root)
+    return total, roots
