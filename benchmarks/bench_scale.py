@@ -235,7 +235,7 @@ def validate(size: int, results: int, sidecars: int, runs: int) -> None:
 # ---------------------------------------------------------------------------- memory
 
 
-def memory(small: int, large: int) -> None:
+def memory(small: int, large: int, only: set[str] | None = None) -> None:
     figures: dict[str, dict[int, float]] = {}
     for size in (small, large):
         root = scale_store.store("memory", size, size * 16, size // 10)
@@ -248,6 +248,8 @@ def memory(small: int, large: int) -> None:
                 "catalog": [PY, "-m", "eee", "catalog", "--store", ".", "--out", str(out / "catalog")],
             }
             for name, cmd in commands.items():
+                if only and name not in only:
+                    continue
                 seconds, mb = peak_rss(cmd, root)
                 figures.setdefault(name, {})[size] = mb
                 say(f"  {name} at {size}: {mb:.0f} MB, {seconds:.1f} s")
@@ -309,6 +311,12 @@ def main() -> int:
         choices=("gate", "validate", "memory", "pipeline", "sidecars"),
         help="measure only these figures (default: all)",
     )
+    p.add_argument(
+        "--commands",
+        nargs="+",
+        choices=("validate", "migrate", "catalog"),
+        help="memory: measure only these commands (default: all three)",
+    )
     p.add_argument("--runs", type=int, default=3, help="runs of each timing (default: 3; the median is printed)")
     args = p.parse_args()
     scale = 10 if args.quick else 1
@@ -319,7 +327,7 @@ def main() -> int:
     if "validate" in only:
         validate(15_000 // scale, 250_000 // scale, 10_000 // scale, args.runs)
     if "memory" in only:
-        memory(10_000 // scale, 100_000 // scale)
+        memory(10_000 // scale, 100_000 // scale, set(args.commands or ()))
     if "pipeline" in only:
         pipeline(15_000 // scale, 250_000 // scale, 10_000 // scale)
     if "sidecars" in only:
