@@ -13,15 +13,17 @@ pathlib's overhead would cost more than the checks.
 from __future__ import annotations
 
 import glob
+import itertools
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from eee.dvcpointer import PointerError
 from eee.dvcpointer import parse as parse_dvc_pointer
-from eee.findings import WARNING, FileResult, Finding, Summary
+from eee.findings import WARNING, FileResult, Finding, Summary, Tally
 from eee.limits import POINTER_MAX_BYTES, RECORD_MAX_BYTES
 from eee.paths import (
     DATA_DIR,
@@ -127,51 +129,75 @@ def _nothing_here(folder: str) -> Finding:
 
 
 def _walk(top: str, listings: dict[str, list[str]], problems: list[Finding] | None = None) -> list[str]:
-    """Files below ``top``: a store root means its data/ and governance/events/."""
+    """Files below ``top``, sorted: a store root means its data/ and governance/events/."""
+    return list(walk(top, listings, problems))
+
+
+def walk(
+    top: str, listings: dict[str, list[str]] | None = None, problems: list[Finding] | None = None
+) -> Iterator[str]:
+    """The files below ``top`` in sorted order, as the walk reaches them (a store root means
+    its data/ and governance/events/); each folder's names go to ``listings`` when given.
+
+    Depth first, each folder's entries in the order of their paths: a folder's name sorts
+    as itself followed by "/", so the paths come out as ``sorted()`` would put them."""
     top = os.path.abspath(top)
     parts = top.split(os.sep)
     under_data = DATA_DIR in parts
     if not under_data and os.path.isdir(os.path.join(top, DATA_DIR)):
-        out = _walk(os.path.join(top, DATA_DIR), listings, problems)
+        yield from walk(os.path.join(top, DATA_DIR), listings, problems)
         events = os.path.join(top, EVENTS_DIR)
-        return out + (_walk(events, listings, problems) if os.path.isdir(events) else [])
+        if os.path.isdir(events):
+            yield from walk(events, listings, problems)
+        return
     if not under_data and parts[-1] == "governance" and os.path.isdir(os.path.join(top, "events")):
-        return _walk(os.path.join(top, "events"), listings, problems)
+        yield from walk(os.path.join(top, "events"), listings, problems)
+        return
     in_events = top.endswith(os.sep + EVENTS_DIR.replace("/", os.sep))
-    out: list[str] = []
-    stack = [top]
-    while stack:
-        directory = stack.pop()
-        try:
-            entries = list(os.scandir(directory))
-        except OSError as exc:
-            if problems is not None:
-                problems.append(
-                    Finding(
-                        directory,
-                        "$",
-                        f"cannot read the folder: {exc.strerror}",
-                        "check its permissions",
-                        check="input",
-                    )
+    yield from _walk_folder(top, under_data, in_events, listings, problems)
+
+
+def _walk_folder(
+    directory: str,
+    under_data: bool,
+    in_events: bool,
+    listings: dict[str, list[str]] | None,
+    problems: list[Finding] | None,
+) -> Iterator[str]:
+    try:
+        with os.scandir(directory) as it:
+            entries = list(it)
+    except OSError as exc:
+        if problems is not None:
+            problems.append(
+                Finding(
+                    directory, "$", f"cannot read the folder: {exc.strerror}", "check its permissions", check="input"
                 )
-            continue
+            )
+        return
+    if listings is not None:
         listings[directory] = [e.name for e in entries]
-        for entry in entries:
-            if entry.is_symlink():
-                if under_data or in_events:
-                    out.append(entry.path)
-            elif entry.is_dir():
-                if (under_data or not entry.name.startswith(".")) and not in_events:
-                    stack.append(entry.path)
-            elif (
-                under_data
-                or entry.name.endswith((RECORD_SUFFIX, SIDECAR_SUFFIX))
-                or (in_events and entry.name.endswith(EVENT_SUFFIX) and not entry.name.startswith("."))
-            ):
-                out.append(entry.path)
-    out.sort()
-    return out
+    keyed: list[tuple[str, str, bool]] = []  # (sort key, path, is a folder to walk)
+    for entry in entries:
+        if entry.is_symlink():
+            if under_data or in_events:
+                keyed.append((entry.name, entry.path, False))
+        elif entry.is_dir():
+            if (under_data or not entry.name.startswith(".")) and not in_events:
+                keyed.append((entry.name + "/", entry.path, True))
+        elif (
+            under_data
+            or entry.name.endswith((RECORD_SUFFIX, SIDECAR_SUFFIX))
+            or (in_events and entry.name.endswith(EVENT_SUFFIX) and not entry.name.startswith("."))
+        ):
+            keyed.append((entry.name, entry.path, False))
+    del entries
+    keyed.sort()
+    for _key, path, is_folder in keyed:
+        if is_folder:
+            yield from _walk_folder(path, under_data, in_events, listings, problems)
+        else:
+            yield path
 
 
 class _Item:
@@ -494,36 +520,60 @@ def validate_tree(
     return _validate([_Item(tree, rel) for rel in rels], options or Options(), progress, registry)
 
 
+# The sections of a run's results, in the order a report lists them.
+INPUT, RECORDS, SIDECARS, EXTRAS, OTHERS, EVENTS = range(6)
+SECTIONS = 6
+
+
+class Sink:
+    """Where a run's results go: each section's results arrive in order, a batch at a time
+    (sections may interleave). This one keeps them all, for a :class:`Summary`;
+    :class:`eee.report.Streamed` writes them to the report as they come. ``clean`` says
+    whether workers may send the report entries of files without findings ready-made."""
+
+    clean = False
+
+    def __init__(self) -> None:
+        self.sections: list[list[FileResult]] = [[] for _ in range(SECTIONS)]
+        self.fatal: str | None = None
+
+    def add(self, section: int, batch: Iterable[Any]) -> None:
+        self.sections[section].extend(batch)
+
+    def summary(self) -> Summary:
+        return Summary([r for section in self.sections for r in section], self.fatal)
+
+
 def _validate(
-    items: list[_Item],
+    items: Iterable[_Item],
     options: Options,
     progress: Progress | None = None,
     registry: Registry | None = None,
-    results: list[FileResult] | None = None,
+    problems: list[Finding] | None = None,
+    sink: Sink | None = None,
+    streamed: bool = False,
 ) -> Summary:
+    """Check ``items``; with ``streamed``, they come sorted and unique (a folder's walk) and
+    are checked as they come, chunk after chunk, none of them held for the whole run."""
+    sink = sink if sink is not None else Sink()
     try:
         registry = registry or default_registry()
     except RegistryError as exc:
-        return Summary([], fatal=str(exc))
-    results = results if results is not None else []
+        sink.fatal = str(exc)
+        return sink.summary()
     store = Store(registry, options)
     events: list[_Item] = []
-    files: list[_Item] = []
-    for item in items:
-        (events if file_kind(item.rel) == EVENT else files).append(item)
-    work = _Work(store, files)
-    total = len(items)
-    jobs = _jobs(options.jobs, files)
-    done = 0
-    for chunk in _run_chunks(work, jobs):
-        work.place(chunk)
-        done += chunk.count
-        total = max(total, done)
-        if progress:
-            progress(done, total)
-    results.extend(work.merged())
-    results.extend(_check_events(events))
-    return Summary(results)
+    if streamed:
+        _run_streamed(store, _plan_streamed(items, events), sink)
+    else:
+        files: list[_Item] = []
+        for item in items:
+            (events if file_kind(item.rel) == EVENT else files).append(item)
+        _run_planned(store, files, len(files) + len(events), progress, sink)
+    if problems:
+        sink.add(INPUT, [FileResult(p.file, "input", findings=[p]) for p in problems])
+    sink.add(EVENTS, _check_events(events))
+    return sink.summary()
 
 
 # -- the driver: records in chunks of whole folders, on several cores for a whole store ---------
@@ -537,16 +587,59 @@ def _folder(rel: str) -> str:
 
 
 class _Chunk:
-    """The results of one chunk, each tagged with its place in the one-process order."""
+    """The results of one chunk, each tagged with its place in the one-process order
+    (streamed chunks: the sections' results in order, each tagged 0)."""
 
     __slots__ = ("count", "extras", "others", "records", "sidecars")
 
     def __init__(self) -> None:
-        self.records: list[tuple[int, FileResult]] = []
-        self.sidecars: list[tuple[int, FileResult]] = []
-        self.extras: list[FileResult] = []  # sidecars found beside a record, not named in the run
-        self.others: list[tuple[int, FileResult]] = []
+        self.records: list[tuple[int, Any]] = []
+        self.sidecars: list[tuple[int, Any]] = []
+        self.extras: list[Any] = []  # sidecars found beside a record, not named in the run
+        self.others: list[tuple[int, Any]] = []
         self.count = 0
+
+    def cleaned(self) -> _Chunk:
+        """The chunk as a worker sends it to a report: each run of files without findings
+        as one :class:`eee.report.Clean` piece (their entries written here, on this core)."""
+        from eee.report import Clean, file_bytes
+
+        def pieces(results: list[Any]) -> list[Any]:
+            out: list[Any] = []
+            run: list[bytes] = []
+            tally = Tally()
+            for result in results:
+                if result.findings or result.suppressed:
+                    if run:
+                        out.append(Clean(b"".join(run), tally))
+                        run, tally = [], Tally()
+                    out.append(result)
+                else:
+                    run.append(file_bytes(result))
+                    tally.add(result)
+            if run:
+                out.append(Clean(b"".join(run), tally))
+            return out
+
+        out = _Chunk()
+        out.count = self.count
+        out.records = [(0, p) for p in pieces([r for _, r in self.records])]
+        out.sidecars = [(0, p) for p in pieces([r for _, r in self.sidecars])]
+        out.extras = pieces(self.extras)
+        out.others = [(0, p) for p in pieces([r for _, r in self.others])]
+        return out
+
+
+_Described = tuple[list[tuple[str, str, bool, int]], ...]
+
+
+def _describe(sections: Iterable[Iterable[tuple[int, _Item]]]) -> _Described:
+    """Items as plain strings, for a worker: it reads the files through trees of its own and
+    never touches this process's objects (whose pages it shares after the fork)."""
+    return tuple(
+        [(item.tree.root, item.rel, item.in_store, i) for i, item in section]  # type: ignore[attr-defined]
+        for section in sections
+    )
 
 
 class _Work:
@@ -559,7 +652,6 @@ class _Work:
         self.records = [i for i in files if i.rel.endswith(RECORD_SUFFIX)]
         self.sidecars = [i for i in files if i.rel.endswith(SIDECAR_SUFFIX)]
         self.others = [i for i in files if not i.rel.endswith((RECORD_SUFFIX, SIDECAR_SUFFIX))]
-        self.queued = {i.key() for i in self.sidecars}
         # chunk of each folder: consecutive records, cut at a folder boundary past CHUNK
         chunk_of: dict[tuple[int, str], int] = {}  # only while planning: a store has ~one folder a record
         count = n = 0
@@ -582,21 +674,9 @@ class _Work:
         self._extras: list[list[FileResult]] = [[] for _ in range(self.chunks)]
         self._placed = 0
 
-    def check(self, n: int) -> _Chunk:
-        """Check chunk ``n`` in this process."""
-        record_ix, sidecar_ix, other_ix = self.plan[n]
-        return _check_chunk(
-            self.store,
-            [(i, self.records[i]) for i in record_ix],
-            [(i, self.sidecars[i]) for i in sidecar_ix],
-            [(i, self.others[i]) for i in other_ix],
-        )
-
-    def describe(self, n: int) -> tuple[list[tuple[str, str, bool, int]], ...]:
-        """Chunk ``n`` as plain strings, for a worker: it reads the files through trees of its
-        own and never touches this process's objects (whose pages it shares after the fork)."""
+    def sections(self, n: int) -> tuple[list[tuple[int, _Item]], ...]:
         return tuple(
-            [(items[i].tree.root, items[i].rel, items[i].in_store, i) for i in ix]  # type: ignore[attr-defined]
+            [(i, items[i]) for i in ix]
             for items, ix in zip((self.records, self.sidecars, self.others), self.plan[n], strict=True)
         )
 
@@ -610,13 +690,11 @@ class _Work:
         self._extras[self._placed] = chunk.extras
         self._placed += 1
 
-    def merged(self) -> list[FileResult]:
-        out = [r for r in self._records if r is not None]
-        out.extend(r for r in self._sidecars if r is not None)
-        for extras in self._extras:
-            out.extend(extras)
-        out.extend(r for r in self._others if r is not None)
-        return out
+    def emit(self, sink: Sink) -> None:
+        sink.add(RECORDS, [r for r in self._records if r is not None])
+        sink.add(SIDECARS, [r for r in self._sidecars if r is not None])
+        sink.add(EXTRAS, [r for extras in self._extras for r in extras])
+        sink.add(OTHERS, [r for r in self._others if r is not None])
 
 
 def _check_chunk(
@@ -658,11 +736,13 @@ def _jobs(wanted: int | None, files: list[_Item]) -> int:
     return wanted or os.cpu_count() or 1
 
 
-_WORK: _Work | None = None  # the run a forked worker inherits
+_STORE: Store | None = None  # the run a forked worker inherits
+_CLEAN = False  # whether a worker sends files without findings as ready-made report entries
 
 
-def _in_worker(described: tuple[list[tuple[str, str, bool, int]], ...]) -> _Chunk:
-    assert _WORK is not None
+def _check_described(store: Store, described: _Described) -> _Chunk:
+    """Check a described chunk through trees of its own (one per store root, for this chunk
+    only: their listings go with it, and memory stays flat)."""
     trees: dict[str, WorkTree] = {}
 
     def items(entries: list[tuple[str, str, bool, int]]) -> list[tuple[int, _Item]]:
@@ -674,24 +754,115 @@ def _in_worker(described: tuple[list[tuple[str, str, bool, int]], ...]) -> _Chun
         return out
 
     records, sidecars, others = described
-    return _check_chunk(_WORK.store, items(records), items(sidecars), items(others))
+    return _check_chunk(store, items(records), items(sidecars), items(others))
 
 
-def _run_chunks(work: _Work, jobs: int) -> Iterable[_Chunk]:
-    """The chunks' results in order: checked here, or by ``jobs`` forked workers."""
-    if jobs <= 1 or work.chunks <= 1:
-        for n in range(work.chunks):
-            yield work.check(n)
-        return
+def _in_worker(described: _Described) -> _Chunk:
+    assert _STORE is not None
+    chunk = _check_described(_STORE, described)
+    return chunk.cleaned() if _CLEAN else chunk
+
+
+@contextmanager
+def _pool(store: Store, jobs: int, clean: bool) -> Iterator[Any]:
+    """``jobs`` forked workers that inherit the run (its registry and options)."""
     import multiprocessing
 
-    global _WORK
-    _WORK = work
+    global _STORE, _CLEAN
+    _STORE, _CLEAN = store, clean
     try:
-        with multiprocessing.get_context("fork").Pool(min(jobs, work.chunks)) as pool:
-            yield from pool.imap(_in_worker, (work.describe(n) for n in range(work.chunks)))
+        with multiprocessing.get_context("fork").Pool(jobs) as pool:
+            yield pool
     finally:
-        _WORK = None
+        _STORE, _CLEAN = None, False
+
+
+def _run_planned(store: Store, files: list[_Item], total: int, progress: Progress | None, sink: Sink) -> None:
+    """Check a list of files (any order): planned in chunks of whole folders, checked here
+    or by forked workers, merged back into the one-process order."""
+    work = _Work(store, files)
+    jobs = min(_jobs(store.options.jobs, files), work.chunks)
+    done = 0
+    with ExitStack() as stack:
+        if jobs <= 1:
+            chunks: Iterable[_Chunk] = (_check_chunk(store, *work.sections(n)) for n in range(work.chunks))
+        else:
+            pool = stack.enter_context(_pool(store, jobs, clean=False))
+            chunks = pool.imap(_in_worker, (_describe(work.sections(n)) for n in range(work.chunks)))
+        for chunk in chunks:
+            work.place(chunk)
+            done += chunk.count
+            total = max(total, done)
+            if progress:
+                progress(done, total)
+    work.emit(sink)
+
+
+def _plan_streamed(items: Iterable[_Item], events: list[_Item]) -> Iterator[tuple[list[tuple[int, _Item]], ...]]:
+    """Sorted items as chunks of whole folders (a folder's files are consecutive in sorted
+    order): records, sidecars and other files of about CHUNK records; events set aside."""
+    sections: tuple[list[tuple[int, _Item]], ...] = ([], [], [])
+    count = 0
+    current: tuple[int, str] | None = None
+    for item in items:
+        rel = item.rel
+        kind = file_kind(rel)
+        if kind == EVENT:
+            events.append(item)
+            continue
+        folder = (id(item.tree), _folder(rel))
+        if folder != current:
+            if count >= CHUNK:
+                yield sections
+                sections, count = ([], [], []), 0
+            current = folder
+        if rel.endswith(RECORD_SUFFIX):
+            sections[0].append((0, item))
+            count += 1
+        elif rel.endswith(SIDECAR_SUFFIX):
+            sections[1].append((0, item))
+        else:
+            sections[2].append((0, item))
+    if any(sections):
+        yield sections
+
+
+def _emit(sink: Sink, chunk: _Chunk) -> None:
+    sink.add(RECORDS, [r for _, r in chunk.records])
+    sink.add(SIDECARS, [r for _, r in chunk.sidecars])
+    if chunk.extras:
+        sink.add(EXTRAS, chunk.extras)
+    sink.add(OTHERS, [r for _, r in chunk.others])
+
+
+def _run_streamed(store: Store, planned: Iterator[tuple[list[tuple[int, _Item]], ...]], sink: Sink) -> None:
+    """Check chunks as the walk yields them and hand their results to the sink in order:
+    here for a few files, else on forked workers once PARALLEL_MIN files are seen (the
+    walk then feeds the workers as it goes; ``imap`` keeps the chunks' order)."""
+    ahead: list[tuple[list[tuple[int, _Item]], ...]] = []
+    seen = 0
+    for sections in planned:
+        ahead.append(sections)
+        seen += sum(len(s) for s in sections)
+        if seen >= PARALLEL_MIN:
+            break
+    wanted = store.options.jobs
+    jobs = 1 if wanted is not None and wanted <= 1 else wanted or os.cpu_count() or 1
+    if seen < PARALLEL_MIN and wanted is None:
+        jobs = 1
+    if jobs > 1:
+        import multiprocessing
+
+        if "fork" not in multiprocessing.get_all_start_methods():
+            jobs = 1  # pragma: no cover - Windows
+    described = (_describe(sections) for sections in itertools.chain(ahead, planned))
+    if jobs <= 1:
+        for one in described:  # through trees of the chunk's own, as a worker: memory stays flat
+            _emit(sink, _check_described(store, one))
+        return
+    with _pool(store, jobs, clean=sink.clean) as pool:
+        for chunk in pool.imap(_in_worker, described):
+            _emit(sink, chunk)
 
 
 def _check_events(events: list[_Item]) -> list[FileResult]:
@@ -718,37 +889,59 @@ def run(
     options: Options | None = None,
     registry: Registry | None = None,
     progress: Progress | None = None,
+    sink: Sink | None = None,
 ) -> Summary:
     """Validate the files named on the command line (files, folders, globs).
 
     Each file is read through the work tree of the store it belongs to (``options.root``,
-    or found from its path); a file outside any store is checked on its own."""
+    or found from its path); a file outside any store is checked on its own. One folder
+    (``eee validate .``, what the pipeline runs) is checked as it is walked, chunk after
+    chunk, without listing the store first, when no progress bar needs the total; its
+    results go to ``sink`` (default: all kept, for the :class:`Summary`)."""
     options = options or Options()
+    args = [str(a) for a in args]
+    if progress is None and len(args) == 1 and os.path.isdir(args[0]) and not os.path.islink(args[0]):
+        problems: list[Finding] = []
+        items = _items(_walked(args[0], problems), options, None)
+        return _validate(items, options, progress, registry, problems, sink, streamed=True)
     found = collect(args)
-    results = [FileResult(p.file, "input", findings=[p]) for p in found.problems]
+    items = list(_items(found.files, options, found.listings))
+    return _validate(items, options, progress, registry, found.problems, sink)
+
+
+def _walked(folder: str, problems: list[Finding]) -> Iterator[str]:
+    """The files below ``folder`` as :func:`collect` lists them, one at a time."""
+    empty = True
+    for path in walk(folder, None, problems):
+        empty = False
+        yield path
+    if empty:
+        problems.append(_nothing_here(folder))
+
+
+def _items(files: Iterable[str], options: Options, listings: dict[str, list[str]] | None) -> Iterator[_Item]:
+    """Absolute paths as items of the trees of their stores (loose files: the file system's)."""
     trees: dict[str, WorkTree] = {}
 
     def tree_at(root: str) -> WorkTree:
         if root not in trees:
-            trees[root] = WorkTree(root, found.listings)
+            trees[root] = WorkTree(root, listings)
         return trees[root]
 
     fixed = os.path.abspath(options.root) if options.root else None
-    items: list[_Item] = []
-    roots: dict[str, str | None] = {}  # folder -> its store root (one look-up per folder, not per file)
-    for absolute in found.files:
+    last: tuple[str | None, str | None] = (None, None)  # a folder and its store root (files come by folder)
+    for absolute in files:
         if absolute.endswith(EVENT_SUFFIX) and _EVENTS_MARKER in absolute:
-            root = absolute[: absolute.rindex(_EVENTS_MARKER)]
+            root: str | None = absolute[: absolute.rindex(_EVENTS_MARKER)]
         elif fixed:
             root = fixed
         else:
             folder = os.path.dirname(absolute)
-            if folder not in roots:
-                roots[folder] = find_store_root(absolute)
-            root = roots[folder]
+            if folder != last[0]:
+                last = (folder, find_store_root(absolute))
+            root = last[1]
         rel = tree_at(root).rel(absolute) if root else None
         if rel is None:
-            items.append(_Item(tree_at(_LOOSE), absolute.lstrip(os.sep), in_store=False))
+            yield _Item(tree_at(_LOOSE), absolute.lstrip(os.sep), in_store=False)
         else:
-            items.append(_Item(tree_at(root), rel))
-    return _validate(items, options, progress, registry, results)
+            yield _Item(tree_at(root), rel)
