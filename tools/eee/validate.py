@@ -21,10 +21,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from eee.dvcpointer import PointerError
-from eee.dvcpointer import parse as parse_dvc_pointer
+from eee.dvcpointer import Pointer
 from eee.findings import WARNING, FileResult, Finding, Summary, Tally
-from eee.limits import POINTER_MAX_BYTES, RECORD_MAX_BYTES
+from eee.limits import RECORD_MAX_BYTES
 from eee.paths import (
     DATA_DIR,
     DVC_POINTER,
@@ -46,7 +45,7 @@ from eee.paths import (
 from eee.rules.layout import case_clash
 from eee.rules.record import benchmark_findings, folder_findings, score_findings, sidecar_pointer_findings
 from eee.rules.schema import document_findings
-from eee.rules.sidecar import DEFAULT_CAP, check_sidecar, declared_sidecar_findings
+from eee.rules.sidecar import DEFAULT_CAP, check_sidecar, declared_sidecar_findings, read_pointer
 from eee.schemas import EVAL, Registry, RegistryError, default_registry
 from eee.strictjson import JSONProblem, attach_lines, loads
 from eee.tree import SYMLINK, Tree, Unreadable, WorkTree
@@ -224,6 +223,22 @@ class Store:
         self.registry = registry
         self.options = options
         self.aggregates: dict[tuple[int, str], dict[str, Any] | None] = {}
+        self.pointers: dict[tuple[int, str], Any] = {}  # a chunk's DVC pointers, read once for sidecar and pointer
+
+    def pointer(self, item: _Item) -> Any:
+        """The DVC pointer ``item`` parsed, or why it cannot be (:func:`read_pointer`)."""
+        key = item.key()
+        if key not in self.pointers:
+            self.pointers[key] = read_pointer(item.tree, item.rel)
+        return self.pointers[key]
+
+    def read_before(self, item: _Item) -> bool:
+        """Whether ``item`` (a record) was read in this chunk, so exists (no need to ask the tree)."""
+        return self.aggregates.get(item.key()) is not None
+
+    def clear(self) -> None:
+        self.aggregates.clear()
+        self.pointers.clear()
 
     def aggregate(self, item: _Item) -> dict[str, Any] | None:
         key = item.key()
@@ -271,21 +286,19 @@ def check_record(item: _Item, file: str, store: Store, result: FileResult) -> di
     if opts.repo_checks:
         where, found = layout_findings(store, item, file)
         findings.extend(found)
-    if item.tree.mode(item.rel) == SYMLINK:
-        findings.append(
-            Finding(
+    try:
+        data = item.tree.read(item.rel, RECORD_MAX_BYTES)  # never through a link: a link is refused here
+    except Unreadable as exc:
+        refused = exc.finding
+        if item.tree.mode(item.rel) == SYMLINK:
+            refused = Finding(
                 file,
                 "$",
                 "is a symbolic link",
                 "records must be regular files: copy the content in place of the link",
                 check="layout",
             )
-        )
-        return None
-    try:
-        data = item.tree.read(item.rel, RECORD_MAX_BYTES)
-    except Unreadable as exc:
-        findings.append(exc.finding)
+        findings.append(refused)
         return None
     try:
         doc = loads(data)
@@ -356,7 +369,7 @@ def _check_records(
             if repo and isinstance(der, dict):
                 sidecar = item.beside(sidecar_path_for(item.rel))
                 name = sidecar.rel.rsplit("/", 1)[-1]
-                if tree.exists(sidecar.rel):
+                if sidecar.key() in queued or tree.exists(sidecar.rel):  # queued: the walk found it
                     if sidecar.key() not in queued:  # a record and its sidecar are checked together
                         queued.add(sidecar.key())
                         extra.append(sidecar)
@@ -402,7 +415,7 @@ def _check_sidecar_file(store: Store, item: _Item, file: str) -> FileResult:
     if options.repo_checks:
         record = item.beside(record_path_for_sidecar(item.rel))
         record_name = record.rel.rsplit("/", 1)[-1]
-        if not tree.exists(record.rel):
+        if not store.read_before(record) and not tree.exists(record.rel):
             result.findings.append(
                 Finding(
                     file,
@@ -425,7 +438,8 @@ def _check_sidecar_file(store: Store, item: _Item, file: str) -> FileResult:
                     )
                 )
                 aggregate = None
-    check_sidecar(tree, item.rel, file, store.registry, aggregate, result, cap=options.cap)
+    pointer = store.pointer(item.beside(item.rel + POINTER_SUFFIX))
+    check_sidecar(tree, item.rel, file, store.registry, aggregate, result, cap=options.cap, pointer=pointer)
     return result
 
 
@@ -437,20 +451,22 @@ def _check_other(store: Store, item: _Item, file: str) -> FileResult | None:
     result = FileResult(file, kind)
     where, found = layout_findings(store, item, file)
     result.findings.extend(found)
+    pointer = None
     if kind == DVC_POINTER and where is not None:
-        result.findings.extend(_pointer_findings(tree, item.rel, file))
-        record = record_path_for_sidecar(item.rel[: -len(POINTER_SUFFIX)])
-        if not tree.exists(record):
+        pointer = store.pointer(item)
+        result.findings.extend(_pointer_findings(pointer, item.rel, file))
+        record = item.beside(record_path_for_sidecar(item.rel[: -len(POINTER_SUFFIX)]))
+        if not store.read_before(record) and not tree.exists(record.rel):
             result.findings.append(
                 Finding(
                     file,
                     "$",
-                    f"DVC pointer without aggregate: {record.rsplit('/', 1)[-1]} does not exist beside it",
+                    f"DVC pointer without aggregate: {record.rel.rsplit('/', 1)[-1]} does not exist beside it",
                     "add the record or remove the pointer",
                     check="sidecar",
                 )
             )
-    if tree.mode(item.rel) == SYMLINK:
+    if not isinstance(pointer, Pointer) and tree.mode(item.rel) == SYMLINK:  # a pointer read was no link
         result.findings.append(Finding(file, "$", "is a symbolic link", "use regular files only", check="layout"))
     return result
 
@@ -458,21 +474,15 @@ def _check_other(store: Store, item: _Item, file: str) -> FileResult | None:
 _EMPTY_MD5 = "d41d8cd98f00b204e9800998ecf8427e"
 
 
-def _pointer_findings(tree: Tree, rel: str, file: str) -> list[Finding]:
-    """A DVC pointer must be one, and name its own sidecar."""
+def _pointer_findings(pointer: Any, rel: str, file: str) -> list[Finding]:
+    """A DVC pointer (as :func:`read_pointer` read it) must be one, and name its own sidecar."""
     sidecar_name = rel.rsplit("/", 1)[-1][: -len(POINTER_SUFFIX)]
-    try:
-        pointer = parse_dvc_pointer(tree.read(rel, POINTER_MAX_BYTES).decode("utf-8"))
-    except Unreadable as exc:
-        problem = exc.finding.message
+    if isinstance(pointer, Exception):
+        problem = pointer.finding.message if isinstance(pointer, Unreadable) else str(pointer)
         return [
             Finding(
                 file, "$", f"unreadable DVC pointer: {problem}", "re-create it with `eee samples add`", check="sidecar"
             )
-        ]
-    except (UnicodeDecodeError, PointerError) as exc:
-        return [
-            Finding(file, "$", f"unreadable DVC pointer: {exc}", "re-create it with `eee samples add`", check="sidecar")
         ]
     if pointer.size == 0 or pointer.md5 == _EMPTY_MD5:
         return [
@@ -702,7 +712,7 @@ def _check_chunk(
 ) -> _Chunk:
     """Check a chunk of whole folders: its records, their sidecars, the other files. A sidecar
     named in the run lies in its record's folder, so in the same chunk (``queued``)."""
-    store.aggregates.clear()  # what pairing needs lies in the chunk: memory stays flat
+    store.clear()  # what pairing needs lies in the chunk: memory stays flat
     out = _Chunk()
     queued = {item.key() for _, item in sidecars}
     extra: list[_Item] = []
@@ -718,7 +728,7 @@ def _check_chunk(
         if result is not None:
             out.others.append((index, result))
     out.count = len(records) + len(sidecars) + len(others) + len(extra)
-    store.aggregates.clear()
+    store.clear()
     return out
 
 
