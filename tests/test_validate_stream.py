@@ -166,3 +166,28 @@ def test_flags_are_accepted_chunk_by_chunk(tmp_path: Path, capsys: pytest.Captur
     assert json.loads(expected)["summary"]["errors"] == before - 3
     _code, written, _, _ = _cli([".", "--format", "json", "--no-progress", "--jobs", "2"], tmp_path, capsys)
     assert written == expected
+
+
+def test_a_folder_whose_files_are_not_consecutive_stays_in_one_chunk(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``m/<uuid>.json``, then ``m/<uuid>.k/x.json``, then ``m/<uuid>_samples.jsonl`` in
+    sorted order: a chunk cut at the folder between would part the record from its sidecar."""
+    root = tmp_path / "store"
+    shutil.copytree(PROJECT / "schemas", root / "schemas")
+    _fill(root)
+    record, sidecar = place_with_sidecar(root, b'{"not": "a row"}\n')
+    between = record.parent / (record.name[: -len(".json")] + ".k")
+    between.mkdir()
+    (between / "x.json").write_text("{}")
+    (between / "deeper").mkdir()
+    (between / "deeper" / "y.json").write_text("{}")
+    walked = list(validate.walk(str(root)))
+    assert walked.index(str(record)) < walked.index(str(between / "x.json")) < walked.index(str(sidecar))
+    monkeypatch.setattr(validate, "CHUNK", 1)
+    monkeypatch.setattr(validate, "PARALLEL_MIN", 10)
+    monkeypatch.chdir(root)
+    expected = json_bytes(validate.validate_tree(WorkTree(root), options=validate.Options(jobs=1)))
+    for jobs in ("1", "2"):
+        _code, written, _, _ = _cli([".", "--format", "json", "--no-progress", "--jobs", jobs], tmp_path, capsys)
+        assert written == expected

@@ -561,10 +561,11 @@ def _validate(
     registry: Registry | None = None,
     problems: list[Finding] | None = None,
     sink: Sink | None = None,
-    streamed: bool = False,
+    streamed: dict[str, list[str]] | None = None,
 ) -> Summary:
-    """Check ``items``; with ``streamed``, they come sorted and unique (a folder's walk) and
-    are checked as they come, chunk after chunk, none of them held for the whole run."""
+    """Check ``items``. ``streamed``: they come sorted and unique from a folder's walk, which
+    fills this dict with the names of each folder as it reaches it; they are checked as they
+    come, chunk after chunk, none of them (nor the names) held for the whole run."""
     sink = sink if sink is not None else Sink()
     try:
         registry = registry or default_registry()
@@ -573,8 +574,8 @@ def _validate(
         return sink.summary()
     store = Store(registry, options)
     events: list[_Item] = []
-    if streamed:
-        _run_streamed(store, _plan_streamed(items, events), sink)
+    if streamed is not None:
+        _run_streamed(store, _plan_streamed(items, events, streamed), sink)
     else:
         files: list[_Item] = []
         for item in items:
@@ -640,16 +641,20 @@ class _Chunk:
         return out
 
 
-_Described = tuple[list[tuple[str, str, bool, int]], ...]
+_Sections = tuple[list[tuple[int, _Item]], list[tuple[int, _Item]], list[tuple[int, _Item]]]
+_Described = tuple[list[tuple[str, str, bool, int]], list[tuple[str, str, bool, int]], list[tuple[str, str, bool, int]]]
+_Names = dict[str, list[str]]  # absolute folder -> the names in it, as the walk listed them
 
 
-def _describe(sections: Iterable[Iterable[tuple[int, _Item]]]) -> _Described:
+def _describe(sections: _Sections, names: _Names | None = None) -> tuple[_Described, _Names | None]:
     """Items as plain strings, for a worker: it reads the files through trees of its own and
-    never touches this process's objects (whose pages it shares after the fork)."""
-    return tuple(
+    never touches this process's objects (whose pages it shares after the fork); ``names``:
+    the folders of the chunk the walk has listed (the worker need not list them again)."""
+    described = tuple(
         [(item.tree.root, item.rel, item.in_store, i) for i, item in section]  # type: ignore[attr-defined]
         for section in sections
     )
+    return described, names  # type: ignore[return-value]
 
 
 class _Work:
@@ -750,16 +755,18 @@ _STORE: Store | None = None  # the run a forked worker inherits
 _CLEAN = False  # whether a worker sends files without findings as ready-made report entries
 
 
-def _check_described(store: Store, described: _Described) -> _Chunk:
+def _check_described(store: Store, task: tuple[_Described, _Names | None]) -> _Chunk:
     """Check a described chunk through trees of its own (one per store root, for this chunk
     only: their listings go with it, and memory stays flat)."""
+    described, names = task
+    names = names if names is not None else {}
     trees: dict[str, WorkTree] = {}
 
     def items(entries: list[tuple[str, str, bool, int]]) -> list[tuple[int, _Item]]:
         out = []
         for root, rel, in_store, index in entries:
             if root not in trees:
-                trees[root] = WorkTree(root)
+                trees[root] = WorkTree(root, names)
             out.append((index, _Item(trees[root], rel, in_store)))
         return out
 
@@ -767,9 +774,9 @@ def _check_described(store: Store, described: _Described) -> _Chunk:
     return _check_chunk(store, items(records), items(sidecars), items(others))
 
 
-def _in_worker(described: _Described) -> _Chunk:
+def _in_worker(task: tuple[_Described, _Names | None]) -> _Chunk:
     assert _STORE is not None
-    chunk = _check_described(_STORE, described)
+    chunk = _check_described(_STORE, task)
     return chunk.cleaned() if _CLEAN else chunk
 
 
@@ -808,24 +815,35 @@ def _run_planned(store: Store, files: list[_Item], total: int, progress: Progres
     work.emit(sink)
 
 
-def _plan_streamed(items: Iterable[_Item], events: list[_Item]) -> Iterator[tuple[list[tuple[int, _Item]], ...]]:
-    """Sorted items as chunks of whole folders (a folder's files are consecutive in sorted
-    order): records, sidecars and other files of about CHUNK records; events set aside."""
-    sections: tuple[list[tuple[int, _Item]], ...] = ([], [], [])
+def _plan_streamed(items: Iterable[_Item], events: list[_Item], names: _Names) -> Iterator[tuple[_Sections, _Names]]:
+    """Sorted items as chunks of whole folders, about CHUNK records each, with the names of
+    the folders the walk listed meanwhile (``names``, emptied as they go); events set aside.
+
+    A folder's own files need not be consecutive in sorted order (``m/a.json``,
+    ``m/b/x.json``, ``m/c.json``): a chunk is cut only where no folder of it can come back,
+    at a folder that is neither one of the chunk's nor below one of them."""
+    sections: _Sections = ([], [], [])
     count = 0
-    current: tuple[int, str] | None = None
+    current = None
+    folders: set[str] = set()  # of the chunk
     for item in items:
         rel = item.rel
         kind = file_kind(rel)
         if kind == EVENT:
             events.append(item)
             continue
-        folder = (id(item.tree), _folder(rel))
+        folder = os.path.dirname(item.tree.path(rel))  # type: ignore[attr-defined]
         if folder != current:
-            if count >= CHUNK:
-                yield sections
+            if count >= CHUNK and folder not in folders and not any(f in folders for f in _above(folder)):
+                # the folder just reached was listed for the next chunk (which lists those above it itself)
+                ahead = {folder: names.pop(folder)} if folder in names else {}
+                yield sections, dict(names)
+                names.clear()
+                names.update(ahead)
                 sections, count = ([], [], []), 0
+                folders.clear()
             current = folder
+            folders.add(folder)
         if rel.endswith(RECORD_SUFFIX):
             sections[0].append((0, item))
             count += 1
@@ -834,7 +852,15 @@ def _plan_streamed(items: Iterable[_Item], events: list[_Item]) -> Iterator[tupl
         else:
             sections[2].append((0, item))
     if any(sections):
-        yield sections
+        yield sections, dict(names)
+    names.clear()
+
+
+def _above(path: str) -> Iterator[str]:
+    """The folders above the absolute ``path``, nearest first."""
+    while (cut := path.rfind(os.sep)) > 0:
+        path = path[:cut]
+        yield path
 
 
 def _emit(sink: Sink, chunk: _Chunk) -> None:
@@ -845,14 +871,14 @@ def _emit(sink: Sink, chunk: _Chunk) -> None:
     sink.add(OTHERS, [r for _, r in chunk.others])
 
 
-def _run_streamed(store: Store, planned: Iterator[tuple[list[tuple[int, _Item]], ...]], sink: Sink) -> None:
+def _run_streamed(store: Store, planned: Iterator[tuple[_Sections, _Names]], sink: Sink) -> None:
     """Check chunks as the walk yields them and hand their results to the sink in order:
     here for a few files, else on forked workers once PARALLEL_MIN files are seen (the
     walk then feeds the workers as it goes; ``imap`` keeps the chunks' order)."""
-    ahead: list[tuple[list[tuple[int, _Item]], ...]] = []
+    ahead: list[tuple[_Sections, _Names]] = []
     seen = 0
-    for sections in planned:
-        ahead.append(sections)
+    for sections, names in planned:
+        ahead.append((sections, names))
         seen += sum(len(s) for s in sections)
         if seen >= PARALLEL_MIN:
             break
@@ -865,7 +891,7 @@ def _run_streamed(store: Store, planned: Iterator[tuple[list[tuple[int, _Item]],
 
         if "fork" not in multiprocessing.get_all_start_methods():
             jobs = 1  # pragma: no cover - Windows
-    described = (_describe(sections) for sections in itertools.chain(ahead, planned))
+    described = (_describe(sections, names) for sections, names in itertools.chain(ahead, planned))
     if jobs <= 1:
         for one in described:  # through trees of the chunk's own, as a worker: memory stays flat
             _emit(sink, _check_described(store, one))
@@ -912,17 +938,18 @@ def run(
     args = [str(a) for a in args]
     if progress is None and len(args) == 1 and os.path.isdir(args[0]) and not os.path.islink(args[0]):
         problems: list[Finding] = []
-        items = _items(_walked(args[0], problems), options, None)
-        return _validate(items, options, progress, registry, problems, sink, streamed=True)
+        listed: _Names = {}
+        items = _items(_walked(args[0], problems, listed), options, None)
+        return _validate(items, options, progress, registry, problems, sink, streamed=listed)
     found = collect(args)
     items = list(_items(found.files, options, found.listings))
     return _validate(items, options, progress, registry, found.problems, sink)
 
 
-def _walked(folder: str, problems: list[Finding]) -> Iterator[str]:
+def _walked(folder: str, problems: list[Finding], listed: _Names) -> Iterator[str]:
     """The files below ``folder`` as :func:`collect` lists them, one at a time."""
     empty = True
-    for path in walk(folder, None, problems):
+    for path in walk(folder, listed, problems):
         empty = False
         yield path
     if empty:
