@@ -46,7 +46,7 @@ from eee.rules.layout import case_clash
 from eee.rules.record import benchmark_findings, folder_findings, score_findings, sidecar_pointer_findings
 from eee.rules.schema import document_findings
 from eee.rules.sidecar import DEFAULT_CAP, check_sidecar, declared_sidecar_findings, read_pointer
-from eee.schemas import EVAL, Registry, RegistryError, default_registry
+from eee.schemas import EVAL, INSTANCE, Registry, RegistryError, default_registry
 from eee.strictjson import JSONProblem, attach_lines, loads
 from eee.tree import SYMLINK, Tree, Unreadable, WorkTree
 
@@ -785,6 +785,12 @@ def _pool(store: Store, jobs: int, clean: bool) -> Iterator[Any]:
     """``jobs`` forked workers that inherit the run (its registry and options)."""
     import multiprocessing
 
+    from eee.rules.schema import screen
+
+    for version in store.registry.versions:  # compiled once, here: the workers inherit them
+        for kind in (EVAL, INSTANCE):
+            if store.registry.schema_path(version, kind).is_file():
+                screen(store.registry, version, kind)
     global _STORE, _CLEAN
     _STORE, _CLEAN = store, clean
     try:
