@@ -12,6 +12,7 @@ pathlib's overhead would cost more than the checks.
 
 from __future__ import annotations
 
+import gc
 import glob
 import itertools
 import os
@@ -136,7 +137,17 @@ def walk(
     top: str, listings: dict[str, list[str]] | None = None, problems: list[Finding] | None = None
 ) -> Iterator[str]:
     """The files below ``top`` in sorted order, as the walk reaches them (a store root means
-    its data/ and governance/events/); each folder's names go to ``listings`` when given.
+    its data/ and governance/events/); each folder's names go to ``listings`` when given."""
+    for directory, names in walk_folders(top, listings, problems):
+        for name in names:
+            yield os.path.join(directory, name)
+
+
+def walk_folders(
+    top: str, listings: dict[str, list[str]] | None = None, problems: list[Finding] | None = None
+) -> Iterator[tuple[str, list[str]]]:
+    """:func:`walk` as (folder, the names of consecutive files in it): the files of a folder
+    come in one piece unless a subfolder's files sort between them.
 
     Depth first, each folder's entries in the order of their paths: a folder's name sorts
     as itself followed by "/", so the paths come out as ``sorted()`` would put them."""
@@ -144,13 +155,13 @@ def walk(
     parts = top.split(os.sep)
     under_data = DATA_DIR in parts
     if not under_data and os.path.isdir(os.path.join(top, DATA_DIR)):
-        yield from walk(os.path.join(top, DATA_DIR), listings, problems)
+        yield from walk_folders(os.path.join(top, DATA_DIR), listings, problems)
         events = os.path.join(top, EVENTS_DIR)
         if os.path.isdir(events):
-            yield from walk(events, listings, problems)
+            yield from walk_folders(events, listings, problems)
         return
     if not under_data and parts[-1] == "governance" and os.path.isdir(os.path.join(top, "events")):
-        yield from walk(os.path.join(top, "events"), listings, problems)
+        yield from walk_folders(os.path.join(top, "events"), listings, problems)
         return
     in_events = top.endswith(os.sep + EVENTS_DIR.replace("/", os.sep))
     yield from _walk_folder(top, under_data, in_events, listings, problems)
@@ -162,7 +173,7 @@ def _walk_folder(
     in_events: bool,
     listings: dict[str, list[str]] | None,
     problems: list[Finding] | None,
-) -> Iterator[str]:
+) -> Iterator[tuple[str, list[str]]]:
     try:
         with os.scandir(directory) as it:
             entries = list(it)
@@ -176,27 +187,34 @@ def _walk_folder(
         return
     if listings is not None:
         listings[directory] = [e.name for e in entries]
-    keyed: list[tuple[str, str, bool]] = []  # (sort key, path, is a folder to walk)
+    keyed: list[tuple[str, str, bool]] = []  # (sort key, name, is a folder to walk)
     for entry in entries:
+        name = entry.name
         if entry.is_symlink():
             if under_data or in_events:
-                keyed.append((entry.name, entry.path, False))
+                keyed.append((name, name, False))
         elif entry.is_dir():
-            if (under_data or not entry.name.startswith(".")) and not in_events:
-                keyed.append((entry.name + "/", entry.path, True))
+            if (under_data or not name.startswith(".")) and not in_events:
+                keyed.append((name + "/", name, True))
         elif (
             under_data
-            or entry.name.endswith((RECORD_SUFFIX, SIDECAR_SUFFIX))
-            or (in_events and entry.name.endswith(EVENT_SUFFIX) and not entry.name.startswith("."))
+            or name.endswith((RECORD_SUFFIX, SIDECAR_SUFFIX))
+            or (in_events and name.endswith(EVENT_SUFFIX) and not name.startswith("."))
         ):
-            keyed.append((entry.name, entry.path, False))
+            keyed.append((name, name, False))
     del entries
     keyed.sort()
-    for _key, path, is_folder in keyed:
+    files: list[str] = []
+    for _key, name, is_folder in keyed:
         if is_folder:
-            yield from _walk_folder(path, under_data, in_events, listings, problems)
+            if files:
+                yield directory, files
+                files = []
+            yield from _walk_folder(os.path.join(directory, name), under_data, in_events, listings, problems)
         else:
-            yield path
+            files.append(name)
+    if files:
+        yield directory, files
 
 
 class _Item:
@@ -561,11 +579,10 @@ def _validate(
     registry: Registry | None = None,
     problems: list[Finding] | None = None,
     sink: Sink | None = None,
-    streamed: dict[str, list[str]] | None = None,
+    walked: str | None = None,
 ) -> Summary:
-    """Check ``items``. ``streamed``: they come sorted and unique from a folder's walk, which
-    fills this dict with the names of each folder as it reaches it; they are checked as they
-    come, chunk after chunk, none of them (nor the names) held for the whole run."""
+    """Check ``items``, or the files below the folder ``walked`` as the walk reaches them,
+    chunk after chunk, none of them (nor the folders' names) held for the whole run."""
     sink = sink if sink is not None else Sink()
     try:
         registry = registry or default_registry()
@@ -574,13 +591,15 @@ def _validate(
         return sink.summary()
     store = Store(registry, options)
     events: list[_Item] = []
-    if streamed is not None:
-        _run_streamed(store, _plan_streamed(items, events, streamed), sink)
-    else:
-        files: list[_Item] = []
-        for item in items:
-            (events if file_kind(item.rel) == EVENT else files).append(item)
-        _run_planned(store, files, len(files) + len(events), progress, sink)
+    with _collect_less():
+        if walked is not None:
+            problems = problems if problems is not None else []
+            _run_streamed(store, _plan_walk(walked, options, events, problems), sink)
+        else:
+            files: list[_Item] = []
+            for item in items:
+                (events if file_kind(item.rel) == EVENT else files).append(item)
+            _run_planned(store, files, len(files) + len(events), progress, sink)
     if problems:
         sink.add(INPUT, [FileResult(p.file, "input", findings=[p]) for p in problems])
     sink.add(EVENTS, _check_events(events))
@@ -588,6 +607,23 @@ def _validate(
 
 
 # -- the driver: records in chunks of whole folders, on several cores for a whole store ---------
+
+GC_THRESHOLD = 50_000  # allocations between the cyclic collector's young-generation runs while checking
+
+
+@contextmanager
+def _collect_less() -> Iterator[None]:
+    """The cyclic garbage collector run less often while files are checked: parsed documents
+    are trees (no cycles, freed by their reference counts) and a chunk keeps some of them,
+    so the default (every 700 allocations, each run walking the survivors) costs ~10% of
+    a whole-store run for nothing. Forked workers inherit the setting."""
+    before = gc.get_threshold()
+    gc.set_threshold(max(before[0], GC_THRESHOLD), *before[1:])
+    try:
+        yield
+    finally:
+        gc.set_threshold(*before)
+
 
 PARALLEL_MIN = 2_000  # files; fewer (a hook's few staged files) are checked in this process
 CHUNK = 250  # records per chunk: a folder's record and sidecar always share one
@@ -793,10 +829,12 @@ def _pool(store: Store, jobs: int, clean: bool) -> Iterator[Any]:
                 screen(store.registry, version, kind)
     global _STORE, _CLEAN
     _STORE, _CLEAN = store, clean
+    gc.freeze()  # what the workers inherit is never walked by their collectors (nor copied for it)
     try:
         with multiprocessing.get_context("fork").Pool(jobs) as pool:
             yield pool
     finally:
+        gc.unfreeze()
         _STORE, _CLEAN = None, False
 
 
@@ -821,45 +859,67 @@ def _run_planned(store: Store, files: list[_Item], total: int, progress: Progres
     work.emit(sink)
 
 
-def _plan_streamed(items: Iterable[_Item], events: list[_Item], names: _Names) -> Iterator[tuple[_Sections, _Names]]:
-    """Sorted items as chunks of whole folders, about CHUNK records each, with the names of
-    the folders the walk listed meanwhile (``names``, emptied as they go); events set aside.
+def _plan_walk(
+    top: str, options: Options, events: list[_Item], problems: list[Finding]
+) -> Iterator[tuple[_Described, _Names]]:
+    """The files below ``top`` as the walk reaches them (sorted), in chunks of whole folders
+    of about CHUNK records, described for a worker with the names of the folders the walk
+    listed meanwhile; events set aside. Each file's store and path as :func:`run` gives
+    them (:func:`_items`), found once per folder.
 
     A folder's own files need not be consecutive in sorted order (``m/a.json``,
     ``m/b/x.json``, ``m/c.json``): a chunk is cut only where no folder of it can come back,
     at a folder that is neither one of the chunk's nor below one of them."""
-    sections: _Sections = ([], [], [])
+    listed: _Names = {}
+    trees: dict[str, WorkTree] = {}
+
+    def tree_at(root: str) -> WorkTree:
+        if root not in trees:
+            trees[root] = WorkTree(root)
+        return trees[root]
+
+    fixed = os.path.abspath(options.root) if options.root else None
+    sections: _Described = ([], [], [])
     count = 0
     current = None
     folders: set[str] = set()  # of the chunk
-    for item in items:
-        rel = item.rel
-        kind = file_kind(rel)
-        if kind == EVENT:
-            events.append(item)
-            continue
-        folder = os.path.dirname(item.tree.path(rel))  # type: ignore[attr-defined]
-        if folder != current:
-            if count >= CHUNK and folder not in folders and not any(f in folders for f in _above(folder)):
+    empty = True
+    for directory, names in walk_folders(top, listed, problems):
+        empty = False
+        if directory != current:
+            if count >= CHUNK and directory not in folders and not any(f in folders for f in _above(directory)):
                 # the folder just reached was listed for the next chunk (which lists those above it itself)
-                ahead = {folder: names.pop(folder)} if folder in names else {}
-                yield sections, dict(names)
-                names.clear()
-                names.update(ahead)
+                ahead = {directory: listed.pop(directory)} if directory in listed else {}
+                yield sections, dict(listed)
+                listed.clear()
+                listed.update(ahead)
                 sections, count = ([], [], []), 0
                 folders.clear()
-            current = folder
-            folders.add(folder)
-        if rel.endswith(RECORD_SUFFIX):
-            sections[0].append((0, item))
-            count += 1
-        elif rel.endswith(SIDECAR_SUFFIX):
-            sections[1].append((0, item))
-        else:
-            sections[2].append((0, item))
+            current = directory
+            folders.add(directory)
+        inside = directory + os.sep
+        marker = inside.rfind(_EVENTS_MARKER)
+        root = fixed or find_store_root(os.path.join(directory, names[0]))
+        for name in names:
+            here = inside[:marker] if marker >= 0 and name.endswith(EVENT_SUFFIX) else root
+            base = here + os.sep if here and here != os.sep else here
+            if here and inside.startswith(base):
+                tree, rel, in_store = tree_at(here), inside[len(base) :] + name, True
+            else:
+                tree, rel, in_store = tree_at(_LOOSE), (inside + name).lstrip(os.sep), False
+            if file_kind(rel) == EVENT:
+                events.append(_Item(tree, rel, in_store))
+            elif rel.endswith(RECORD_SUFFIX):
+                sections[0].append((tree.root, rel, in_store, 0))
+                count += 1
+            elif rel.endswith(SIDECAR_SUFFIX):
+                sections[1].append((tree.root, rel, in_store, 0))
+            else:
+                sections[2].append((tree.root, rel, in_store, 0))
     if any(sections):
-        yield sections, dict(names)
-    names.clear()
+        yield sections, dict(listed)
+    if empty:
+        problems.append(_nothing_here(top))
 
 
 def _above(path: str) -> Iterator[str]:
@@ -877,15 +937,15 @@ def _emit(sink: Sink, chunk: _Chunk) -> None:
     sink.add(OTHERS, [r for _, r in chunk.others])
 
 
-def _run_streamed(store: Store, planned: Iterator[tuple[_Sections, _Names]], sink: Sink) -> None:
+def _run_streamed(store: Store, planned: Iterator[tuple[_Described, _Names]], sink: Sink) -> None:
     """Check chunks as the walk yields them and hand their results to the sink in order:
     here for a few files, else on forked workers once PARALLEL_MIN files are seen (the
     walk then feeds the workers as it goes; ``imap`` keeps the chunks' order)."""
-    ahead: list[tuple[_Sections, _Names]] = []
+    ahead: list[tuple[_Described, _Names]] = []
     seen = 0
-    for sections, names in planned:
-        ahead.append((sections, names))
-        seen += sum(len(s) for s in sections)
+    for task in planned:
+        ahead.append(task)
+        seen += sum(len(s) for s in task[0])
         if seen >= PARALLEL_MIN:
             break
     wanted = store.options.jobs
@@ -897,7 +957,7 @@ def _run_streamed(store: Store, planned: Iterator[tuple[_Sections, _Names]], sin
 
         if "fork" not in multiprocessing.get_all_start_methods():
             jobs = 1  # pragma: no cover - Windows
-    described = (_describe(sections, names) for sections, names in itertools.chain(ahead, planned))
+    described = itertools.chain(ahead, planned)
     if jobs <= 1:
         for one in described:  # through trees of the chunk's own, as a worker: memory stays flat
             _emit(sink, _check_described(store, one))
@@ -943,23 +1003,10 @@ def run(
     options = options or Options()
     args = [str(a) for a in args]
     if progress is None and len(args) == 1 and os.path.isdir(args[0]) and not os.path.islink(args[0]):
-        problems: list[Finding] = []
-        listed: _Names = {}
-        items = _items(_walked(args[0], problems, listed), options, None)
-        return _validate(items, options, progress, registry, problems, sink, streamed=listed)
+        return _validate((), options, progress, registry, [], sink, walked=args[0])
     found = collect(args)
     items = list(_items(found.files, options, found.listings))
     return _validate(items, options, progress, registry, found.problems, sink)
-
-
-def _walked(folder: str, problems: list[Finding], listed: _Names) -> Iterator[str]:
-    """The files below ``folder`` as :func:`collect` lists them, one at a time."""
-    empty = True
-    for path in walk(folder, listed, problems):
-        empty = False
-        yield path
-    if empty:
-        problems.append(_nothing_here(folder))
 
 
 def _items(files: Iterable[str], options: Options, listings: dict[str, list[str]] | None) -> Iterator[_Item]:
