@@ -16,6 +16,7 @@ import eee.report as report
 import eee.validate as validate
 from conftest import PROJECT, git, load_example, make_store, place_record, place_with_sidecar
 from eee.commands.validate import main as validate_main
+from eee.findings import FileResult, Finding
 from eee.flagged import summary_without_flagged
 from eee.report import json_bytes
 from eee.tree import WorkTree
@@ -191,3 +192,32 @@ def test_a_folder_whose_files_are_not_consecutive_stays_in_one_chunk(
     for jobs in ("1", "2"):
         _code, written, _, _ = _cli([".", "--format", "json", "--no-progress", "--jobs", jobs], tmp_path, capsys)
         assert written == expected
+
+
+@pytest.mark.parametrize(
+    "result",
+    [
+        FileResult("data/b/d/m/x.json", "record", "0.3.0"),
+        FileResult('we"ird\\ né\u2028 \x01.jsonl', "sidecar", "0.2.2,0.3.0", rows=12, suppressed=3),
+        FileResult(
+            "e.yaml", "event", findings=[Finding("e.yaml", "$", "m"), Finding("e.yaml", "$", "w", severity="warning")]
+        ),
+        FileResult("", "input", None, rows=0),
+    ],
+)
+def test_a_file_entry_is_the_one_orjson_writes(result: FileResult) -> None:
+    assert report.file_bytes(result) == report.SEP + report.entry_bytes(report._file_entry(result))
+
+
+def test_walk_folders_gives_each_folders_files_together(tmp_path: Path) -> None:
+    folder = tmp_path / "data" / "b" / "d" / "m"
+    for name in ("a.json", "c.json", "b/x.json", "a_samples.jsonl"):
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_text("{}")
+    pieces = list(validate.walk_folders(str(tmp_path)))
+    assert pieces == [
+        (str(folder), ["a.json", "a_samples.jsonl"]),
+        (str(folder / "b"), ["x.json"]),
+        (str(folder), ["c.json"]),
+    ]
+    assert list(validate.walk(str(tmp_path))) == [os.path.join(d, n) for d, names in pieces for n in names]

@@ -187,8 +187,17 @@ def component_problem(name: str) -> str | None:
     return None
 
 
+# A name portable_component leaves as it is: ASCII letters, digits, '_', '-' and '.', not
+# ending in '.', not a Windows device name, not "data" (one match instead of the steps).
+_PORTABLE = re.compile(
+    r"(?!(?i:con|prn|aux|nul|com[1-9]|lpt[1-9])(?:\.|\Z))(?!(?i:data)\Z)[A-Za-z0-9_.\-]*[A-Za-z0-9_\-]"
+)
+
+
 def portable_component(name: str) -> str:
     """Turn free text (a model id part) into a portable folder name."""
+    if _PORTABLE.fullmatch(name):
+        return name
     import unicodedata
 
     out = unicodedata.normalize("NFC", name.strip())

@@ -187,34 +187,41 @@ def _walk_folder(
         return
     if listings is not None:
         listings[directory] = [e.name for e in entries]
-    keyed: list[tuple[str, str, bool]] = []  # (sort key, name, is a folder to walk)
+    files: list[str] = []
+    folders: list[str] = []
     for entry in entries:
         name = entry.name
         if entry.is_symlink():
             if under_data or in_events:
-                keyed.append((name, name, False))
+                files.append(name)
         elif entry.is_dir():
             if (under_data or not name.startswith(".")) and not in_events:
-                keyed.append((name + "/", name, True))
+                folders.append(name)
         elif (
             under_data
             or name.endswith((RECORD_SUFFIX, SIDECAR_SUFFIX))
             or (in_events and name.endswith(EVENT_SUFFIX) and not name.startswith("."))
         ):
-            keyed.append((name, name, False))
-    del entries
-    keyed.sort()
-    files: list[str] = []
-    for _key, name, is_folder in keyed:
-        if is_folder:
-            if files:
-                yield directory, files
-                files = []
-            yield from _walk_folder(os.path.join(directory, name), under_data, in_events, listings, problems)
-        else:
             files.append(name)
-    if files:
-        yield directory, files
+    del entries
+    if not folders:  # a model's folder: its files, sorted
+        if files:
+            files.sort()
+            yield directory, files
+        return
+    # a folder's name sorts as itself followed by "/" (its files' paths)
+    keyed = sorted([(name, False) for name in files] + [(name + "/", True) for name in folders])
+    run: list[str] = []
+    for key, is_folder in keyed:
+        if is_folder:
+            if run:
+                yield directory, run
+                run = []
+            yield from _walk_folder(os.path.join(directory, key[:-1]), under_data, in_events, listings, problems)
+        else:
+            run.append(key)
+    if run:
+        yield directory, run
 
 
 class _Item:
@@ -884,6 +891,7 @@ def _plan_walk(
     current = None
     folders: set[str] = set()  # of the chunk
     empty = True
+    known: tuple[Any, str | None] = (None, None)  # (the parent of the last folder, ...), its store root
     for directory, names in walk_folders(top, listed, problems):
         empty = False
         if directory != current:
@@ -899,7 +907,14 @@ def _plan_walk(
             folders.add(directory)
         inside = directory + os.sep
         marker = inside.rfind(_EVENTS_MARKER)
-        root = fixed or find_store_root(os.path.join(directory, names[0]))
+        parent, _, name = directory.rpartition(os.sep)
+        if fixed:
+            root = fixed
+        elif (parent, name == DATA_DIR) != known[0]:  # siblings share their store root
+            known = ((parent, name == DATA_DIR), find_store_root(os.path.join(directory, names[0])))
+            root = known[1]
+        else:
+            root = known[1]
         for name in names:
             here = inside[:marker] if marker >= 0 and name.endswith(EVENT_SUFFIX) else root
             base = here + os.sep if here and here != os.sep else here

@@ -57,11 +57,16 @@ def case_clash(tree: _Names | Callable[[str], Iterable[str]], rel: str) -> tuple
             except AttributeError:
                 cache = None
     parts = rel.split("/")
-    start = 0
-    parent = rel.rpartition("/")[0]
-    if cache is not None and len(parts) > 1 and ("\0ok", parent) in cache:
-        start = len(parts) - 1  # every folder above the file was checked for another file
-    folder = "/".join(parts[:start])
+    ok: set[str] | None = cache.setdefault("\0ok", set()) if cache is not None else None
+    start, folder = 0, ""
+    if ok:  # the deepest folder above the file whose every component was checked already
+        prefix = rel.rpartition("/")[0]
+        while prefix:
+            if prefix in ok:
+                start, folder = prefix.count("/") + 1, prefix
+                break
+            prefix = prefix.rpartition("/")[0]
+    last = len(parts) - 1
     for depth in range(start, len(parts)):
         part = parts[depth]
         entry = cache.get(folder) if cache is not None else None
@@ -76,7 +81,8 @@ def case_clash(tree: _Names | Callable[[str], Iterable[str]], rel: str) -> tuple
                 return "/".join(parts[: depth + 1]), "/".join([*parts[:depth], other])
         if not present:
             return None
-        folder = f"{folder}/{part}" if folder else part
-    if cache is not None and len(parts) > 1:
-        cache[("\0ok", parent)] = True  # type: ignore[index]
+        if depth < last:
+            folder = f"{folder}/{part}" if folder else part
+            if ok is not None:
+                ok.add(folder)
     return None

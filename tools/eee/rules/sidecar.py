@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable, Iterator
+from itertools import repeat
 from pathlib import Path
 from typing import Any
 
@@ -186,6 +187,20 @@ class _Collector:
         return self.result.errors - self.result.suppressed >= self.cap
 
 
+def _result_ids(aggregate: dict[str, Any] | None) -> set[str]:
+    """The ``evaluation_result_id`` strings of an aggregate's results."""
+    results = aggregate.get("evaluation_results") if aggregate else None
+    if not isinstance(results, list):
+        return set()
+    try:  # results that are all objects (any valid record): the ids in one C loop
+        ids = set(map(dict.get, results, repeat("evaluation_result_id")))
+    except TypeError:
+        ids = {r.get("evaluation_result_id") for r in results if isinstance(r, dict)}
+    if any(i.__class__ is not str for i in ids):
+        ids = {i for i in ids if isinstance(i, str)}
+    return ids
+
+
 def check_sidecar(
     tree: Tree,
     rel: str,
@@ -211,13 +226,7 @@ def check_sidecar(
     eval_id = aggregate.get("evaluation_id") if aggregate else None
     info = aggregate.get("model_info") if aggregate else None
     model_id = info.get("id") if isinstance(info, dict) else None
-    result_ids: set[str] = set()
-    if aggregate and isinstance(aggregate.get("evaluation_results"), list):
-        result_ids = {
-            r["evaluation_result_id"]
-            for r in aggregate["evaluation_results"]
-            if isinstance(r, dict) and isinstance(r.get("evaluation_result_id"), str)
-        }
+    result_ids = _result_ids(aggregate)
     validators: dict[Any, tuple[str, Any] | None] = {}
     once = OncePerFile()
     rows = 0
