@@ -93,19 +93,87 @@ class FileResult:
         return sum(1 for f in self.findings if f.severity == WARNING)
 
 
-class Summary:
-    """The results of one run; ``fatal`` is a problem that stopped it (e.g. a pin mismatch)."""
+class Tally:
+    """The counts of a run (:meth:`Summary.counts`), added up one result at a time: a run
+    streamed to its report keeps these instead of its results."""
 
-    def __init__(self, results: list[FileResult], fatal: str | None = None) -> None:
+    __slots__ = ("by_kind", "by_version", "errors", "files", "files_with_errors", "sidecar_rows", "warnings")
+
+    def __init__(self) -> None:
+        self.files = self.sidecar_rows = self.files_with_errors = self.errors = self.warnings = 0
+        self.by_kind: dict[str, int] = {}
+        self.by_version: dict[str, int] = {}
+
+    def add(self, r: FileResult) -> None:
+        kind = r.kind
+        self.by_kind[kind] = self.by_kind.get(kind, 0) + 1
+        if kind != "input":  # input problems are not files checked
+            self.files += 1
+        if kind == "record":
+            key = r.schema_version or "unknown"
+            self.by_version[key] = self.by_version.get(key, 0) + 1
+        elif kind == "sidecar":
+            self.sidecar_rows += r.rows or 0
+        if r.findings or r.suppressed:
+            errors = r.errors
+            self.errors += errors
+            self.warnings += r.warnings
+            if errors:
+                self.files_with_errors += 1
+
+    def merge(self, other: Tally) -> None:
+        self.files += other.files
+        self.sidecar_rows += other.sidecar_rows
+        self.files_with_errors += other.files_with_errors
+        self.errors += other.errors
+        self.warnings += other.warnings
+        for mine, theirs in ((self.by_kind, other.by_kind), (self.by_version, other.by_version)):
+            for key, n in theirs.items():
+                mine[key] = mine.get(key, 0) + n
+
+    def counts(self, fatal: str | None = None) -> dict[str, Any]:
+        return {
+            "files": self.files,
+            "records": self.by_kind.get("record", 0),
+            "sidecars": self.by_kind.get("sidecar", 0),
+            "sidecar_rows": self.sidecar_rows,
+            "files_with_errors": self.files_with_errors,
+            "errors": self.errors + (1 if fatal else 0),
+            "warnings": self.warnings,
+            "by_kind": dict(sorted(self.by_kind.items())),
+            "records_by_schema_version": dict(sorted(self.by_version.items())),
+        }
+
+
+class Summary:
+    """The results of one run; ``fatal`` is a problem that stopped it (e.g. a pin mismatch).
+
+    A run streamed to its report (``eee validate``) keeps only the results with findings;
+    ``tally`` then carries the counts of all of them."""
+
+    def __init__(self, results: list[FileResult], fatal: str | None = None, tally: Tally | None = None) -> None:
         self.results = results
         self.fatal = fatal
+        self.tally = tally
+
+    def _tally(self) -> Tally:
+        if self.tally is not None:
+            return self.tally
+        tally = Tally()
+        for r in self.results:
+            tally.add(r)
+        return tally
 
     @property
     def errors(self) -> int:
+        if self.tally is not None:
+            return self.tally.errors + (1 if self.fatal else 0)
         return sum(r.errors for r in self.results) + (1 if self.fatal else 0)
 
     @property
     def warnings(self) -> int:
+        if self.tally is not None:
+            return self.tally.warnings
         return sum(r.warnings for r in self.results)
 
     def exit_code(self) -> int:
@@ -117,24 +185,7 @@ class Summary:
         return 0
 
     def counts(self) -> dict[str, Any]:
-        by_version: dict[str, int] = {}
-        by_kind: dict[str, int] = {}
-        for r in self.results:
-            by_kind[r.kind] = by_kind.get(r.kind, 0) + 1
-            if r.kind == "record":
-                key = r.schema_version or "unknown"
-                by_version[key] = by_version.get(key, 0) + 1
-        return {
-            "files": sum(1 for r in self.results if r.kind != "input"),  # input problems are not files checked
-            "records": by_kind.get("record", 0),
-            "sidecars": by_kind.get("sidecar", 0),
-            "sidecar_rows": sum(r.rows or 0 for r in self.results if r.kind == "sidecar"),
-            "files_with_errors": sum(1 for r in self.results if r.errors),
-            "errors": self.errors,
-            "warnings": self.warnings,
-            "by_kind": dict(sorted(by_kind.items())),
-            "records_by_schema_version": dict(sorted(by_version.items())),
-        }
+        return self._tally().counts(self.fatal)
 
 
 class Refused(Exception):

@@ -14,7 +14,7 @@ import subprocess
 from collections.abc import Callable, Collection, Iterable
 from pathlib import Path
 
-from eee.findings import Finding, Summary
+from eee.findings import FileResult, Finding, Summary
 from eee.governance import EVENT_SUFFIX, EVENTS_DIR
 
 
@@ -66,11 +66,19 @@ def flags_in(
     """uuid -> flagged (rule, JSON path) pairs, from the events of the index (``rev`` None)
     or of commit ``rev``."""
     wanted = set(uuids)
-    out: dict[str, set[tuple[str, str]]] = {u: set() for u in wanted}
     if not wanted:
-        return out
+        return {}
+    return _flags_among(_names(rev, cwd), wanted, rev, cwd)
+
+
+def _flags_among(
+    names: list[str], wanted: set[str], rev: str | None, cwd: str | Path | None
+) -> dict[str, set[tuple[str, str]]]:
+    """:func:`flags_in` over the event file ``names`` of the tree (a record's flags are
+    among the events whose names carry its uuid's first eight digits)."""
+    out: dict[str, set[tuple[str, str]]] = {u: set() for u in wanted}
     prefixes = {f"-{u[:8]}-" for u in wanted}
-    names = [n for n in _names(rev, cwd) if any(p in n for p in prefixes)]
+    names = [n for n in names if any(p in n for p in prefixes)]
     if not names:
         return out
     from eee.governance.events import EventFileError, load_text
@@ -123,14 +131,31 @@ def without_flagged(
     return accept_flagged(findings, lookup(flags_of(uuids, revs, cwd)))[0]
 
 
+class IndexFlags:
+    """Leaves out of validator results the findings the index's flags accept, a batch of
+    results at a time (a streamed run): the index's event names are listed once, and each
+    batch reads the events of the records its findings name. A record's flags come from
+    its own events only, so batch by batch is the same as all at once."""
+
+    def __init__(self, cwd: str | Path | None = None) -> None:
+        self.cwd = cwd
+        self._names: list[str] | None = None
+
+    def __call__(self, results: Iterable[FileResult]) -> None:
+        from eee.rules.flags import accept_flagged, records_of
+
+        results = list(results)
+        uuids = records_of(f for r in results for f in r.findings)
+        if not uuids:
+            return
+        if self._names is None:
+            self._names = _names(None, self.cwd)
+        flags = lookup(_flags_among(self._names, uuids, None, self.cwd))
+        for result in results:
+            result.findings = accept_flagged(result.findings, flags)[0]
+
+
 def summary_without_flagged(summary: Summary, cwd: str | Path | None = None) -> Summary:
     """A validator run with the findings the index's flags accept left out (each file's list)."""
-    from eee.rules.flags import accept_flagged, records_of
-
-    uuids = records_of(f for r in summary.results for f in r.findings)
-    if not uuids:
-        return summary
-    flags = lookup(flags_in(uuids, None, cwd))
-    for result in summary.results:
-        result.findings = accept_flagged(result.findings, flags)[0]
+    IndexFlags(cwd)(summary.results)
     return summary

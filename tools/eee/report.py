@@ -6,9 +6,10 @@ The checks never print; they return findings. Reporters only print.
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable, Iterable, Iterator
 from typing import IO, Any
 
-from eee.findings import WARNING, Finding, Summary
+from eee.findings import WARNING, FileResult, Finding, Summary, Tally
 
 FORMATS = ("rich", "json", "github")
 
@@ -99,26 +100,84 @@ def to_json(summary: Summary) -> dict[str, Any]:
     }
 
 
-def write_json(summary: Summary, out: IO[bytes]) -> None:
-    """The JSON report (``to_json``, indented as orjson's OPT_INDENT_2 writes it), written entry
-    by entry: a report of 100,000 files never exists in memory as one document."""
+SEP = b",\n    "  # what comes before each entry of the report's lists (the first one drops its comma)
+
+
+def entry_bytes(entry: dict[str, Any]) -> bytes:
+    """One entry of the report's lists as it is written there, after its :data:`SEP`."""
+    import orjson
+
+    return orjson.dumps(entry, option=orjson.OPT_INDENT_2).replace(b"\n", b"\n    ")
+
+
+def file_bytes(result: FileResult) -> bytes:
+    """``SEP`` and the entry of ``result`` in the report's "files" list: what
+    ``entry_bytes(_file_entry(result))`` writes (a test holds them equal), put together
+    from its values (one per file of a whole store)."""
+    import orjson
+
+    dumps = orjson.dumps
+    return b"".join(
+        (
+            _FILE_PARTS[0],
+            dumps(result.file),
+            _FILE_PARTS[1],
+            dumps(result.kind),
+            _FILE_PARTS[2],
+            dumps(result.schema_version),
+            _FILE_PARTS[3],
+            dumps(result.rows),
+            _FILE_PARTS[4],
+            dumps(result.errors),
+            _FILE_PARTS[5],
+            dumps(result.warnings),
+            _FILE_PARTS[6],
+            dumps(result.suppressed),
+            _FILE_PARTS[7],
+        )
+    )
+
+
+_FILE_PARTS = (
+    SEP + b'{\n      "file": ',
+    b',\n      "kind": ',
+    b',\n      "schema_version": ',
+    b',\n      "rows": ',
+    b',\n      "errors": ',
+    b',\n      "warnings": ',
+    b',\n      "suppressed": ',
+    b"\n    }",
+)
+
+
+def findings_bytes(result: FileResult) -> bytes:
+    """``SEP`` and the entry of each finding of ``result`` in the report's "findings" list."""
+    return b"".join(SEP + entry_bytes(f.to_dict()) for f in result.findings)
+
+
+def _write_report(out: IO[bytes], summary: Summary, files: Iterable[bytes], findings: Iterable[bytes]) -> None:
+    """The JSON report (``to_json``, indented as orjson's OPT_INDENT_2 writes it): the head,
+    then the two lists from pieces that each hold whole entries, each entry after ``SEP``."""
     import orjson
 
     head = orjson.dumps(_head(summary), option=orjson.OPT_INDENT_2)
     out.write(head[:-2] + b",\n")  # the head object without its closing "\n}"
-    lists = (
-        ("files", (_file_entry(r) for r in summary.results)),
-        ("findings", (f.to_dict() for r in summary.results for f in r.findings)),
-    )
-    for n, (key, entries) in enumerate(lists):
+    for n, (key, pieces) in enumerate((("files", files), ("findings", findings))):
         out.write(b'  "' + key.encode() + b'": [')
         first = True
-        for entry in entries:
-            out.write(b"\n    " if first else b",\n    ")
-            out.write(orjson.dumps(entry, option=orjson.OPT_INDENT_2).replace(b"\n", b"\n    "))
+        for piece in pieces:
+            if not piece:
+                continue
+            out.write(piece[1:] if first else piece)  # the first entry without its comma
             first = False
         out.write(b"]" if first else b"\n  ]")
         out.write(b",\n" if n == 0 else b"\n}\n")
+
+
+def write_json(summary: Summary, out: IO[bytes]) -> None:
+    """The JSON report, written entry by entry: a report of 100,000 files never exists in
+    memory as one document."""
+    _write_report(out, summary, (file_bytes(r) for r in summary.results), (findings_bytes(r) for r in summary.results))
 
 
 def json_bytes(summary: Summary) -> bytes:
@@ -130,14 +189,123 @@ def json_bytes(summary: Summary) -> bytes:
     return buffer.getvalue()
 
 
-def render_json(summary: Summary, stream: IO[str]) -> None:
+class Streamed:
+    """A run's report built as its results arrive, in sections (the validator's input
+    problems, records, sidecars, ...), each arriving in order: the counts are added up, each
+    file's entries are written to the section's spools (in memory up to a megabyte, then on
+    disk), and only the results with findings are kept, for the text formats. Memory stays
+    flat in the size of the store; :meth:`write_json` writes the head (the counts), then the
+    spools in order.
+
+    A section may also receive ``Clean`` pieces: the entries of files without findings,
+    already written by a worker process, with their tally."""
+
+    clean = True  # workers may send the entries of files without findings ready-made
+
+    def __init__(self, sections: int, accepted: Callable[[list[FileResult]], None] | None = None) -> None:
+        self.tally = Tally()
+        self.fatal: str | None = None
+        self.accepted = accepted  # leaves out of a batch's findings those accepted (the flags'), before it counts
+        self._files: list[Any] = [None] * sections
+        self._findings: list[Any] = [None] * sections
+        self._found: list[list[FileResult]] = [[] for _ in range(sections)]
+
+    def _spool(self, spools: list[Any], section: int) -> Any:
+        if spools[section] is None:
+            import tempfile
+
+            spools[section] = tempfile.SpooledTemporaryFile(max_size=SPOOL_MAX)  # noqa: SIM115 - closed by close()
+        return spools[section]
+
+    def add(self, section: int, batch: Iterable[FileResult | Clean]) -> None:
+        results: list[FileResult] = []
+        pieces: list[bytes | FileResult] = []
+        for item in batch:
+            if isinstance(item, Clean):
+                self.tally.merge(item.tally)
+                pieces.append(item.files)
+            elif item.findings or item.suppressed:
+                results.append(item)
+                pieces.append(item)
+            else:
+                self.tally.add(item)
+                pieces.append(file_bytes(item))
+        if not pieces:
+            return
+        if results and self.accepted is not None:
+            self.accepted(results)
+        files = self._spool(self._files, section)
+        findings = None
+        for piece in pieces:
+            if isinstance(piece, bytes):
+                files.write(piece)
+                continue
+            self.tally.add(piece)
+            files.write(file_bytes(piece))
+            if piece.findings:
+                if findings is None:
+                    findings = self._spool(self._findings, section)
+                findings.write(findings_bytes(piece))
+            if piece.findings or piece.suppressed:
+                self._found[section].append(piece)
+
+    def summary(self) -> Summary:
+        """The run as the text formats and the exit code see it: the results with findings
+        (those without print nothing), and the counts of all."""
+        return Summary([r for found in self._found for r in found], self.fatal, self.tally)
+
+    def write_json(self, out: IO[bytes]) -> None:
+        _write_report(out, self.summary(), self._pieces(self._files), self._pieces(self._findings))
+
+    @staticmethod
+    def _pieces(spools: list[Any]) -> Iterator[bytes]:
+        for spool in spools:
+            if spool is None:
+                continue
+            spool.seek(0)
+            while piece := spool.read(SPOOL_READ):
+                yield piece
+
+    def close(self) -> None:
+        for spool in [*self._files, *self._findings]:
+            if spool is not None:
+                spool.close()
+
+
+SPOOL_MAX = 1024 * 1024  # bytes of a section's entries kept in memory before they go to disk
+SPOOL_READ = 1024 * 1024
+
+
+class Clean:
+    """Consecutive files without findings, as a worker sends them: their entries (each
+    after ``SEP``) and their counts."""
+
+    __slots__ = ("files", "tally")
+
+    def __init__(self, files: bytes, tally: Tally) -> None:
+        self.files = files
+        self.tally = tally
+
+    def __getstate__(self) -> tuple[bytes, Tally]:
+        return self.files, self.tally
+
+    def __setstate__(self, state: tuple[bytes, Tally]) -> None:
+        self.files, self.tally = state
+
+
+def render_json(summary: Summary | Streamed, stream: IO[str]) -> None:
+    write = summary.write_json if isinstance(summary, Streamed) else lambda out: write_json(summary, out)
     buffer = getattr(stream, "buffer", None)
     if buffer is not None:
         stream.flush()
-        write_json(summary, buffer)
+        write(buffer)
         buffer.flush()
     else:
-        stream.write(json_bytes(summary).decode("utf-8"))
+        import io
+
+        out = io.BytesIO()
+        write(out)
+        stream.write(out.getvalue().decode("utf-8"))
 
 
 def _gh_escape(text: str, prop: bool = False) -> str:
@@ -164,11 +332,14 @@ def render_github(summary: Summary, stream: IO[str], what: str = "file") -> None
     stream.write(summary_line(summary, what) + "\n")
 
 
-def render(summary: Summary, fmt: str, stream: IO[str] | None = None, what: str = "file") -> None:
+def render(summary: Summary | Streamed, fmt: str, stream: IO[str] | None = None, what: str = "file") -> None:
     stream = stream or sys.stdout
     if fmt == "json":
         render_json(summary, stream)
-    elif fmt == "github":
+        return
+    if isinstance(summary, Streamed):
+        summary = summary.summary()
+    if fmt == "github":
         render_github(summary, stream, what)
     else:
         render_rich(summary, stream, what)

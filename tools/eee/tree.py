@@ -161,6 +161,9 @@ class WorkTree(Tree):
         return os.path.lexists(self.path(path))
 
     def _open(self, path: str, limit: int) -> int:
+        return self._open_sized(path, limit)[0]
+
+    def _open_sized(self, path: str, limit: int) -> tuple[int, int]:
         try:
             fd = os.open(self.path(path), os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
         except OSError as exc:
@@ -180,18 +183,32 @@ class WorkTree(Tree):
         except Unreadable:
             os.close(fd)
             raise
-        return fd
+        return fd, st.st_size
 
     def read(self, path: str, limit: int = MAX_READ) -> bytes:
-        return b"".join(self.chunks(path, limit))
+        """One read of the size ``fstat`` gave (a byte more, to see a file that grew); the
+        pieces of :meth:`chunks` only when the file is not what fstat said."""
+        fd, size = self._open_sized(path, limit)
+        try:
+            try:
+                data = os.read(fd, size + 1) if size < CHUNK else b""
+            except OSError as exc:
+                raise self._refuse(path, f"cannot read the file: {exc.strerror}") from None
+            if len(data) == size:
+                return data
+        finally:
+            os.close(fd)
+        return b"".join(self.chunks(path, limit))  # it grew, shrank or is large: in pieces, checked
 
     def chunks(self, path: str, limit: int = MAX_READ) -> Iterator[bytes]:
-        fd = self._open(path, limit)
+        fd, size = self._open_sized(path, limit)
         total = 0
         try:
             while True:
+                # no more than the file holds (and a byte, to see it grew): a read allocates what it asks for
+                want = min(CHUNK, size - total + 1) if total <= size else CHUNK
                 try:
-                    chunk = os.read(fd, CHUNK)
+                    chunk = os.read(fd, want)
                 except OSError as exc:
                     raise self._refuse(path, f"cannot read the file: {exc.strerror}") from None
                 if not chunk:
@@ -199,6 +216,8 @@ class WorkTree(Tree):
                 total += len(chunk)
                 self._check_size(path, total, limit)  # grew while read
                 yield chunk
+                if total == size and len(chunk) < want:
+                    return  # the end, as fstat gave it: a read that asked for a byte more got none
         finally:
             os.close(fd)
 

@@ -31,7 +31,7 @@ from typing import Any
 from eee.findings import FileResult, Finding, Summary
 from eee.paths import DATA_DIR, RECORD_SUFFIX, SIDECAR_SUFFIX
 from eee.tree import WorkTree
-from eee.validate import Options, collect, validate_tree
+from eee.validate import EVENTS, INPUT, OTHERS, RECORDS, SIDECARS, Options, Sink, collect, validate_tree
 
 FORMAT = "eee-validate-cache/1"
 _FINDING = ("file", "pointer", "message", "hint", "line", "severity", "check")
@@ -83,11 +83,17 @@ def _case_context(tree: WorkTree, folder: str, memo: dict[str, dict[str, list[st
 
 
 def run_cached(
-    root: Path, options: Options, cache_file: Path, digests: dict[str, str] | None = None, registry: Any = None
+    root: Path,
+    options: Options,
+    cache_file: Path,
+    digests: dict[str, str] | None = None,
+    registry: Any = None,
+    sink: Sink | None = None,
 ) -> tuple[Summary, int]:
     """The whole-store validation of ``root`` (as :func:`eee.validate.run` gives it for the
-    store root), checking again only the folders whose key changed; returns the summary and
-    how many files were checked again. ``cache_file`` is read and rewritten."""
+    store root), checking again only the folders whose key changed; its results go to
+    ``sink`` by section (default: all kept); returns the summary and how many files were
+    checked again. ``cache_file`` is read and rewritten."""
     from eee.catalog import code_version
     from eee.manifest import sha256_file
 
@@ -99,7 +105,7 @@ def run_cached(
         if rel is None:  # cannot happen for files below the root; be safe: no cache
             from eee.validate import run
 
-            return run([str(root)], options, registry), len(found.files)
+            return run([str(root)], options, registry, sink=sink), len(found.files)
         rels.append(rel)
     data = [r for r in rels if r.startswith(DATA_DIR + "/")]
     events = [r for r in rels if not r.startswith(DATA_DIR + "/")]
@@ -138,12 +144,12 @@ def run_cached(
     if stale:
         fresh = validate_tree(tree, stale, options, registry=registry)
         if fresh.fatal:
-            return fresh, len(stale)
+            return _fatal(sink, fresh), len(stale)
         for r in fresh.results:
             results[display.get(r.file, r.file)] = r
     checked = validate_tree(tree, events, options, registry=registry) if events else Summary([])
     if checked.fatal:
-        return checked, len(stale)
+        return _fatal(sink, checked), len(stale)
     cache: dict[str, Any] = {}
     for folder, files in by_folder.items():
         cache[folder] = [keys[folder], {rel: _dump(results[rel]) for rel in files if rel in results}]
@@ -151,10 +157,18 @@ def run_cached(
     cache_file.parent.mkdir(parents=True, exist_ok=True)
     tmp.write_text(json.dumps({"format": FORMAT, "folders": cache}))
     os.replace(tmp, cache_file)
-    ordered = [rel for rel in data if rel.endswith(RECORD_SUFFIX)]
-    ordered += [rel for rel in data if rel.endswith(SIDECAR_SUFFIX)]
-    ordered += [rel for rel in data if not rel.endswith((RECORD_SUFFIX, SIDECAR_SUFFIX))]
-    out = [FileResult(p.file, "input", findings=[p]) for p in found.problems]
-    out += [results[rel] for rel in ordered if rel in results]
-    out += checked.results
-    return Summary(out), len(stale)
+    sink = sink if sink is not None else Sink()
+    sink.add(INPUT, [FileResult(p.file, "input", findings=[p]) for p in found.problems])
+    sink.add(RECORDS, [results[rel] for rel in data if rel.endswith(RECORD_SUFFIX) and rel in results])
+    sink.add(SIDECARS, [results[rel] for rel in data if rel.endswith(SIDECAR_SUFFIX) and rel in results])
+    others = (RECORD_SUFFIX, SIDECAR_SUFFIX)
+    sink.add(OTHERS, [results[rel] for rel in data if not rel.endswith(others) and rel in results])
+    sink.add(EVENTS, checked.results)
+    return sink.summary(), len(stale)
+
+
+def _fatal(sink: Sink | None, summary: Summary) -> Summary:
+    """A run that could not start (the schema registry): said once, to ``sink`` too."""
+    if sink is not None:
+        sink.fatal = summary.fatal
+    return summary

@@ -7,8 +7,8 @@ import sys
 from pathlib import Path
 
 from eee.commands import Parser, add_store
-from eee.report import FORMATS, render
-from eee.validate import Options, run
+from eee.report import FORMATS, Streamed, render
+from eee.validate import SECTIONS, Options, run
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -82,30 +82,35 @@ def main(argv: list[str]) -> int:
     args = build_parser().parse_args(argv)
     options = Options(repo_checks=not args.schema_only, cap=max(1, args.max_errors), root=args.store, jobs=args.jobs)
     show_progress = not args.no_progress and args.format != "json" and sys.stderr.isatty()
-    if show_progress:
-        from eee.progress import bar
-
-        with bar("validating") as update:
-            summary = run(args.paths, options, progress=update)
-    elif args.cache is not None and (cached_root := _cached_root(args.paths, options)) is not None:
-        from eee.validatecache import run_cached
-
-        summary, _rechecked = run_cached(cached_root, options, args.cache, _digests(args.manifest))
-    else:
-        summary = run(args.paths, options)
+    accepted = None
     if options.repo_checks:  # like the gate: what a record's flag events name is accepted, not an error
-        from eee.flagged import summary_without_flagged
+        from eee.flagged import IndexFlags
 
-        summary = summary_without_flagged(summary)
-    render(summary, args.format)
-    if args.output:
-        from eee.report import write_json
+        accepted = IndexFlags()
+    # the results go to the report as they come: the run keeps the counts and the findings only
+    report = Streamed(SECTIONS, accepted)
+    try:
+        if show_progress:
+            from eee.progress import bar
 
-        args.output.parent.mkdir(parents=True, exist_ok=True)
-        partial = args.output.with_name(f".{args.output.name}.partial")
-        with partial.open("wb") as fh:  # written entry by entry, then renamed: never half a report
-            write_json(summary, fh)
-        partial.replace(args.output)
+            with bar("validating") as update:
+                run(args.paths, options, progress=update, sink=report)
+        elif args.cache is not None and (cached_root := _cached_root(args.paths, options)) is not None:
+            from eee.validatecache import run_cached
+
+            run_cached(cached_root, options, args.cache, _digests(args.manifest), sink=report)
+        else:
+            run(args.paths, options, sink=report)
+        render(report, args.format)
+        if args.output:
+            args.output.parent.mkdir(parents=True, exist_ok=True)
+            partial = args.output.with_name(f".{args.output.name}.partial")
+            with partial.open("wb") as fh:  # written entry by entry, then renamed: never half a report
+                report.write_json(fh)
+            partial.replace(args.output)
+        summary = report.summary()
+    finally:
+        report.close()
     if args.metrics:
         import json
 

@@ -16,14 +16,26 @@ class _Names(Protocol):
     def names(self, folder: str) -> list[str]: ...
 
 
-def _index(names: Iterable[str]) -> tuple[set[str], dict[str, list[str]]]:
+class _Folder:
     """A folder's names, and its names by their folded form (letter case and Unicode
-    normalisation, NFC/NFD, both; each list sorted)."""
-    present = set(names)
-    folds: dict[str, list[str]] = {}
-    for name in sorted(present):
-        folds.setdefault(name_key(name), []).append(name)
-    return present, folds
+    normalisation, NFC/NFD, both; each list sorted), folded only when asked: a name of the
+    folder clashes only when two names fold together, which names all ASCII with distinct
+    lowercase forms (nearly every folder) never do."""
+
+    __slots__ = ("_folds", "clashing", "present")
+
+    def __init__(self, names: Iterable[str]) -> None:
+        self.present = set(names)
+        self._folds: dict[str, list[str]] | None = None
+        ascii_distinct = "".join(self.present).isascii() and len({n.lower() for n in self.present}) == len(self.present)
+        self.clashing = not ascii_distinct and any(len(group) > 1 for group in self.folds().values())
+
+    def folds(self) -> dict[str, list[str]]:
+        if self._folds is None:
+            self._folds = {}
+            for name in sorted(self.present):
+                self._folds.setdefault(name_key(name), []).append(name)
+        return self._folds
 
 
 def case_clash(tree: _Names | Callable[[str], Iterable[str]], rel: str) -> tuple[str, str] | None:
@@ -45,23 +57,32 @@ def case_clash(tree: _Names | Callable[[str], Iterable[str]], rel: str) -> tuple
             except AttributeError:
                 cache = None
     parts = rel.split("/")
-    start = 0
-    if cache is not None and len(parts) > 1 and ("\0ok", rel.rpartition("/")[0]) in cache:
-        start = len(parts) - 1  # every folder above the file was checked for another file
+    ok: set[str] | None = cache.setdefault("\0ok", set()) if cache is not None else None
+    start, folder = 0, ""
+    if ok:  # the deepest folder above the file whose every component was checked already
+        prefix = rel.rpartition("/")[0]
+        while prefix:
+            if prefix in ok:
+                start, folder = prefix.count("/") + 1, prefix
+                break
+            prefix = prefix.rpartition("/")[0]
+    last = len(parts) - 1
     for depth in range(start, len(parts)):
         part = parts[depth]
-        folder = "/".join(parts[:depth])
         entry = cache.get(folder) if cache is not None else None
         if entry is None:
-            entry = _index(names_of(folder))
+            entry = _Folder(names_of(folder))
             if cache is not None:
                 cache[folder] = entry
-        present, folds = entry
-        other = next((n for n in folds.get(name_key(part), ()) if n != part), None)
-        if other is not None:
-            return "/".join(parts[: depth + 1]), "/".join([*parts[:depth], other])
-        if part not in present:
+        present = part in entry.present
+        if entry.clashing or not present:  # else the name's group is itself alone
+            other = next((n for n in entry.folds().get(name_key(part), ()) if n != part), None)
+            if other is not None:
+                return "/".join(parts[: depth + 1]), "/".join([*parts[:depth], other])
+        if not present:
             return None
-    if cache is not None and len(parts) > 1:
-        cache[("\0ok", rel.rpartition("/")[0])] = True  # type: ignore[index]
+        if depth < last:
+            folder = f"{folder}/{part}" if folder else part
+            if ok is not None:
+                ok.add(folder)
     return None

@@ -6,6 +6,8 @@ import math
 import re
 from collections.abc import Callable, Iterable
 from functools import lru_cache
+from itertools import repeat
+from operator import itemgetter, le
 from pathlib import Path
 from typing import Any
 
@@ -32,12 +34,32 @@ def _score_ptr(i: int) -> str:
     return f"$.evaluation_results[{i}].score_details.score"
 
 
+_CONFIG = itemgetter("metric_config")
+_DETAILS = itemgetter("score_details")
+_SCORE = itemgetter("score")
+
+
 def _plausible(results: list[Any]) -> bool:
     """Fast pre-check for schema-valid results: True when no score rule can fail.
 
     Runs once per result of every record of a whole store, so it avoids the detailed
-    walk (and its allocations) in the common case.
+    walk (and its allocations) in the common case: every result bounded by two numbers,
+    looked at in C loops (``map``); else :func:`_plausible_each`.
     """
+    configs = list(map(_CONFIG, results))
+    los = list(map(dict.get, configs, repeat("min_score")))
+    his = list(map(dict.get, configs, repeat("max_score")))
+    if None in los or None in his or str in set(map(type, los)) | set(map(type, his)):
+        return _plausible_each(results)
+    scores = list(map(_SCORE, map(_DETAILS, results)))
+    if not (all(map(le, los, scores)) and all(map(le, scores, his))):
+        return False
+    ids = [i for i in map(dict.get, results, repeat("evaluation_result_id")) if i is not None]
+    return len(set(ids)) == len(ids)
+
+
+def _plausible_each(results: list[Any]) -> bool:
+    """:func:`_plausible`, result by result (results without two numeric bounds)."""
     seen: set[str] = set()
     for result in results:
         rid = result.get("evaluation_result_id")

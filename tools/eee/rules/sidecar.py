@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable, Iterator
+from itertools import repeat
 from pathlib import Path
 from typing import Any
 
-from eee.dvcpointer import PointerError
+from eee.dvcpointer import Pointer, PointerError
 from eee.dvcpointer import parse as parse_dvc_pointer
 from eee.findings import FileResult, Finding
 from eee.limits import CHUNK, POINTER_MAX_BYTES, ROW_MAX_BYTES, SIDECAR_MAX_BYTES, iter_chunks, size_text
@@ -69,11 +70,15 @@ def iter_lines(source: Path | Iterable[bytes], *hashers: Any) -> Iterator[bytes]
         yield rest
 
 
-def _pointer_beside(tree: Tree, rel: str) -> Any:
+def read_pointer(tree: Tree, rel: str) -> Pointer | Unreadable | UnicodeDecodeError | PointerError:
+    """The DVC pointer file ``rel`` of ``tree`` parsed, or why it cannot be (the exception)."""
     try:
-        return parse_dvc_pointer(tree.read(rel + POINTER_SUFFIX, POINTER_MAX_BYTES).decode("utf-8"))
-    except (Unreadable, UnicodeDecodeError, PointerError):
-        return None
+        return parse_dvc_pointer(tree.read(rel, POINTER_MAX_BYTES).decode("utf-8"))
+    except (Unreadable, UnicodeDecodeError, PointerError) as exc:
+        return exc
+
+
+_READ = object()  # check_sidecar's default: it reads the pointer beside the sidecar itself
 
 
 def hash_algorithm(der: Any) -> str | None:
@@ -182,6 +187,20 @@ class _Collector:
         return self.result.errors - self.result.suppressed >= self.cap
 
 
+def _result_ids(aggregate: dict[str, Any] | None) -> set[str]:
+    """The ``evaluation_result_id`` strings of an aggregate's results."""
+    results = aggregate.get("evaluation_results") if aggregate else None
+    if not isinstance(results, list):
+        return set()
+    try:  # results that are all objects (any valid record): the ids in one C loop
+        ids = set(map(dict.get, results, repeat("evaluation_result_id")))
+    except TypeError:
+        ids = {r.get("evaluation_result_id") for r in results if isinstance(r, dict)}
+    if any(i.__class__ is not str for i in ids):
+        ids = {i for i in ids if isinstance(i, str)}
+    return ids
+
+
 def check_sidecar(
     tree: Tree,
     rel: str,
@@ -190,25 +209,24 @@ def check_sidecar(
     aggregate: dict[str, Any] | None,
     result: FileResult,
     cap: int = DEFAULT_CAP,
+    pointer: Any = _READ,
 ) -> None:
-    """Validate the sidecar ``rel`` of ``tree`` into ``result`` (rows, findings)."""
+    """Validate the sidecar ``rel`` of ``tree`` into ``result`` (rows, findings). ``pointer``:
+    the DVC pointer beside it, as :func:`read_pointer` gives it, when the caller has it."""
     out = _Collector(result, cap)
     der = aggregate.get("detailed_evaluation_results") if aggregate else None
     der = der if isinstance(der, dict) else {}
     alg = hash_algorithm(der)
     hasher = hashlib.new(alg) if alg else None
-    pointer = _pointer_beside(tree, rel) if tree.exists(rel + POINTER_SUFFIX) else None
+    if pointer is _READ:
+        pointer = read_pointer(tree, rel + POINTER_SUFFIX)
+    if not isinstance(pointer, Pointer):
+        pointer = None  # none beside it, or not one: the pointer's own check says why
     dvc_md5 = hashlib.md5(usedforsecurity=False) if pointer is not None and pointer.md5 else None
     eval_id = aggregate.get("evaluation_id") if aggregate else None
     info = aggregate.get("model_info") if aggregate else None
     model_id = info.get("id") if isinstance(info, dict) else None
-    result_ids: set[str] = set()
-    if aggregate and isinstance(aggregate.get("evaluation_results"), list):
-        result_ids = {
-            r["evaluation_result_id"]
-            for r in aggregate["evaluation_results"]
-            if isinstance(r, dict) and isinstance(r.get("evaluation_result_id"), str)
-        }
+    result_ids = _result_ids(aggregate)
     validators: dict[Any, tuple[str, Any] | None] = {}
     once = OncePerFile()
     rows = 0
