@@ -24,17 +24,9 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
-from eee.paths import (
-    DATA_DIR,
-    EVENT_SUFFIX,
-    EVENTS_DIR,
-    RECORD,
-    RECORD_SUFFIX,
-    SIDECAR,
-    SIDECAR_SUFFIX,
-    file_kind,
-    record_path_for_sidecar,
-)
+from eee.findings import Finding
+from eee.paths import RECORD, SIDECAR, file_kind, record_path_for_sidecar
+from eee.validate import walk_folders
 
 _GLOB_CHARS = set("*?[")
 RECORD_UNIT, ORPHAN_UNIT = "record", "orphan"
@@ -113,55 +105,18 @@ class Inputs:
             yield ORPHAN_UNIT, absolute
 
     def _walk(self, top: str) -> Iterator[tuple[str, set[str]]]:
-        """The files below ``top`` as the validator's walk lists them (a store root means its data/
-        and governance/events/), in sorted order, each with the record set of its folder."""
-        top = os.path.abspath(top)
-        parts = top.split(os.sep)
-        under_data = DATA_DIR in parts
-        if not under_data and os.path.isdir(os.path.join(top, DATA_DIR)):
-            yield from self._walk(os.path.join(top, DATA_DIR))
-            events = os.path.join(top, EVENTS_DIR)
-            if os.path.isdir(events):
-                yield from self._walk(events)
-            return
-        if not under_data and parts[-1] == "governance" and os.path.isdir(os.path.join(top, "events")):
-            yield from self._walk(os.path.join(top, "events"))
-            return
-        in_events = top.endswith(os.sep + EVENTS_DIR.replace("/", os.sep))
-        # depth first, each folder's entries sorted by name, a folder's as "name/": the order of
-        # the sorted list of all the paths, without making that list
-        frames = [(self._entries(top, under_data, in_events), set[str]())]
-        while frames:
-            entries, records = frames[-1]
-            for path, descend in entries:
-                if descend:
-                    frames.append((self._entries(path, under_data, in_events), set()))
-                    break
-                yield path, records
-            else:
-                frames.pop()
-
-    def _entries(self, directory: str, under_data: bool, in_events: bool) -> Iterator[tuple[str, bool]]:
-        """The entries of one folder the walk takes (files, and folders to descend into), sorted."""
-        try:
-            with os.scandir(directory) as it:
-                listed = list(it)
-        except OSError:
+        """The files below ``top`` as the validator's walk lists them (:func:`eee.validate.walk_folders`:
+        a store root means its data/ and governance/events/, in sorted order), each with the
+        record set of its folder, kept only while the walk is inside that folder."""
+        problems: list[Finding] = []
+        open_folders: list[tuple[str, set[str]]] = []  # the current folder and those above it
+        for folder, names in walk_folders(top, problems=problems):
+            while open_folders and not (folder + os.sep).startswith(open_folders[-1][0] + os.sep):
+                open_folders.pop()
+            if not open_folders or open_folders[-1][0] != folder:
+                open_folders.append((folder, set()))
+            records = open_folders[-1][1]
+            for name in names:
+                yield os.path.join(folder, name), records
+        if problems:
             self.problems = True
-            return iter(())
-        taken: list[tuple[str, str, bool]] = []
-        for entry in listed:
-            if entry.is_symlink():
-                if under_data or in_events:
-                    taken.append((entry.name, entry.path, False))
-            elif entry.is_dir():
-                if (under_data or not entry.name.startswith(".")) and not in_events:
-                    taken.append((entry.name + "/", entry.path, True))
-            elif (
-                under_data
-                or entry.name.endswith((RECORD_SUFFIX, SIDECAR_SUFFIX))
-                or (in_events and entry.name.endswith(EVENT_SUFFIX) and not entry.name.startswith("."))
-            ):
-                taken.append((entry.name, entry.path, False))
-        taken.sort()
-        return ((path, descend) for _key, path, descend in taken)
