@@ -45,9 +45,13 @@ def _names(rev: str | None, cwd: str | Path | None) -> list[str]:
     if (
         rev is None
     ):  # the index, as the hooks read it: HEAD's folder and the staged changes (no read of git's index file)
+        from eee.gitutil import GitError
         from eee.staged import index_tree
 
-        return [n for n in index_tree(cwd).names(EVENTS_DIR) if n.endswith(EVENT_SUFFIX)]
+        try:
+            return [n for n in index_tree(cwd).names(EVENTS_DIR) if n.endswith(EVENT_SUFFIX)]
+        except GitError:  # not a git work tree: no index, no flags
+            return []
     proc = subprocess.run(["git", "ls-tree", "-z", "--name-only", f"{rev}:{EVENTS_DIR}"], cwd=cwd, capture_output=True)
     if proc.returncode != 0:
         return []
