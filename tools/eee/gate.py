@@ -12,8 +12,13 @@ whenever a runner's extra care matters: when a staged file also has unstaged cha
 store's own hooks read the index either way, see :mod:`eee.staged`, but another local hook
 may read the work tree, which a runner stashes first), or when a hook is not a local script.
 
-``python3 tools/dev.py setup`` installs it (``eee gate install``); ``eee gate uninstall``
-installs prek's hook instead.
+Unstaged changes are found without a scan: each staged file is hashed as git hashes a blob
+and compared with the staged id (only a mismatch is asked of git). ``python3 tools/dev.py
+setup`` installs the gate (``eee gate install``: pre-commit, and post-checkout and
+post-merge for the hooks of those stages, which keep the duplicates index following HEAD);
+a git hook that no runner wrote is kept (``Refused``; ``--force`` replaces it). ``eee gate
+uninstall`` installs prek's hooks instead. Why this runner and not prek: README, "Scale
+figures".
 """
 
 from __future__ import annotations

@@ -461,10 +461,6 @@ class DuplicateIndex:
             return self._build(current, jobs, progress)
         return self._apply(current, changes, progress, jobs)
 
-    def behind(self, rev: str = "HEAD") -> bool:
-        """Whether the index does not hold ``rev``'s ``data/`` tree (no git call beyond one rev-parse)."""
-        return self.git and self._meta("tree") != self._data_tree(rev)
-
     def _apply(
         self,
         tree: str,
