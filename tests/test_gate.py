@@ -101,3 +101,52 @@ def test_a_linked_worktree_uses_the_repositorys_hook(store: Path, tmp_path: Path
     proc = commit(tmp_path / "wt", "a broken record")
     assert proc.returncode != 0
     assert '"eval_library" is a required property' in _out(proc)
+
+
+def test_install_keeps_a_hook_someone_wrote(store: Path) -> None:
+    hook = store / ".git" / "hooks" / "pre-commit"
+    hook.write_text("#!/bin/sh\necho my own checks\n")
+    proc = _eee(store, "gate", "install")
+    assert proc.returncode == 1
+    (line,) = proc.stderr.strip().splitlines()  # one line: the file and the way on
+    assert str(hook) in line and "--force" in line
+    assert hook.read_text() == "#!/bin/sh\necho my own checks\n"
+    assert _eee(store, "gate", "install", "--force").returncode == 0
+    assert "eee lean gate" in hook.read_text()
+
+
+@pytest.mark.parametrize("runner", ["prek", "pre-commit"])
+def test_install_replaces_a_runners_hook(store: Path, runner: str) -> None:
+    from conftest import install_hooks
+
+    hook = store / ".git" / "hooks" / "pre-commit"
+    install_hooks(store, runner)
+    assert "eee lean gate" not in hook.read_text()
+    proc = _eee(store, "gate", "install")
+    assert proc.returncode == 0, _out(proc)
+    assert "eee lean gate" in hook.read_text()
+    for stage in ("post-checkout", "post-merge"):
+        assert "eee lean gate" in (store / ".git" / "hooks" / stage).read_text()
+
+
+def test_uninstall_keeps_a_hook_someone_wrote(store: Path) -> None:
+    hook = store / ".git" / "hooks" / "post-merge"
+    hook.write_text("#!/bin/sh\necho my own post-merge\n")
+    proc = _eee(store, "gate", "uninstall")
+    assert proc.returncode == 1 and str(hook) in proc.stderr
+    assert hook.read_text() == "#!/bin/sh\necho my own post-merge\n"
+
+
+def test_the_staged_blob_is_compared_without_git(store: Path) -> None:
+    """The gate hashes a staged file as git does; an edit after `git add` is an unstaged change."""
+    from eee.gate import unstaged_among
+    from eee.gitutil import staged_changes
+
+    path = place_record(store, load_example("aggregate", "valid", RECORD))
+    git(store, "add", "-A")
+    assert unstaged_among(store, staged_changes(store)) == []
+    path.write_text(path.read_text() + " ")
+    assert unstaged_among(store, staged_changes(store)) == [path.relative_to(store).as_posix()]
+    path.chmod(0o755)
+    git(store, "add", "-A")
+    assert unstaged_among(store, staged_changes(store)) == []  # the mode too

@@ -244,3 +244,16 @@ def test_hook_refuses_an_illegal_event_written_by_hand(store: Path) -> None:
     proc = commit(store, "retract again by hand")
     assert proc.returncode != 0
     assert "is already retracted" in proc.stdout + proc.stderr
+
+
+def test_an_event_for_a_record_outside_the_commit_is_refused(store: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The events hook looks records up in git's index, never among untracked files: a record
+    that is only in the work tree is not in the commit (and finding it walked 230,000 files)."""
+    C = "2a3b4c5d-6e7f-4a8b-9c0d-1e2f3a4b5c6d"
+    place_record(store, _doc("mistralai/Mistral-7B-v0.1"), record_uuid=C)  # written, never added
+    assert run("retract", [C, "--reason", "never committed"]) == 0  # the tool reads the work tree
+    capsys.readouterr()
+    git(store, "add", "governance")
+    proc = commit(store, "a retraction of a record outside the commit")
+    assert proc.returncode != 0, proc.stdout + proc.stderr
+    assert C in proc.stdout + proc.stderr

@@ -431,3 +431,40 @@ def test_an_import_needs_no_scratch_store(
         code, done = _import([str(snapshot), "--store", str(store), "--commit"], capsys)
         assert code == 0 and len(done["commits"]) == 2, done
     assert not list(store.rglob("*.tmp"))
+
+
+def test_the_manifest_hook_reads_the_index_not_the_work_tree(
+    store: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """What the imports hook checks is what will be committed: a staged manifest and record,
+    whatever the work tree holds beside them."""
+    import subprocess
+    import sys
+
+    snapshot = tmp_path / "snapshot"
+    rel = _put(snapshot, f"{FOLDER}/{U['plain']}.json", canonical(_record(U["plain"])))
+    code, report = _import([str(snapshot), "--store", str(store)], capsys)  # staged, not committed
+    assert code == 0, report
+    manifest = store / report["manifest"]
+    good = manifest.read_text()
+
+    def hook() -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "eee.hooks", "imports", "--", report["manifest"]],
+            cwd=store,
+            capture_output=True,
+            text=True,
+            env=hook_env(),
+        )
+
+    # the work tree is broken (a manifest that does not add up, the record gone); the index is fine
+    manifest.write_text(good.replace('outcome: "imported"', 'outcome: "relocated"'))
+    (store / rel).unlink()
+    proc = hook()
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    # the other way round: the staged manifest is broken, the work tree is fine
+    git(store, "add", report["manifest"])
+    manifest.write_text(good)
+    git(store, "checkout", "--", rel)
+    proc = hook()
+    assert proc.returncode == 1 and "counts 0 relocated files, the list holds 1" in proc.stdout

@@ -42,15 +42,30 @@ def _blobs(specs: list[str], cwd: str | Path | None) -> list[bytes | None]:
 
 
 def _names(rev: str | None, cwd: str | Path | None) -> list[str]:
-    if rev is None:
-        args = ["ls-files", "-z", "--cached", "--", EVENTS_DIR + "/"]
-    else:
-        args = ["ls-tree", "-z", "--name-only", f"{rev}:{EVENTS_DIR}"]
-    proc = subprocess.run(["git", *args], cwd=cwd, capture_output=True)
+    if (
+        rev is None
+    ):  # the index, as the hooks read it: HEAD's folder and the staged changes (no read of git's index file)
+        from eee.gitutil import GitError
+        from eee.staged import index_tree
+
+        try:
+            return [n for n in index_tree(cwd).names(EVENTS_DIR) if n.endswith(EVENT_SUFFIX)]
+        except GitError:  # not a git work tree: no index, no flags
+            return []
+    proc = subprocess.run(["git", "ls-tree", "-z", "--name-only", f"{rev}:{EVENTS_DIR}"], cwd=cwd, capture_output=True)
     if proc.returncode != 0:
         return []
     names = [n.decode("utf-8", "surrogateescape") for n in proc.stdout.split(b"\0") if n]
     return [n.rsplit("/", 1)[-1] for n in names if n.endswith(EVENT_SUFFIX)]
+
+
+def _read(tree: object, path: str) -> bytes | None:
+    from eee.tree import Unreadable
+
+    try:
+        return tree.read(path)  # type: ignore[attr-defined, no-any-return]
+    except (Unreadable, OSError):
+        return None
 
 
 def pairs_of(events: list[dict[str, object]], uuid: str) -> set[tuple[str, str]]:
@@ -83,9 +98,15 @@ def _flags_among(
         return out
     from eee.governance.events import EventFileError, load_text
 
-    spec = ":" if rev is None else f"{rev}:"
     events: dict[str, list[dict[str, object]]] = {}
-    for data in _blobs([f"{spec}{EVENTS_DIR}/{n}" for n in names], cwd):
+    if rev is None:
+        from eee.staged import index_tree
+
+        tree = index_tree(cwd)
+        contents = [_read(tree, f"{EVENTS_DIR}/{n}") for n in names]
+    else:
+        contents = _blobs([f"{rev}:{EVENTS_DIR}/{n}" for n in names], cwd)
+    for data in contents:
         if data is None:
             continue
         try:

@@ -3,8 +3,10 @@
 
 from __future__ import annotations
 
-from eee.commands import Parser, UsageError, add_store, store_of, usage_error
-from eee.gate import check, install, uninstall
+import sys
+
+from eee.commands import EXIT_ERRORS, Parser, UsageError, add_store, store_of, usage_error
+from eee.gate import STAGES, Refused, check, install, uninstall
 
 
 def main(argv: list[str]) -> int:
@@ -16,19 +18,31 @@ def main(argv: list[str]) -> int:
     p.add_argument(
         "action",
         choices=("run", "install", "uninstall"),
-        help="run the hooks now; install the lean git hook, or replace it by prek's",
+        help="run the hooks now; install the lean git hooks, or replace them by prek's",
+    )
+    p.add_argument(
+        "--hook-stage", choices=STAGES, default="pre-commit", help="run: the hooks of this stage (default: pre-commit)"
+    )
+    p.add_argument(
+        "--force", action="store_true", help="install: replace a git hook that no runner installed (it is lost)"
     )
     add_store(p)
+    if "--" in argv:  # what git gives a post-checkout or post-merge hook, after --: not needed
+        argv = argv[: argv.index("--")]
     args = p.parse_args(argv)
     try:
         root = store_of(args.store)
     except UsageError as exc:
         return usage_error("eee gate", exc)
-    if args.action == "install":
-        print(f"installed the lean gate as {install(root)}")
-        return 0
-    if args.action == "uninstall":
-        uninstall(root)
-        print("removed the lean gate; prek runs the hooks")
-        return 0
-    return check(root)
+    try:
+        if args.action == "install":
+            print(f"installed the lean gate as {install(root, force=args.force)} (and post-checkout, post-merge)")
+            return 0
+        if args.action == "uninstall":
+            uninstall(root)
+            print("removed the lean gate; prek runs the hooks")
+            return 0
+    except Refused as exc:
+        print(f"eee gate: {exc}", file=sys.stderr)
+        return EXIT_ERRORS
+    return check(root, args.hook_stage)

@@ -20,8 +20,10 @@ chain) or by a ``duplicate`` event are never warned about again.
 
 from __future__ import annotations
 
+import collections
 import functools
 import hashlib
+import itertools
 import json
 import os
 import sqlite3
@@ -29,6 +31,8 @@ import subprocess
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
+
+import orjson
 
 from eee.findings import WARNING, Finding
 from eee.limits import RECORD_MAX_BYTES, read_regular
@@ -38,7 +42,7 @@ from eee.strictjson import loads as strict_loads
 
 RECORD_SUFFIX = ".json"
 INDEX_FILE = "eee-duplicates.sqlite"
-INDEX_VERSION = "1"  # bump when the keys change: the index is rebuilt
+INDEX_VERSION = "2"  # bump when the keys or the layout change: the index is rebuilt
 IGNORED = ("evaluation_id", "retrieved_timestamp")
 
 
@@ -47,8 +51,11 @@ def _d(value: Any) -> dict[str, Any]:
 
 
 def _h(parts: Any) -> str:
-    text = json.dumps(parts, sort_keys=True, ensure_ascii=False)
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+    try:  # orjson: 4-5x the standard library's speed, which the first build of the index feels
+        text = orjson.dumps(parts, option=orjson.OPT_SORT_KEYS)
+    except (TypeError, orjson.JSONEncodeError):  # a lone surrogate, an integer beyond 64 bits
+        text = json.dumps(parts, sort_keys=True, ensure_ascii=False).encode("utf-8", "surrogatepass")
+    return hashlib.sha256(text).hexdigest()[:32]
 
 
 class Facts(NamedTuple):
@@ -158,6 +165,17 @@ def finding(path: str, mine: Facts, match: Match, where: Callable[[str], str] = 
 
 # --- the index ------------------------------------------------------------------------------
 
+HOOK_LIMIT = 1000  # records a hook may read to bring the index to HEAD; beyond, it says so and skips
+REBUILD_AT = 20_000  # more changed records than this: build afresh (off the live file) instead
+BUILD_COMMAND = "eee dedup --index"
+_CHUNK = 1000  # blob ids per round trip to ``git cat-file`` (41 KB: fits an empty pipe, no deadlock)
+_EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+
+
+class Stale(Exception):
+    """The index is further from the tree asked for than the caller allows to read (or is
+    being written by another process); nothing was changed. The message says why."""
+
 
 def _git(root: Path, *args: str, input: bytes | None = None) -> bytes | None:
     proc = subprocess.run(["git", *args], cwd=root, capture_output=True, input=input)
@@ -168,22 +186,53 @@ def _is_record(path: str) -> bool:
     return path.startswith("data/") and path.endswith(RECORD_SUFFIX) and path.count("/") == 4
 
 
+class BlobReader:
+    """One long-lived ``git cat-file --batch``: blobs by id, a chunk at a time, so that memory
+    holds one chunk whatever the number of blobs asked for."""
+
+    def __init__(self, root: str | os.PathLike[str]) -> None:
+        self.proc = subprocess.Popen(
+            ["git", "--no-replace-objects", "cat-file", "--batch"],
+            cwd=root,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+        )
+
+    def read(self, blobs: list[str]) -> Iterator[tuple[str, bytes | None]]:
+        """(blob id, bytes, or None when it is no blob) of each id, in order."""
+        stdin, stdout = self.proc.stdin, self.proc.stdout
+        assert stdin is not None and stdout is not None
+        for i in range(0, len(blobs), _CHUNK):
+            part = blobs[i : i + _CHUNK]
+            stdin.write("".join(b + "\n" for b in part).encode())
+            stdin.flush()
+            for blob in part:
+                header = stdout.readline().split()
+                if len(header) == 3 and header[2].isdigit():  # "<id> <type> <size>", then the content
+                    data = stdout.read(int(header[2]))
+                    stdout.read(1)
+                    yield blob, data if header[1] == b"blob" else None
+                else:  # "<name> missing" (or ambiguous): no content follows
+                    yield blob, None
+
+    def close(self) -> None:
+        if self.proc.stdin:
+            self.proc.stdin.close()
+        self.proc.wait()
+        if self.proc.stdout:
+            self.proc.stdout.close()
+
+
 def read_blobs(root: Path, blobs: list[str]) -> Iterator[tuple[str, bytes | None]]:
-    """(blob id, bytes) of each blob, through one ``git cat-file --batch``."""
+    """(blob id, bytes) of each blob, through one ``git cat-file --batch``, a chunk at a time."""
     if not blobs:
         return
-    out = _git(root, "cat-file", "--batch", input="".join(b + "\n" for b in blobs).encode()) or b""
-    pos = 0
-    for blob in blobs:
-        end = out.index(b"\n", pos)
-        header = out[pos:end].split()
-        pos = end + 1
-        if len(header) < 3 or header[1] != b"blob":
-            yield blob, None
-            continue
-        size = int(header[2])
-        yield blob, out[pos : pos + size]
-        pos += size + 1
+    reader = BlobReader(root)
+    try:
+        yield from reader.read(blobs)
+    finally:
+        reader.close()
 
 
 def _parse(data: bytes | None) -> dict[str, Any] | None:
@@ -196,39 +245,172 @@ def _parse(data: bytes | None) -> dict[str, Any] | None:
     return doc if isinstance(doc, dict) else None
 
 
-class DuplicateIndex:
-    """The duplicate keys of every record of a tree, by path. Backed by SQLite in the git
-    directory (``eee-duplicates.sqlite``; in memory outside git)."""
+def _kb(key: str) -> bytes:
+    """A key as stored: its kind letter and 16 bytes (half the size of its hex)."""
+    return key[:1].encode() + bytes.fromhex(key[1:])
 
-    def __init__(self, root: Path, name: str = INDEX_FILE) -> None:
+
+def record_keys(path: str, data: bytes | None) -> list[bytes] | None:
+    """The stored keys of the record ``data`` at ``path`` (None when it is no record)."""
+    doc = _parse(data)
+    if doc is None:
+        return None
+    f = facts(_uuid_of(path), doc)
+    return sorted({_kb(f.content), *(_kb(r[0]) for r in f.results)})
+
+
+def _stream(root: Path, args: list[str]) -> Iterator[bytes]:
+    """The NUL-separated fields of a git command's output, as it comes (bounded memory);
+    the command is stopped when the caller stops reading."""
+    proc = subprocess.Popen(["git", *args], cwd=root, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    assert proc.stdout is not None
+    rest = b""
+    try:
+        while True:
+            block = proc.stdout.read(1 << 16)
+            if not block:
+                break
+            fields = (rest + block).split(b"\0")
+            rest = fields.pop()
+            yield from fields
+        if rest:
+            yield rest
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.stdout.close()
+        proc.wait()
+
+
+def _listing(root: Path, tree: str) -> Iterator[tuple[str, str, str]]:
+    """("A", path, blob) of every record of the ``data/`` tree ``tree``."""
+    for entry in _stream(root, ["--no-replace-objects", "ls-tree", "-r", "-z", tree]):
+        meta, _, name = entry.partition(b"\t")
+        parts = meta.split()
+        path = "data/" + name.decode("utf-8", "surrogateescape")
+        if len(parts) == 3 and parts[1] == b"blob" and _is_record(path):
+            yield "A", path, parts[2].decode()
+
+
+def _diff(root: Path, old: str, new: str) -> Iterator[tuple[str, str, str]]:
+    """(status, path, new blob) of every record that differs between two ``data/`` trees."""
+    fields = _stream(root, ["--no-replace-objects", "diff-tree", "-r", "-z", "--no-renames", "--raw", old, new])
+    for meta_field in fields:
+        name = next(fields, None)
+        if name is None:
+            break
+        meta = meta_field.decode().lstrip(":").split()
+        path = "data/" + name.decode("utf-8", "surrogateescape")
+        if len(meta) >= 5 and _is_record(path):
+            yield meta[4][0], path, meta[3]
+
+
+def _first(items: Iterator[tuple[str, str, str]], limit: int) -> tuple[list[tuple[str, str, str]], bool]:
+    """Up to ``limit`` items, and whether there were more (the rest is not read)."""
+    taken = []
+    for item in items:
+        if len(taken) == limit:
+            return taken, True
+        taken.append(item)
+    return taken, False
+
+
+_worker_reader: BlobReader | None = None
+
+
+def _worker_start(root: str) -> None:
+    global _worker_reader
+    _worker_reader = BlobReader(root)
+
+
+def _worker_keys(items: list[tuple[str, str]]) -> list[tuple[str, str, list[bytes] | None]]:
+    assert _worker_reader is not None
+    blobs = _worker_reader.read([b for _, b in items])
+    return [(path, blob, record_keys(path, data)) for (path, blob), (_, data) in zip(items, blobs, strict=True)]
+
+
+def keyed(root: Path, items: Iterable[tuple[str, str]], jobs: int = 1) -> Iterator[tuple[str, str, list[bytes] | None]]:
+    """(path, blob, keys) of each (path, blob), in order, read a chunk at a time; with
+    ``jobs`` > 1 and more than one chunk, in that many worker processes (each with its own
+    ``git cat-file``), a few chunks in flight: memory stays bounded."""
+    it = iter(items)
+    chunk = list(itertools.islice(it, _CHUNK))
+    second = list(itertools.islice(it, _CHUNK))
+    if not second or jobs <= 1:
+        reader = BlobReader(root)
+        try:
+            while chunk:
+                blobs = reader.read([b for _, b in chunk])
+                for (path, blob), (_, data) in zip(chunk, blobs, strict=True):
+                    yield path, blob, record_keys(path, data)
+                chunk, second = second, list(itertools.islice(it, _CHUNK))
+        finally:
+            reader.close()
+        return
+    import concurrent.futures
+    import multiprocessing
+
+    method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
+    with concurrent.futures.ProcessPoolExecutor(
+        jobs, mp_context=multiprocessing.get_context(method), initializer=_worker_start, initargs=(str(root),)
+    ) as pool:
+        pending = collections.deque([pool.submit(_worker_keys, chunk), pool.submit(_worker_keys, second)])
+        while pending:
+            while len(pending) < 2 * jobs:
+                more = list(itertools.islice(it, _CHUNK))
+                if not more:
+                    break
+                pending.append(pool.submit(_worker_keys, more))
+            yield from pending.popleft().result()
+
+
+_SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v TEXT);"
+    "CREATE TABLE IF NOT EXISTS records (id INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE, blob TEXT);"
+    "CREATE TABLE IF NOT EXISTS keys (k BLOB NOT NULL, id INTEGER NOT NULL, PRIMARY KEY (k, id)) WITHOUT ROWID;"
+)
+_KEY_INDEXES = "CREATE INDEX IF NOT EXISTS keys_id ON keys (id);"
+
+
+class DuplicateIndex:
+    """The duplicate keys of every record of HEAD's ``data/`` tree: key -> path, in SQLite in
+    the git directory (``eee-duplicates.sqlite``, never committed; in memory outside git).
+
+    It follows HEAD by ``git diff-tree`` between the tree it holds and HEAD's, reading only
+    the records that changed. Built from scratch (once per clone: ``eee dedup --index``,
+    which ``tools/dev.py setup`` runs) by streaming the tree's blobs through ``git
+    cat-file`` in chunks, into a new file that then replaces the old one: memory stays
+    bounded and a hook never waits for a build. A record's facts (for the evidence) are read
+    from its blob when it matches."""
+
+    def __init__(self, root: Path, name: str = INDEX_FILE, timeout: float = 30) -> None:
         self.root = Path(root)
         git_dir = _git(self.root, "rev-parse", "--absolute-git-dir")
         self.git = git_dir is not None
-        target = os.path.join(git_dir.decode().strip(), name) if git_dir else ":memory:"
+        self.target = os.path.join(git_dir.decode().strip(), name) if git_dir else ":memory:"
+        self.timeout = timeout
+        self._reader: BlobReader | None = None
         try:
-            self.db = self._open(target)
-        except sqlite3.DatabaseError:  # a damaged cache: it is only a cache, start again
-            for leftover in (target, target + "-wal", target + "-shm"):
-                if leftover != ":memory:" and os.path.exists(leftover):
-                    os.unlink(leftover)
-            self.db = self._open(target)
+            self.db = self._open(self.target)
+        except sqlite3.DatabaseError:  # a damaged cache, or the older layout: it is only a cache, start again
+            self._remove(self.target)
+            self.db = self._open(self.target)
+
+    @staticmethod
+    def _remove(target: str) -> None:
+        for leftover in (target, target + "-wal", target + "-shm", target + "-journal"):
+            if leftover != ":memory:" and os.path.exists(leftover):
+                os.unlink(leftover)
 
     def _open(self, target: str) -> sqlite3.Connection:
-        db = sqlite3.connect(target, timeout=30, isolation_level=None)
+        db = sqlite3.connect(target, timeout=self.timeout, isolation_level=None)
         try:
-            if self.git:
-                db.execute("PRAGMA journal_mode=WAL")
-            db.executescript(
-                "CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v TEXT);"
-                "CREATE TABLE IF NOT EXISTS records (path TEXT PRIMARY KEY, blob TEXT, facts TEXT);"
-                "CREATE TABLE IF NOT EXISTS keys (k TEXT, path TEXT);"
-                "CREATE INDEX IF NOT EXISTS keys_k ON keys (k);"
-                "CREATE INDEX IF NOT EXISTS keys_path ON keys (path);"
-            )
+            db.execute("CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v TEXT)")
             row = db.execute("SELECT v FROM meta WHERE k = 'version'").fetchone()
-            if not row or row[0] != INDEX_VERSION:
-                db.executescript("DELETE FROM records; DELETE FROM keys; DELETE FROM meta;")
+            if not row or row[0] != INDEX_VERSION:  # new, or of an older layout: start again
+                db.executescript("DROP TABLE IF EXISTS records; DROP TABLE IF EXISTS keys; DELETE FROM meta;")
                 db.execute("INSERT INTO meta (k, v) VALUES ('version', ?)", (INDEX_VERSION,))
+            db.executescript(_SCHEMA + _KEY_INDEXES)
         except sqlite3.DatabaseError:
             db.close()
             raise
@@ -236,109 +418,173 @@ class DuplicateIndex:
 
     def close(self) -> None:
         self.db.close()
+        if self._reader is not None:
+            self._reader.close()
+            self._reader = None
 
     def _meta(self, key: str) -> str | None:
         row = self.db.execute("SELECT v FROM meta WHERE k = ?", (key,)).fetchone()
         return row[0] if row else None
 
-    def _set(self, key: str, value: str) -> None:
-        self.db.execute("INSERT OR REPLACE INTO meta (k, v) VALUES (?, ?)", (key, value))
+    def _data_tree(self, rev: str) -> str:
+        """The id of ``rev``'s ``data/`` tree (the empty tree when it has none)."""
+        out = _git(self.root, "--no-replace-objects", "rev-parse", "--verify", "--quiet", f"{rev}:data")
+        return (out or b"").decode().strip() or _EMPTY_TREE
 
-    def _put(self, path: str, blob: str, doc: dict[str, Any] | None) -> None:
-        self.db.execute("DELETE FROM keys WHERE path = ?", (path,))
-        if doc is None:
-            self.db.execute("INSERT OR REPLACE INTO records (path, blob, facts) VALUES (?, ?, NULL)", (path, blob))
-            return
-        f = facts(_uuid_of(path), doc)
-        self.db.execute(
-            "INSERT OR REPLACE INTO records (path, blob, facts) VALUES (?, ?, ?)", (path, blob, json.dumps(f))
-        )
-        self.db.executemany(
-            "INSERT INTO keys (k, path) VALUES (?, ?)", [(k, path) for k in {f.content, *(r[0] for r in f.results)}]
-        )
-
-    def _drop(self, path: str) -> None:
-        self.db.execute("DELETE FROM keys WHERE path = ?", (path,))
-        self.db.execute("DELETE FROM records WHERE path = ?", (path,))
-
-    def sync(self, rev: str = "HEAD") -> int:
-        """Bring the index to the ``data/`` tree of ``rev`` (outside git: the work tree).
-        Returns how many records were (re)read."""
+    def sync(
+        self,
+        rev: str = "HEAD",
+        limit: int | None = None,
+        jobs: int = 1,
+        progress: Callable[[int], None] | None = None,
+    ) -> int:
+        """Bring the index to the ``data/`` tree of ``rev`` (outside git: the work tree) and
+        return how many records were (re)read. With ``limit``, read at most that many:
+        when more would be needed, raise :class:`Stale` and change nothing (what a hook does)."""
         if not self.git:
             return self._sync_folder()
-        out = _git(self.root, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{rev}^{{tree}}")
-        if out is None:
-            return 0
-        tree = (_git(self.root, "rev-parse", "--verify", "--quiet", f"{out.decode().strip()}:data") or b"").strip()
-        current = tree.decode() or "none"
+        current = self._data_tree(rev)
         old = self._meta("tree")
         if old == current:
             return 0
-        changes: list[tuple[str, str, str | None]] = []  # (status, path, blob)
-        if old and old != "none" and current != "none":
-            raw = _git(self.root, "diff-tree", "-r", "-z", "--no-renames", "--raw", old, current) or b""
-            fields = raw.split(b"\0")
-            for i in range(0, len(fields) - 1, 2):
-                meta = fields[i].decode().lstrip(":").split()
-                if len(meta) < 5:
-                    continue
-                path = "data/" + fields[i + 1].decode("utf-8", "surrogateescape")
-                if _is_record(path):
-                    changes.append((meta[4][0], path, meta[3]))
-        else:
-            self.db.executescript("DELETE FROM records; DELETE FROM keys;")
-            if current != "none":
-                listing = _git(self.root, "ls-tree", "-r", "-z", current) or b""
-                for entry in listing.split(b"\0"):
-                    if not entry:
-                        continue
-                    meta, _, name = entry.partition(b"\t")
-                    parts = meta.split()
-                    path = "data/" + name.decode("utf-8", "surrogateescape")
-                    if len(parts) == 3 and parts[1] == b"blob" and _is_record(path):
-                        changes.append(("A", path, parts[2].decode()))
-        wanted = [(p, b) for s, p, b in changes if s != "D" and b]
-        self.db.execute("BEGIN")
+        if old is None:  # never built (a new clone, or an index of an older layout)
+            if limit is None:
+                return self._build(current, jobs, progress)
+            listing, more = _first(_listing(self.root, current), limit)  # a small store: built right here
+            if more:
+                raise Stale(f"this clone has no duplicates index yet (HEAD has more than {limit:,} records)")
+            return self._apply(current, listing, progress)
+        changes, more = _first(_diff(self.root, old, current), limit if limit is not None else REBUILD_AT)
+        if more:
+            if limit is not None:
+                raise Stale(f"the duplicates index is more than {limit:,} records behind {rev}")
+            return self._build(current, jobs, progress)
+        return self._apply(current, changes, progress, jobs)
+
+    def _apply(
+        self,
+        tree: str,
+        changes: list[tuple[str, str, str]],
+        progress: Callable[[int], None] | None,
+        jobs: int = 1,
+    ) -> int:
+        """The changed records into the live index, in one transaction."""
+        db = self.db
+        try:
+            db.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as exc:  # another process writes it (a build replaces it, never holds it)
+            raise Stale(f"the duplicates index is being written by another process ({exc})") from None
         try:
             for status, path, _ in changes:
-                if status == "D":
-                    self._drop(path)
-            blobs = dict(read_blobs(self.root, [b for _, b in wanted]))
-            for path, blob in wanted:
-                self._put(path, blob, _parse(blobs.get(blob)))
-            self._set("tree", current)
-            self.db.execute("COMMIT")
+                row = db.execute("SELECT id FROM records WHERE path = ?", (path,)).fetchone()
+                if row:
+                    db.execute("DELETE FROM keys WHERE id = ?", row)
+                    if status == "D":
+                        db.execute("DELETE FROM records WHERE id = ?", row)
+            wanted = [(p, b) for s, p, b in changes if s != "D"]
+            n = self._insert(db, keyed(self.root, wanted, jobs), progress)
+            db.execute("INSERT OR REPLACE INTO meta (k, v) VALUES ('tree', ?)", (tree,))
+            db.execute("COMMIT")
         except BaseException:
-            self.db.execute("ROLLBACK")
+            db.execute("ROLLBACK")
             raise
-        return len(wanted)
+        return n
+
+    @staticmethod
+    def _insert(
+        db: sqlite3.Connection,
+        rows: Iterable[tuple[str, str, list[bytes] | None]],
+        progress: Callable[[int], None] | None,
+    ) -> int:
+        n = 0
+        for path, blob, keys in rows:
+            cur = db.execute(
+                "INSERT INTO records (path, blob) VALUES (?, ?) ON CONFLICT (path) DO UPDATE SET blob = excluded.blob"
+                " RETURNING id",
+                (path, blob),
+            )
+            (rid,) = cur.fetchone()
+            if keys:
+                db.executemany("INSERT OR IGNORE INTO keys (k, id) VALUES (?, ?)", [(k, rid) for k in keys])
+            n += 1
+            if progress and n % _CHUNK == 0:
+                progress(n)
+        if progress:
+            progress(n)
+        return n
+
+    def _build(self, tree: str, jobs: int, progress: Callable[[int], None] | None) -> int:
+        """The index of ``tree`` from scratch, streamed into a new file that replaces the live
+        one when complete (a hook meanwhile reads the old one, or finds none)."""
+        if self.target == ":memory:":
+            self.db.executescript("DELETE FROM records; DELETE FROM keys;")
+            return self._apply(tree, list(_listing(self.root, tree)), progress, jobs)
+        tmp = f"{self.target}.build-{os.getpid()}"
+        self._remove(tmp)
+        db = sqlite3.connect(tmp, isolation_level=None)
+        try:
+            db.executescript("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;" + _SCHEMA)
+            db.execute("BEGIN")
+            n = self._insert(db, keyed(self.root, ((p, b) for _, p, b in _listing(self.root, tree)), jobs), progress)
+            db.execute("COMMIT")
+            db.executescript(_KEY_INDEXES)  # after the rows: one sort instead of an update a row
+            db.executemany("INSERT INTO meta (k, v) VALUES (?, ?)", [("version", INDEX_VERSION), ("tree", tree)])
+            db.close()
+            self.db.close()
+            for leftover in (self.target + "-wal", self.target + "-shm", self.target + "-journal"):
+                if os.path.exists(leftover):  # the old file's journals (an older layout wrote a WAL)
+                    os.unlink(leftover)
+            os.replace(tmp, self.target)
+        except BaseException:
+            db.close()
+            self._remove(tmp)
+            raise
+        finally:
+            self.db = self._open(self.target)
+        return n
 
     def _sync_folder(self) -> int:
         n = 0
         data = self.root / "data"
+        self.db.executescript("DELETE FROM records; DELETE FROM keys;")
         for dirpath, _, files in os.walk(data):
-            for name in files:
+            for name in sorted(files):
                 rel = os.path.relpath(os.path.join(dirpath, name), self.root).replace(os.sep, "/")
                 if _is_record(rel):
                     try:
-                        self._put(rel, "", _parse(read_regular(Path(self.root, rel), RECORD_MAX_BYTES, "record")))
+                        raw = read_regular(Path(self.root, rel), RECORD_MAX_BYTES, "record")
                     except OSError:
                         continue
+                    self._local[rel] = raw
+                    self._insert(self.db, [(rel, "", record_keys(rel, raw))], None)
                     n += 1
         return n
 
+    @functools.cached_property
+    def _local(self) -> dict[str, bytes]:
+        return {}  # outside git: the records read from the folder (no object store to read them again from)
+
     def facts_of(self, path: str) -> Facts | None:
-        row = self.db.execute("SELECT facts FROM records WHERE path = ?", (path,)).fetchone()
-        if not row or row[0] is None:
+        """The facts of the indexed record at ``path``, read from its blob."""
+        row = self.db.execute("SELECT blob FROM records WHERE path = ?", (path,)).fetchone()
+        if not row:
             return None
-        f = json.loads(row[0])
-        return Facts(*f[:6], [tuple(r) for r in f[6]])  # type: ignore[misc]
+        if not self.git:
+            data: bytes | None = self._local.get(path)
+        else:
+            if self._reader is None:
+                self._reader = BlobReader(self.root)
+            ((_, data),) = self._reader.read([row[0]])
+        doc = _parse(data)
+        return facts(_uuid_of(path), doc) if doc is not None else None
 
     def matches(self, path: str, mine: Facts) -> list[Match]:
         """Records of the index that duplicate ``mine`` (at ``path``, left out)."""
-        keys = [mine.content, *(r[0] for r in mine.results)]
+        keys = [_kb(mine.content), *(_kb(r[0]) for r in mine.results)]
         marks = ",".join("?" * len(keys))
-        rows = self.db.execute(f"SELECT DISTINCT path FROM keys WHERE k IN ({marks})", keys).fetchall()
+        rows = self.db.execute(
+            f"SELECT DISTINCT r.path FROM keys k JOIN records r ON r.id = k.id WHERE k.k IN ({marks})", keys
+        ).fetchall()
         out = []
         for (other,) in rows:
             if other == path:
@@ -361,9 +607,10 @@ class DuplicateIndex:
             return x
 
         rows = self.db.execute(
-            "SELECT k, path FROM keys WHERE k IN (SELECT k FROM keys GROUP BY k HAVING COUNT(*) > 1) ORDER BY k"
+            "SELECT k.k, r.path FROM keys k JOIN records r ON r.id = k.id"
+            " WHERE k.k IN (SELECT k FROM keys GROUP BY k HAVING COUNT(*) > 1) ORDER BY k.k"
         )
-        first: dict[str, str] = {}
+        first: dict[bytes, str] = {}
         for key, path in rows:
             if key in first:
                 a, b = find(first[key]), find(path)
@@ -388,10 +635,15 @@ def staged_findings(
     where: Callable[[str], str] = lambda p: p,
     index: DuplicateIndex | None = None,
     ledger: Any = None,
+    limit: int | None = None,
+    notice: Callable[[str], None] | None = None,
 ) -> list[Finding]:
     """Warnings for the records ``paths`` (repository paths) about to be committed: each
     against every record of HEAD (through the index) and the others staged with it.
-    ``ledger`` (read only when a match is found): pairs it links are not warned about."""
+    ``ledger`` (read only when a match is found): pairs it links are not warned about.
+    ``limit``: read at most that many records to bring the index to HEAD (what the hook
+    allows); when it would need more, the staged records are checked only against each
+    other and ``notice`` is told why, in one line that names the command that builds it."""
     mine: dict[str, Facts] = {}
     for path in paths:
         if _is_record(path):
@@ -401,19 +653,30 @@ def staged_findings(
     if not mine:
         return []
     own = index is None
-    index = index or DuplicateIndex(root)
+    found: list[tuple[str, Facts, Match]] = []
     try:
-        index.sync()
-        found: list[tuple[str, Facts, Match]] = []
+        index = index or DuplicateIndex(root, timeout=2 if limit is not None else 30)
+        index.sync(limit=limit)
+    except Stale as exc:
+        if own and index is not None:
+            index.close()
+        own, index = False, None
+        if notice:
+            notice(
+                f"not checked against the committed records: {exc}; build it with `{BUILD_COMMAND}` "
+                "(the staged records were checked against each other)"
+            )
+    try:
         for path, f in mine.items():
-            found += [(path, f, m) for m in index.matches(path, f) if m.path not in mine]
+            if index is not None:
+                found += [(path, f, m) for m in index.matches(path, f) if m.path not in mine]
             for other, theirs in mine.items():
                 if other != path and other < path:  # staged together: warn on the later path
                     m = compare(f, theirs, other)
                     if m:
                         found.append((path, f, m))
     finally:
-        if own:
+        if own and index is not None:
             index.close()
     if not found:
         return []

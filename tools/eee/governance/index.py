@@ -1,8 +1,10 @@
 """Finding records by uuid, cheaply at any store size.
 
-In a git work tree one ``git ls-files`` with a pathspec per uuid scans the index (tracked
-and untracked, not ignored) instead of walking 230,000 folders; outside git, the
-filesystem is searched.
+In a git work tree one ``git ls-files --cached`` with a pathspec per uuid searches git's
+index instead of walking 230,000 folders; only uuids it does not find are looked for among
+the untracked files (``--others``, which walks the work tree: 3.4 s at 230,000 records
+here), and not at all for the tree the hooks read (``untracked=False``: a record the index
+does not hold is not in the commit). Outside git, the filesystem is searched.
 """
 
 from __future__ import annotations
@@ -17,8 +19,9 @@ from eee.paths import RECORD_SUFFIX, UUID4_RE, uuid_problem
 
 
 class RecordIndex:
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, untracked: bool = True) -> None:
         self.root = Path(root)
+        self.untracked = untracked  # also untracked, not ignored files (a work tree; not the index)
         self.known: dict[str, str | None] = {}
         self._git = (self.root / ".git").exists()
         self._complete = False  # after all(): a uuid not known is not in the store
@@ -55,10 +58,13 @@ class RecordIndex:
         self._complete = True
         return out
 
-    def _list(self, specs: list[str]) -> list[str]:
+    def _list(self, specs: list[str], untracked: bool | None = None) -> list[str]:
+        if untracked is None:
+            untracked = self.untracked
         if self._git:
+            others = ["--others", "--exclude-standard"] if untracked else []
             proc = subprocess.run(
-                ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard", "--", *specs],
+                ["git", "ls-files", "-z", "--cached", *others, "--", *specs],
                 cwd=self.root,
                 capture_output=True,
             )
@@ -76,8 +82,15 @@ class RecordIndex:
 
     def _search(self, uuids: list[str]) -> dict[str, str]:
         found: dict[str, str] = {}
-        for rel in self._list([f":(glob)data/*/*/*/{u}{RECORD_SUFFIX}" for u in uuids]):
-            found[rel.rsplit("/", 1)[-1][: -len(RECORD_SUFFIX)]] = rel
+
+        def search(wanted: list[str], untracked: bool) -> None:
+            for rel in self._list([f":(glob)data/*/*/*/{u}{RECORD_SUFFIX}" for u in wanted], untracked):
+                found[rel.rsplit("/", 1)[-1][: -len(RECORD_SUFFIX)]] = rel
+
+        search(uuids, False if self._git else self.untracked)  # git's index first: no walk of the work tree
+        missing = [u for u in uuids if u not in found]
+        if missing and self._git and self.untracked:
+            search(missing, True)
         return found
 
 

@@ -13,7 +13,7 @@ from typing import IO
 from eee.findings import ERROR, Finding, Summary
 from eee.report import text_lines
 
-HOOKS = ("validate", "naming", "immutable", "samples", "duplicates", "events", "imports")
+HOOKS = ("validate", "naming", "immutable", "samples", "duplicates", "events", "imports", "index")
 
 # (location, message) of what this process has printed, when several hooks share it
 # (python -m eee.hooks): naming and validate both see a bad path, the reader once.

@@ -12,7 +12,7 @@ import sys
 
 import eee.hooks
 from eee.hooks import HOOKS
-from eee.staged import share as share_index
+from eee.staged import session
 
 USAGE = "usage: tools/hook NAME [NAME...] -- [FILES...]"
 
@@ -37,14 +37,13 @@ def main(argv: list[str]) -> int:
         return _usage()
     skip = {s.strip() for s in os.environ.get("SKIP", "").split(",") if s.strip()}
     eee.hooks.shown = set()  # one message once, whichever hook finds it first
-    if any(n in ("naming", "validate", "duplicates", "events") for n in names):
-        share_index()  # the hooks of this process read one index tree
     code = 0
-    for name in names:
-        if f"eee-{name}" in skip or name in skip:
-            print(f"eee-{name}: skipped (SKIP)")
-            continue
-        code = max(code, importlib.import_module(f"eee.hooks.{name}").main(files))
+    with session():  # the hooks of this process ask git for the staged changes once, and read one index tree
+        for name in names:
+            if f"eee-{name}" in skip or name in skip:
+                print(f"eee-{name}: skipped (SKIP)")
+                continue
+            code = max(code, importlib.import_module(f"eee.hooks.{name}").main(files))
     return code
 
 

@@ -2,66 +2,19 @@
 
 A manifest is checked against its schema, its file name and its own arithmetic, and every
 file it places must be in the tree with the sha256 it lists (a sidecar: its DVC pointer);
-every flag event it names must be in the tree too.
+every flag event it names must be in the tree too. The tree is the index as the hooks read
+it (:class:`eee.staged.IndexTree`: what will be committed, never the work tree) or a
+commit's (:class:`eee.tree.GitTree`); only the folders of the files named are listed, never
+the whole store.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
-import subprocess
-import threading
-from collections.abc import Iterator
 from pathlib import Path
 
 from eee.findings import Finding
-from eee.imports import REFUSED
-
-
-def stream_blobs(specs: list[str], cwd: str | Path | None = None) -> Iterator[bytes | None]:
-    """The contents of ``specs`` (``:path``, ``rev:path``) one at a time, None when absent:
-    one ``git cat-file --batch``, whatever the number, without holding them all."""
-    if not specs:
-        return
-    proc = subprocess.Popen(
-        ["git", "cat-file", "--batch"],
-        cwd=cwd,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-    )
-    assert proc.stdin is not None and proc.stdout is not None
-    stdin = proc.stdin
-
-    def feed() -> None:
-        try:
-            for spec in specs:
-                stdin.write(spec.encode("utf-8", "surrogateescape") + b"\n")
-        except BrokenPipeError:
-            pass
-        finally:
-            stdin.close()
-
-    writer = threading.Thread(target=feed, daemon=True)
-    writer.start()
-    try:
-        for _ in specs:
-            header = proc.stdout.readline().split()
-            if len(header) == 3 and header[1] == b"blob":
-                data = proc.stdout.read(int(header[2]))
-                proc.stdout.read(1)
-                yield data
-            else:
-                yield None
-    finally:
-        writer.join()
-        proc.stdout.close()
-        proc.wait()
-
-
-def _listing(rev: str | None, cwd: str | Path | None) -> set[str]:
-    args = ["ls-files", "-z", "--cached"] if rev is None else ["ls-tree", "-r", "-z", "--name-only", rev]
-    proc = subprocess.run(["git", *args], cwd=cwd, capture_output=True)
-    return {p.decode("utf-8", "surrogateescape") for p in proc.stdout.split(b"\0") if p}
 
 
 def check_manifests(
@@ -69,12 +22,31 @@ def check_manifests(
 ) -> list[Finding]:
     """Findings of the manifests ``paths`` in the index (``rev`` None) or in commit ``rev``."""
     from eee.imports.manifest import loads, manifest_findings
+    from eee.paths import SIDECAR_SUFFIX
+    from eee.tree import GitTree, Unreadable
+
+    if rev is None:
+        from eee.staged import index_tree
+
+        tree = index_tree(cwd)
+    else:
+        tree = GitTree(Path(cwd) if cwd is not None else Path.cwd(), rev)
+
+    def read(path: str) -> bytes | None:
+        try:
+            return tree.read(path)
+        except (Unreadable, OSError):
+            return None
+
+    def in_tree(path: str) -> bool:
+        # a sidecar is never in git (DVC keeps it): the index tree would find it in the work tree
+        return not path.endswith(SIDECAR_SUFFIX) and tree.is_file(path)
 
     show = where if callable(where) else (lambda p: p)
-    spec = ":" if rev is None else f"{rev}:"
     out: list[Finding] = []
     docs = []
-    for rel, data in zip(paths, stream_blobs([spec + p for p in paths], cwd), strict=True):
+    for rel in paths:
+        data = read(rel)
         if data is None:
             out.append(Finding(show(rel), "$", "the manifest is not in the tree", None, check="import"))
             continue
@@ -92,24 +64,14 @@ def check_manifests(
             )
     if not docs:
         return out
-    tree = _listing(rev, cwd)
-    wanted = sorted(
-        {
-            item["store"]
-            for _, doc in docs
-            for item in (doc.get("files") if isinstance(doc.get("files"), list) else [])
-            if isinstance(item, dict)
-            and item.get("outcome") != REFUSED
-            and item.get("kind") == "record"
-            and isinstance(item.get("store"), str)
-            and item["store"] in tree
-        }
-    )
-    digests = {
-        p: hashlib.sha256(data).hexdigest()
-        for p, data in zip(wanted, stream_blobs([spec + p for p in wanted], cwd), strict=True)
-        if data is not None
-    }
+
+    @functools.cache
+    def sha256_of(path: str) -> str | None:
+        data = read(path) if in_tree(path) else None
+        return hashlib.sha256(data).hexdigest() if data is not None else None
+
     for rel, doc in docs:
-        out += manifest_findings(doc, rel, tree.__contains__, digests.get, file=show(rel))
+        out += manifest_findings(doc, rel, functools.cache(in_tree), sha256_of, file=show(rel))
+    if rev is not None:
+        tree.close()
     return out

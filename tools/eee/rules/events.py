@@ -153,7 +153,8 @@ def record_exists(tree: Tree, named: list[str]) -> Callable[[str], bool]:
         below = record_exists(tree.base, named)
         return lambda uuid: uuid in planned or below(uuid)
     if isinstance(tree, WorkTree | IndexTree):  # a search of git's index, not a listing of every record
-        index = RecordIndex(tree.root if isinstance(tree, WorkTree) else tree.repo)
+        # the index tree: what git's index holds (an untracked record is not in the commit)
+        index = RecordIndex(tree.root, untracked=True) if isinstance(tree, WorkTree) else RecordIndex(tree.repo, False)
         if len(set(named)) > _LIST_ALL_ABOVE:
             index.all()
         index.lookup(named)
