@@ -23,8 +23,9 @@ pipeline   ``eee pipeline`` at 15,000 records (plus the project's own records an
            cold and after adding one record, stage by stage: seconds (from the stage
            announcements) and the files each stage rewrote; the site's two stages
            together (target < 60 s) and what the site holds.
-sidecars   ``eee samples add`` of one sidecar, push and pull, when the sidecar path of
-           the ``scale`` branch is in this checkout (else skipped, said so).
+sidecars   ``eee samples add`` of one sidecar at 1,000 and 10,000 tracked sidecars, and push
+           and pull of 1, 10 and 100 named (bench_dvc.py's stores and timings), with the
+           ratio of the two sizes. Target: one sidecar < 2 s at 10,000, cost flat in the store.
 
 Timings are medians of ``--runs`` runs; the machine's load is printed with them.
 """
@@ -479,7 +480,7 @@ def main() -> int:
     if "pipeline" in only:
         pipeline(15_000 // scale, 250_000 // scale, 10_000 // scale)
     if "sidecars" in only:
-        sidecars_figures(10_000 // scale)
+        sidecars_figures(10_000 // scale, args.runs)
     width = max(len(r[0]) for r in RESULTS) if RESULTS else 0
     print(f"\nissue 15 figures (load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)")
     for name, value, verdict in RESULTS:
@@ -487,14 +488,38 @@ def main() -> int:
     return 0
 
 
-def sidecars_figures(tracked: int) -> None:
-    merged = run(["git", "log", "--oneline", "main"], PROJECT, check=False).stdout
-    if "Merge branch 'scale'" not in merged:
-        figure(
-            "sidecars add/push/pull", "not measured", "the `scale` branch (sidecars through dvc-data) has not landed"
-        )
-        return
-    figure("sidecars add/push/pull", "not measured", "the `scale` branch has landed: its bench_dvc.py measures them")
+def sidecars_figures(tracked: int, runs: int) -> None:
+    """``eee samples add`` of one sidecar and push / pull of N named, at a tenth of ``tracked`` and at it.
+
+    bench_dvc.py builds each store (records with sidecars tracked through eee.dvcstore, pushed
+    to a local remote) and times the commands as a contributor runs them; stock DVC's own
+    figures (``dvc add``, ``dvc status``: minutes at 10,000) stay in bench_dvc.py.
+    """
+    import bench_dvc
+
+    named = [1, 10, 100]
+    sizes = [tracked // 10, tracked]
+    costs: dict[int, dict[str, float]] = {}
+    for n in sizes:
+        samples = [bench_dvc.sidecars(n, named, stock=False, stock_setup=False) for _ in range(max(1, runs))]
+        costs[n] = {key: statistics.median(s[key] for s in samples) for key in samples[0]}
+    low, high = sizes
+    add = costs[high]["add 1"]
+    verdict = f"target < 2 s: {'met' if add < 2 else f'missed by {add - 2:.2f} s'} ({_load()})"
+    figure(
+        f"eee samples add of one sidecar, {high:,} tracked",
+        f"{add:.2f} s ({low:,}: {costs[low]['add 1']:.2f} s)",
+        verdict,
+    )
+    for k in named:
+        for op in ("push", "pull"):
+            key = f"{op} {k}"
+            ratio = costs[high][key] / costs[low][key]
+            figure(
+                f"eee samples {op} of {k} named, {high:,} tracked",
+                f"{costs[high][key]:.2f} s ({low:,}: {costs[low][key]:.2f} s)",
+                f"x{ratio:.2f} the cost at {low:,} (1.0 = flat in the store)",
+            )
 
 
 if __name__ == "__main__":
