@@ -404,3 +404,23 @@ def test_the_stores_ai2_arc_sidecars_rebuilt_from_the_reference_logs(
     assert analysis.main(["--store", str(store)]) == 0
     page = (store / "build" / "analysis" / "pages" / "ai2_arc.md").read_text()
     assert "![Model abilities with 95% intervals](ai2_arc-abilities.svg)" in page
+
+
+def test_a_long_table_is_html_the_site_passes_through_and_does_not_search() -> None:
+    """Up to RAW_ROWS rows a Markdown table; beyond, the same cells as an HTML table between
+    the raw markers (Python-Markdown does not read it cell by cell), out of the search index."""
+    import markdown
+
+    from eee.analysis.pages import RAW_ROWS, _table
+
+    head = ["Record", "Model"]
+    rows = [[f"`{i:08x}`", f"org/model<{i}>|x"] for i in range(RAW_ROWS + 1)]
+    short = _table(head, rows[:RAW_ROWS])
+    assert short.startswith("| Record | Model |") and "<table>" not in short
+    long = _table(head, rows)
+    assert long.startswith("<!-- eee:raw -->\n<div data-search-exclude>\n<table>")
+    assert long.rstrip().endswith("<!-- /eee:raw -->")
+    assert long.count("<tr>") == RAW_ROWS + 2  # the head and every row
+    html = markdown.markdown(long, extensions=["eee.site.mdraw"])
+    assert "<td><code>000000c8</code></td><td>org/model&lt;200&gt;|x</td>" in html
+    assert markdown.markdown(short, extensions=["tables"]).count("<tr>") == RAW_ROWS + 1

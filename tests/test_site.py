@@ -499,3 +499,63 @@ def test_flagged_and_duplicate_records_say_so_on_their_pages(tmp_path: Path) -> 
     assert "Flagged" in flagged and "Concern: folder name" in flagged and "Rule naming at $.model_info.id" in flagged
     duplicate = " ".join(text_of(page(site, f"catalogue/records/{RETRACTED}")).split())
     assert "Duplicate" in duplicate and "Repeats 3c4d5e6f, which stands: same run" in duplicate
+
+
+def test_search_hook_spares_the_parse_and_keeps_the_index_byte_identical(tmp_path: Path) -> None:
+    """Past ``record_pages`` the shared pages hold one search-excluded results table per
+    record: the hook (tools/eee/site/searchhook.py) cuts those blocks before the search
+    plugin's HTML parser sees them, and the site it builds, search index included, is
+    byte-identical to the build without the hook."""
+    store = make_site_store(tmp_path)
+    config = store / "mkdocs.yml"
+    text = config.read_text().replace("record_pages: 2000", "record_pages: 2")
+    assert "record_pages: 2 " in text and "- tools/eee/site/searchhook.py" in text
+    config.write_text(text)
+    (store / "mkdocs-nohook.yml").write_text(text.replace("- tools/eee/site/searchhook.py", "[]"))
+    assert write_pages(store).returncode == 0
+    env = dict(os.environ, NO_MKDOCS_2_WARNING="1", SOURCE_DATE_EPOCH="0")
+    sites = {}
+    for name in ("mkdocs.yml", "mkdocs-nohook.yml"):
+        sites[name] = tmp_path / f"site-{name}"
+        cmd = [sys.executable, "-m", "mkdocs", "build", "--strict", "-f", name, "--site-dir", str(sites[name])]
+        proc = subprocess.run(cmd, cwd=store, capture_output=True, text=True, env=env)
+        assert proc.returncode == 0, proc.stderr
+    hooked, plain = sites["mkdocs.yml"], sites["mkdocs-nohook.yml"]
+    files = sorted(p.relative_to(hooked) for p in hooked.rglob("*") if p.is_file() and p.suffix in {".html", ".json"})
+    assert files == sorted(
+        p.relative_to(plain) for p in plain.rglob("*") if p.is_file() and p.suffix in {".html", ".json"}
+    )
+    for rel in files:
+        assert (hooked / rel).read_bytes() == (plain / rel).read_bytes(), rel
+    # the shared page's record is found by its uuid (its section is indexed) ...
+    group = [d for d in _search_docs(hooked) if "/records/group-" in d["location"]]
+    assert any(d["location"].endswith(f"#{PLAIN}") for d in group)
+    # ... and what the plugin leaves out (the results table) is not in the index
+    assert not any("0 … 1" in d["text"] or "<td>" in d["text"] for d in group)
+
+
+def test_search_hook_feeds_the_search_parser_no_excluded_block(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """In-process: with the hook, no HTML the search plugin parses holds an excluded block."""
+    from material.plugins.search import plugin as search
+    from mkdocs.commands.build import build
+    from mkdocs.config import load_config
+
+    store = make_site_store(tmp_path)
+    config = store / "mkdocs.yml"
+    config.write_text(config.read_text().replace("record_pages: 2000", "record_pages: 2"))
+    assert write_pages(store).returncode == 0
+    fed: list[str] = []
+    feed = search.Parser.feed
+
+    def recording(self: Any, data: str) -> None:
+        fed.append(data)
+        feed(self, data)
+
+    monkeypatch.setattr(search.Parser, "feed", recording)
+    monkeypatch.chdir(store)
+    monkeypatch.setenv("NO_MKDOCS_2_WARNING", "1")
+    build(load_config(str(config), site_dir=str(tmp_path / "site")))
+    shared = [d for d in fed if f'id="{PLAIN}"' in d]
+    assert shared, "the shared page was not indexed"
+    assert not any("<div data-search-exclude>" in d for d in shared)
+    assert (tmp_path / "site" / "catalogue" / "records").is_dir()

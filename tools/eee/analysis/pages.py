@@ -10,15 +10,20 @@ from __future__ import annotations
 import os
 import shutil
 from collections import defaultdict
+from html import escape
 from itertools import combinations
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+from eee.site.mdraw import END as RAW_END
+from eee.site.mdraw import START as RAW_START
+
 ANALYSIS_DIR = "build/analysis"
 MAX_PAIRS = 20  # comparisons per benchmark page
 MAX_POINTS = 5000  # items drawn in a scatter (evenly thinned beyond)
 MAX_ROWS = 50  # abilities drawn and tabulated
+RAW_ROWS = 200  # a longer table is written as HTML the site passes through (eee.site.mdraw), not searched
 
 
 def _cell(value: Any) -> str:
@@ -26,7 +31,27 @@ def _cell(value: Any) -> str:
     return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ").replace("<", "&lt;")
 
 
+def _html_cell(value: Any) -> str:
+    text = "" if value is None else str(value).replace("\n", " ")
+    if len(text) > 1 and text[0] == text[-1] == "`":
+        return f"<code>{escape(text[1:-1])}</code>"
+    return escape(text)
+
+
 def _table(head: list[str], rows: list[list[Any]]) -> str:
+    """A Markdown table; past ``RAW_ROWS`` rows the same table as HTML between the raw markers.
+
+    Python-Markdown reads a table cell by cell (a benchmark with 10,000 records took seconds
+    of the site's build), and the search plugin would then parse every row; the long table is
+    left out of the search index (each of its records is found on its own page).
+    """
+    if len(rows) > RAW_ROWS:
+        out = [RAW_START, "<div data-search-exclude>", "<table>"]
+        out.append("<thead><tr>" + "".join(f"<th>{escape(h)}</th>" for h in head) + "</tr></thead>")
+        out.append("<tbody>")
+        out += ["<tr>" + "".join(f"<td>{_html_cell(c)}</td>" for c in row) + "</tr>" for row in rows]
+        out += ["</tbody>", "</table>", "</div>", RAW_END]
+        return "\n".join(out) + "\n"
     out = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
     out += ["| " + " | ".join(_cell(c) for c in row) + " |" for row in rows]
     return "\n".join(out) + "\n"

@@ -2,7 +2,8 @@
 
 ``eee site pages`` (:mod:`eee.site.docstree`, the pipeline's ``pages`` stage) writes every
 page as Markdown into ``build/docs/``, which ``mkdocs build`` and ``zensical build`` read
-(no MkDocs hooks or plugins of the project's own):
+(no MkDocs plugins of the project's own; one MkDocs hook, :mod:`eee.site.searchhook`, only
+spares the search plugin the parse of what it leaves out of the index):
 
 - the **schema reference** of every released version and both record kinds, and a
   **what changed** page per version step with the migration step's own description
