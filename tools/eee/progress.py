@@ -1,4 +1,4 @@
-"""A progress bar for long runs, shown on a terminal only."""
+"""A progress bar for long runs, shown on a terminal only, on stderr (reports keep stdout)."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ MIN_TOTAL = 200
 
 @contextmanager
 def bar(label: str, min_total: int = MIN_TOTAL) -> Iterator[Callable[[int, int], None]]:
+    from rich.console import Console
     from rich.progress import (  # lazy: rich costs ~90 ms; only a shown progress bar needs it
         BarColumn,
         MofNCompleteColumn,
@@ -18,7 +19,14 @@ def bar(label: str, min_total: int = MIN_TOTAL) -> Iterator[Callable[[int, int],
         TimeRemainingColumn,
     )
 
-    progress = Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(), transient=True)
+    progress = Progress(
+        TextColumn(label),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeRemainingColumn(),
+        console=Console(stderr=True),
+        transient=True,
+    )
     task = None
 
     def update(done: int, total: int) -> None:

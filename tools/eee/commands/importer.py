@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -27,8 +26,7 @@ from eee.commands import (
     usage_error,
 )
 from eee.findings import Finding, Refused
-
-PROGRESS_MIN_FILES = 200
+from eee.progress import bar
 
 
 def build_parser() -> Any:
@@ -63,40 +61,6 @@ def build_parser() -> Any:
     p.add_argument("--no-progress", action="store_true", help="never show a progress bar")
     add_store(p)
     return p
-
-
-@contextmanager
-def _bar(enabled: bool) -> Iterator[Any]:
-    if not enabled:
-        yield None
-        return
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
-
-    progress = Progress(
-        TextColumn("importing"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeRemainingColumn(),
-        console=Console(stderr=True),
-        transient=True,
-    )
-    task = None
-
-    def update(done: int, total: int) -> None:
-        nonlocal task
-        if total < PROGRESS_MIN_FILES:
-            return
-        if task is None:
-            progress.start()
-            task = progress.add_task("importing", total=total)
-        progress.update(task, completed=done, total=total)
-
-    try:
-        yield update
-    finally:
-        if task is not None:
-            progress.stop()
 
 
 def open_source(source: Path, ref: str | None) -> tuple[Any, str, str | None]:
@@ -185,7 +149,7 @@ def main(argv: list[str]) -> int:
 
     show = not args.no_progress and sys.stderr.isatty()
     try:
-        with _bar(show) as update:
+        with bar("importing") if show else nullcontext() as update:
             report = import_snapshot(
                 root, tree, label, revision, dry_run=args.dry_run, commit=args.commit, batch=args.batch, progress=update
             )
