@@ -28,9 +28,9 @@ PROJECT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(PROJECT / "tools"))
 
 from eee.governance.duplicates import DuplicateIndex, staged_findings  # noqa: E402
-from eee.jsonlite import load_object  # noqa: E402
-from eee.paths import canonical_record_path  # noqa: E402
-from eee.strictjson import canonical  # noqa: E402
+from eee.store.jsonlite import load_object  # noqa: E402
+from eee.store.paths import canonical_record_path  # noqa: E402
+from eee.store.strictjson import canonical  # noqa: E402
 
 BASE = json.loads(
     (PROJECT / "tests" / "examples" / "aggregate" / "valid" / "v0.3.0_perplexity_unbounded.json").read_text()
@@ -112,7 +112,7 @@ def bench(size: int, runs: int) -> None:
 
         def start() -> None:
             subprocess.run(
-                [sys.executable, "-c", "import eee.findings"],
+                [sys.executable, "-c", "import eee.reporting.findings"],
                 capture_output=True,
                 check=True,
                 env={**os.environ, "PYTHONPATH": str(PROJECT / "tools")},

@@ -5,7 +5,7 @@
                                    [--stock-setup] [--no-stock]
 
 1. For each sidecar count N: a temporary store with N records, each with a small sidecar
-   tracked by DVC (one ``.dvc`` pointer per sidecar, written by eee.dvcstore: the same
+   tracked by DVC (one ``.dvc`` pointer per sidecar, written by eee.dvc.store: the same
    pointer and cache object ``dvc add`` writes, see tests/test_samples_dvcstore.py;
    ``--stock-setup`` tracks them with ``dvc add`` itself, 1,247 s at 10,000), pushed to a
    local remote. Times, as a contributor runs them: ``eee samples add`` of one more sidecar
@@ -39,7 +39,7 @@ sys.path.insert(0, str(PROJECT / "benchmarks"))
 
 from bench_hooks import _record  # noqa: E402
 
-from eee.strictjson import canonical, canonical_row  # noqa: E402
+from eee.store.strictjson import canonical, canonical_row  # noqa: E402
 
 ROWS = [
     json.loads(line)
@@ -104,7 +104,7 @@ def _with_sidecar(repo: Path, i: int) -> Path:
 
 def _unpull(repo: Path, sidecars: list[Path]) -> None:
     """Remove the sidecars and their cache objects (a clone that never pulled them)."""
-    from eee.dvcstore import read_pointer
+    from eee.dvc.store import read_pointer
 
     for sidecar in sidecars:
         md5 = read_pointer(sidecar.with_name(sidecar.name + ".dvc")).md5
@@ -115,7 +115,7 @@ def _unpull(repo: Path, sidecars: list[Path]) -> None:
 
 def sidecars(n: int, named: list[int], stock: bool, stock_setup: bool) -> dict[str, float]:
     """One line per measurement at ``n`` tracked sidecars; returns the eee timings."""
-    from eee.dvcstore import DvcStore
+    from eee.dvc.store import DvcStore
 
     with tempfile.TemporaryDirectory(prefix="eee-bench-dvc-", ignore_cleanup_errors=True) as tmp:
         repo = _store(Path(tmp))
@@ -136,7 +136,7 @@ def sidecars(n: int, named: list[int], stock: bool, stock_setup: bool) -> dict[s
         t0 = time.perf_counter()
         _run([*eee, "push"], repo)
         push_all = time.perf_counter() - t0
-        how = "dvc add" if stock_setup else "eee.dvcstore"
+        how = "dvc add" if stock_setup else "eee.dvc.store"
         print(
             f"sidecars={n:>6}: set-up: track all ({how}) {setup:7.1f} s | eee samples push of all {push_all:7.1f} s",
             flush=True,

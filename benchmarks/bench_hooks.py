@@ -33,8 +33,8 @@ from pathlib import Path
 PROJECT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(PROJECT / "tools"))
 
-from eee.paths import canonical_record_path  # noqa: E402
-from eee.strictjson import canonical  # noqa: E402
+from eee.store.paths import canonical_record_path  # noqa: E402
+from eee.store.strictjson import canonical  # noqa: E402
 
 
 def _record(i: int) -> tuple[str, bytes]:

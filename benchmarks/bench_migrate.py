@@ -54,8 +54,8 @@ def _mode(mode: str, target: str, version: str) -> dict[str, float]:
         from eee.migrate import MigrationRefused
         from eee.migrate.export import export
         from eee.migrate.files import migrate_file
-        from eee.schemas import default_registry
-        from eee.strictjson import canonical
+        from eee.store.schemas import default_registry
+        from eee.store.strictjson import canonical
 
         reg = default_registry()
         for v in reg.ordered:

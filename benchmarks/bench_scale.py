@@ -510,7 +510,7 @@ def main() -> int:
 def sidecars_figures(tracked: int, runs: int) -> None:
     """``eee samples add`` of one sidecar and push / pull of N named, at a tenth of ``tracked`` and at it.
 
-    bench_dvc.py builds each store (records with sidecars tracked through eee.dvcstore, pushed
+    bench_dvc.py builds each store (records with sidecars tracked through eee.dvc.store, pushed
     to a local remote) and times the commands as a contributor runs them; stock DVC's own
     figures (``dvc add``, ``dvc status``: minutes at 10,000) stay in bench_dvc.py.
     """

@@ -113,7 +113,7 @@ def main() -> int:
         if not (root / "data").is_dir():
             start = time.perf_counter()
             make_store(root, args.records, args.results)
-            from eee.catalog import CATALOG_FILE, build, write
+            from eee.catalog.table import CATALOG_FILE, build, write
 
             table, _ = build(root)
             write(table, root / CATALOG_FILE)

@@ -6,7 +6,7 @@
 1. Records: every ``*.json`` under the corpus (default: ../shared/reference/records, the
    746 real records). Compares, on the same files:
      parse      read each file and parse it with orjson (the floor)
-     eee        ``eee.validate.run`` with every check on (strict JSON, schema of the declared
+     eee        ``eee.validation.validate.run`` with every check on (strict JSON, schema of the declared
                 version, layout, names, scores, pairing)
      jsonschema the reference engine (python ``jsonschema``, Draft 7) on the same files,
                 schema checks only, as the public reference tooling validates
@@ -53,8 +53,8 @@ def _mode(mode: str, target: str) -> dict[str, float]:
 
         from eee.rules.sidecar import iter_lines
     elif mode in ("eee", "eee-rows"):
-        from eee.schemas import default_registry
-        from eee.validate import run
+        from eee.store.schemas import default_registry
+        from eee.validation.validate import run
 
         reg = default_registry()
         reg.validator(reg.current, "eval")
@@ -62,7 +62,7 @@ def _mode(mode: str, target: str) -> dict[str, float]:
     elif mode == "jsonschema":
         import jsonschema
 
-        from eee.schemas import Registry
+        from eee.store.schemas import Registry
 
         reg = Registry.load()
     start = time.perf_counter()

@@ -36,7 +36,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seed", type=int, default=20261201, help="the first batch's seed (default 20261201)")
     args = p.parse_args(argv)
 
-    from eee.validate import run
+    from eee.validation.validate import run
     from fuzzing import build, clean_seeds, iter_findings
 
     totals: Counter[str] = Counter()

@@ -32,8 +32,8 @@ PROJECT = Path(__file__).resolve().parents[1]
 SHARED = PROJECT.parent / "shared" / "reference"
 sys.path.insert(0, str(PROJECT / "tools"))
 
-from eee.paths import canonical_record_path  # noqa: E402
-from eee.strictjson import canonical  # noqa: E402
+from eee.store.paths import canonical_record_path  # noqa: E402
+from eee.store.strictjson import canonical  # noqa: E402
 
 CACHE = Path(os.environ.get("EEE_BENCH_CACHE", Path(tempfile.gettempdir()) / "eee-bench-scale"))
 ROWS_PER_SIDECAR = 3
@@ -42,7 +42,7 @@ ROWS_PER_SIDECAR = 3
 def _clean(doc: dict[str, Any]) -> bool:
     """Valid under its schema and the store's score rule (some real records are not)."""
     from eee.rules.record import score_findings
-    from eee.schemas import EVAL, default_registry
+    from eee.store.schemas import EVAL, default_registry
 
     registry = default_registry()
     version = registry.resolve(doc.get("schema_version"), EVAL)

@@ -126,7 +126,7 @@ def commit(repo: Path, message: str, *extra: str) -> subprocess.CompletedProcess
 
 def place_with_sidecar(repo: Path, rows: bytes, record_uuid: str = FIXED_UUID) -> tuple[Path, Path]:
     """The instance example aggregate at its canonical path, with ``rows`` as its sidecar."""
-    from eee.strictjson import canonical
+    from eee.store.strictjson import canonical
 
     agg = load_example("instance", "aggregate.json")
     folder = repo / "data" / "qa-bench" / "acme" / "widget-7b"
@@ -146,9 +146,9 @@ def place_with_sidecar(repo: Path, rows: bytes, record_uuid: str = FIXED_UUID) -
 def place_record(repo: Path, doc: dict[str, Any], benchmark: str | None = None, record_uuid: str = FIXED_UUID) -> Path:
     """Write a record at its canonical path (the store's canonical bytes); the benchmark
     folder is the one the record's dataset name asks for unless given."""
-    from eee.paths import canonical_record_path
     from eee.rules.record import main_folder
-    from eee.strictjson import canonical
+    from eee.store.paths import canonical_record_path
+    from eee.store.strictjson import canonical
 
     benchmark = benchmark or main_folder(doc) or "bench"
     path = repo / canonical_record_path(benchmark, doc["model_info"]["id"], record_uuid)

@@ -62,7 +62,7 @@ def _uuid(rng: random.Random) -> str:
 
 
 def _canonical(bench: str, model_id: str, record_uuid: str) -> str | None:
-    from eee.paths import canonical_record_path
+    from eee.store.paths import canonical_record_path
 
     try:
         return canonical_record_path(bench, model_id, record_uuid)
@@ -121,14 +121,14 @@ def _pair_doc(seed: Seed, rel: str, rows: bytes) -> dict[str, Any]:
 
 
 def _dump(doc: Any) -> bytes:
-    from eee.strictjson import canonical
+    from eee.store.strictjson import canonical
 
     return canonical(doc)
 
 
 def clean_seeds(scratch: Path) -> tuple[list[Seed], list[Seed]]:
     """The candidate seeds that validate without any finding at a canonical path."""
-    from eee.validate import run
+    from eee.validation.validate import run
 
     records, pairs = candidate_seeds()
     rng = random.Random(0)
@@ -476,7 +476,7 @@ def event_mutation(name: str, text: str, rng: random.Random) -> tuple[str, str, 
 
 
 def _write(path: Path, data: bytes | str, target_for_link: Path | None = None) -> None:
-    from eee.limits import EVENT_MAX_BYTES, RECORD_MAX_BYTES
+    from eee.store.limits import EVENT_MAX_BYTES, RECORD_MAX_BYTES
 
     path.parent.mkdir(parents=True, exist_ok=True)
     if data == "fifo":

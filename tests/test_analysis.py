@@ -335,7 +335,7 @@ def test_reference_record_with_samples_is_read(tmp_path: Path) -> None:
 
 def test_the_stores_own_sidecars_when_pulled(capsys: pytest.CaptureFixture[str]) -> None:
     from eee.analysis.samples import read_samples
-    from eee.catalog import record_paths
+    from eee.catalog.table import record_paths
     from eee.commands import irt
 
     pulled = [

@@ -10,7 +10,7 @@ import pytest
 
 from conftest import git, load_example, make_store, place_record
 from eee.commands.audit import main as audit_main
-from eee.gitutil import GitError, verify_commit
+from eee.git.cli import GitError, verify_commit
 
 RECORD = "v0.3.0_perplexity_unbounded.json"
 

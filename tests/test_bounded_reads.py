@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from conftest import EXAMPLES, FIXED_UUID, commit, git, load_example, make_store, place_record, place_with_sidecar
-from eee.findings import ERROR
 from eee.governance.events import dumps, make_event
-from eee.validate import run
+from eee.reporting.findings import ERROR
+from eee.validation.validate import run
 
 RECORD = "v0.3.0_perplexity_unbounded.json"
 ROWS = EXAMPLES / "instance" / "valid" / "v0.3.0_single_multi_agentic.jsonl"
@@ -75,8 +75,8 @@ def test_each_bad_record_is_one_finding_and_the_run_goes_on(repo: Path) -> None:
 
 
 def test_depth_cap_is_exact_and_documented_in_the_message(repo: Path) -> None:
-    from eee.limits import JSON_MAX_DEPTH
-    from eee.strictjson import JSONProblem, loads
+    from eee.store.limits import JSON_MAX_DEPTH
+    from eee.store.strictjson import JSONProblem, loads
 
     assert loads(b"[" * JSON_MAX_DEPTH + b"]" * JSON_MAX_DEPTH) is not None
     with pytest.raises(JSONProblem, match=f"more than {JSON_MAX_DEPTH} levels"):
@@ -110,7 +110,7 @@ def test_fifo_device_link_and_folder_never_hang_the_validator(repo: Path) -> Non
 
 
 def test_oversized_record_is_refused_without_reading_it(repo: Path) -> None:
-    from eee.limits import RECORD_MAX_BYTES
+    from eee.store.limits import RECORD_MAX_BYTES
 
     good = _good(repo)
     big = _beside(good, 1)
@@ -133,7 +133,7 @@ def test_sidecar_rows_deep_huge_and_endless_line(repo: Path) -> None:
 
 
 def test_sidecar_line_longer_than_the_row_cap(repo: Path) -> None:
-    from eee.limits import ROW_MAX_BYTES
+    from eee.store.limits import ROW_MAX_BYTES
 
     _record, sidecar = place_with_sidecar(repo, b"{}\n")
     with open(sidecar, "ab") as fh:

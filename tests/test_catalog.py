@@ -11,7 +11,7 @@ import duckdb
 import pytest
 
 from analysis_store import place, record_doc, uuid_of
-from eee.catalog import (
+from eee.catalog.table import (
     CATALOG_DIR,
     COLUMN_NAMES,
     normalised_score,
@@ -184,7 +184,7 @@ def test_an_output_folder_of_something_else_is_never_replaced(
 
 
 def test_fill_rates_count_active_records_unless_all(tmp_path: Path) -> None:
-    from eee.stats import fill_rates
+    from eee.catalog.stats import fill_rates
 
     store = _store(tmp_path)
     _retract(store, uuid_of(2))
@@ -207,7 +207,7 @@ def test_stats_command_writes_and_takes_all(tmp_path: Path) -> None:
 
 
 def _manifest(store: Path) -> dict:
-    from eee.manifest import build
+    from eee.store.manifest import build
 
     return build(store)[0]
 
@@ -219,7 +219,7 @@ def _parts(out: Path) -> dict[str, tuple[int, bytes]]:
 
 
 def test_the_pipeline_catalogue_rewrites_only_changed_partitions_and_equals_a_full_one(tmp_path: Path) -> None:
-    from eee.catalog import KEYS_FILE, update_catalog
+    from eee.catalog.table import KEYS_FILE, update_catalog
 
     store = _store(tmp_path)
     out = tmp_path / "cat"
@@ -249,7 +249,7 @@ def test_the_pipeline_catalogue_rewrites_only_changed_partitions_and_equals_a_fu
 
 def test_stats_and_analysis_from_the_manifest_equal_a_full_run(tmp_path: Path) -> None:
     from eee.analysis.pages import update_pages, write_pages
-    from eee.stats import fill_rates
+    from eee.catalog.stats import fill_rates
 
     store = _store(tmp_path)
     cache: dict = {}

@@ -114,7 +114,7 @@ def test_same_verdict_on_mutations(version: str, kind: str) -> None:
 
 
 def test_every_real_record_passes_its_declared_version() -> None:
-    from eee.schemas import Registry
+    from eee.store.schemas import Registry
 
     reg = Registry.load()
     records = [(n, d) for n, d in _real_aggregates() if n.startswith("records/")]

@@ -13,7 +13,7 @@ import pytest
 
 from conftest import EXAMPLES, PROJECT, git, make_store
 from eee.commands.convert import main
-from eee.validate import run
+from eee.validation.validate import run
 
 HARNESS = EXAMPLES / "harness"
 INSPECT_LOG = HARNESS / "inspect" / "tiny_qa.json"
@@ -111,7 +111,7 @@ def test_an_invalid_output_leaves_data_untouched(
 
 def test_an_existing_target_is_never_overwritten(store: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     uuids = iter([FIXED, "1f5c2d1e-7a3b-4c5d-8e9f-0a1b2c3d4e5f", "2f5c2d1e-7a3b-4c5d-8e9f-0a1b2c3d4e5f"])
-    monkeypatch.setattr("eee.placement.new_uuid", lambda: next(uuids))
+    monkeypatch.setattr("eee.write.placement.new_uuid", lambda: next(uuids))
     target = store / "data" / "tiny_mc" / "acme" / "tiny-lm" / f"{FIXED}.json"
     target.parent.mkdir(parents=True)
     target.write_text("mine\n")
@@ -134,7 +134,7 @@ def test_sidecars_need_dvc_before_anything_is_written(store: Path, capsys: pytes
 
 def test_a_failing_dvc_add_undoes_everything(store: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The second sidecar fails to enter DVC: the first one's pointer and every file go too."""
-    from eee.findings import refusal
+    from eee.reporting.findings import refusal
 
     (store / ".dvc").mkdir()
     calls = []
@@ -152,7 +152,7 @@ def test_a_failing_dvc_add_undoes_everything(store: Path, monkeypatch: pytest.Mo
             pointers.append(pointer)
         return pointers
 
-    monkeypatch.setattr("eee.samples.add_many", fake_add_many)
+    monkeypatch.setattr("eee.write.samples.add_many", fake_add_many)
     assert main(["lm_eval", "--log-path", str(HARNESS / "lm_eval"), "--include-samples"]) == 1
     assert len(calls) == 2
     assert not any(p.is_file() for p in (store / "data").rglob("*")) if (store / "data").exists() else True
@@ -205,7 +205,7 @@ def test_thin_executable(tmp_path: Path) -> None:
 
 
 def test_the_push_command_names_the_sidecars_or_their_benchmark_folders(tmp_path: Path) -> None:
-    from eee.samples import push_command
+    from eee.write.samples import push_command
 
     one = tmp_path / "data" / "mmlu" / "acme" / "w" / "a_samples.jsonl"
     assert push_command([one], cwd=tmp_path) == "eee samples push data/mmlu/acme/w/a_samples.jsonl"

@@ -8,7 +8,7 @@ import pytest
 
 from conftest import EXAMPLES, commit, git, make_store, reference
 from eee.commands.convert import main
-from eee.validate import run
+from eee.validation.validate import run
 
 pytestmark = pytest.mark.slow
 

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-import eee.dvcpointer as dvcpointer
-import eee.paths as paths
+import eee.dvc.pointer as dvcpointer
+import eee.store.paths as paths
 from eee.rules.layout import case_clash
 from eee.rules.record import _plausible, _plausible_each
 

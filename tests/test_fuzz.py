@@ -47,7 +47,7 @@ def _key(result) -> list[tuple]:
 
 @pytest.fixture(scope="module")
 def fuzzed(tmp_path_factory: pytest.TempPathFactory):
-    from eee.validate import run
+    from eee.validation.validate import run
 
     base = tmp_path_factory.mktemp("fuzz")
     seeds = clean_seeds(base / "seeds")
@@ -94,7 +94,7 @@ def test_bad_files_are_found_and_good_files_are_clean(fuzzed) -> None:
 
 
 def test_a_file_checked_alone_has_the_same_findings(fuzzed) -> None:
-    from eee.validate import run
+    from eee.validation.validate import run
 
     root, cases, results = fuzzed
     differ = []

@@ -139,8 +139,8 @@ def test_uninstall_keeps_a_hook_someone_wrote(store: Path) -> None:
 
 def test_the_staged_blob_is_compared_without_git(store: Path) -> None:
     """The gate hashes a staged file as git does; an edit after `git add` is an unstaged change."""
-    from eee.gate import unstaged_among
-    from eee.gitutil import staged_changes
+    from eee.git.cli import staged_changes
+    from eee.hooks.gate import unstaged_among
 
     path = place_record(store, load_example("aggregate", "valid", RECORD))
     git(store, "add", "-A")

@@ -12,7 +12,7 @@ import pytest
 
 from conftest import FIXED_UUID, PROJECT, commit, git, hook_env, make_store, place_record, record_of
 from eee.commands.governance import run
-from eee.validate import run as validate
+from eee.validation.validate import run as validate
 
 pytestmark = pytest.mark.slow
 

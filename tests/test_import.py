@@ -13,8 +13,8 @@ import pytest
 
 from conftest import EXAMPLES, git, hook_env, load_example, make_store, sha256
 from eee.commands.importer import main as import_main
-from eee.findings import Finding
-from eee.strictjson import canonical
+from eee.reporting.findings import Finding
+from eee.store.strictjson import canonical
 
 pytestmark = pytest.mark.slow
 
@@ -211,7 +211,7 @@ def test_import_of_a_snapshot_with_every_outcome(
     assert listed[f"{FOLDER}/{U['flagged']}.json"]["flags"][0]["event"] == flags[0]["event"]
 
     # the audit is clean
-    from eee.audit import audit
+    from eee.validation.audit import audit
 
     summary = audit(head_before, "HEAD", store)
     assert summary.errors == 0, [f.one_line() for r in summary.results for f in r.findings]
@@ -359,8 +359,8 @@ def test_a_manifest_is_checked_and_immutable(store: Path, tmp_path: Path, capsys
 
 @needs_flag
 def test_the_audit_accepts_a_record_flagged_with_it_or_later(store: Path) -> None:
-    from eee.audit import audit
     from eee.imports.run import write_flag
+    from eee.validation.audit import audit
 
     who = {"name": "Test Contributor", "email": "contributor@example.org"}
     start = git(store, "rev-parse", "HEAD").stdout.strip()

@@ -204,9 +204,9 @@ def _bomb(path: Path, member: str, size: int, lie: bool = False) -> None:
 def test_eval_zip_bomb_stops_at_the_cap(
     target: Path, tmp_path: Path, capsys, monkeypatch: pytest.MonkeyPatch, lie: bool
 ) -> None:
-    import eee.limits
+    import eee.store.limits
 
-    monkeypatch.setattr(eee.limits, "ARCHIVE_MAX_BYTES", 32 << 20)  # the same code path as 2 GiB, quicker
+    monkeypatch.setattr(eee.store.limits, "ARCHIVE_MAX_BYTES", 32 << 20)  # the same code path as 2 GiB, quicker
     bomb = tmp_path / "bomb.eval"
     _bomb(bomb, "samples/2_epoch_1.json", 64 << 20, lie=lie)
     assert bomb.stat().st_size < 1 << 20

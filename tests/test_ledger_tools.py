@@ -235,10 +235,10 @@ EXPECTED = {
 def test_status_catalogue_and_site_agree_for_every_action_and_outcome(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from eee.catalog import build
-    from eee.schemas import default_registry
+    from eee.catalog.table import build
     from eee.site.cataloguepages import Options, generate
     from eee.site.context import SiteContext
+    from eee.store.schemas import default_registry
 
     repo = make_store(tmp_path)
     for i, uuid in enumerate(R):
@@ -303,7 +303,7 @@ def test_a_plain_copy_of_a_store_validates_its_old_events(store: Path, tmp_path:
     import shutil
 
     from eee.governance.events import make_event, write
-    from eee.validate import run as validate
+    from eee.validation.validate import run as validate
 
     old = dt.datetime.now(dt.UTC) - dt.timedelta(days=30)
     write(store, make_event("retract", A, "a month ago", ME, now=old))

@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 
 from conftest import EXAMPLES, place_with_sidecar
-from eee.manifest import write
+from eee.store.manifest import write
 
 ROWS = (EXAMPLES / "instance" / "valid" / "v0.3.0_single_multi_agentic.jsonl").read_bytes()
 

@@ -18,8 +18,8 @@ from conftest import EXAMPLES, PROJECT
 from eee.migrate import MigrationRefused, migrate, migrate_record, migrate_row, plan
 from eee.migrate import steps as steps_module
 from eee.migrate.provenance import holder_path, read
-from eee.schemas import EVAL, INSTANCE, Registry
-from eee.strictjson import canonical
+from eee.store.schemas import EVAL, INSTANCE, Registry
+from eee.store.strictjson import canonical
 from migration_paths import assert_lossless
 
 REFUSED = EXAMPLES / "migration" / "refused"

@@ -14,8 +14,8 @@ from conftest import EXAMPLES, FIXED_UUID, write_json
 from eee.cli import main as eee_main
 from eee.commands.migrate import main
 from eee.migrate.report import REPORT_NAME
-from eee.strictjson import canonical
-from eee.validate import run
+from eee.store.strictjson import canonical
+from eee.validation.validate import run
 
 STEPS = EXAMPLES / "migration" / "steps"
 AGENTIC_UUID = "0b7f6a52-3d1e-4c5a-9b8e-2f4d6c8a1e30"

@@ -20,8 +20,8 @@ from eee.migrate import MigrationRefused, Result, migrate_record
 from eee.migrate.files import migrate_file
 from eee.migrate.provenance import holder_path
 from eee.migrate.report import REPORT_NAME
-from eee.schemas import EVAL, default_registry
-from eee.validate import Options, run
+from eee.store.schemas import EVAL, default_registry
+from eee.validation.validate import Options, run
 from migration_paths import assert_lossless
 
 

@@ -20,7 +20,7 @@ from conftest import EXAMPLES, PROJECT
 from eee.migrate import steps as steps_module
 from eee.migrate.chain import missing_steps
 from eee.migrate.steps import STEPS, Step, step_from
-from eee.schemas import EVAL, INSTANCE, KINDS, Registry
+from eee.store.schemas import EVAL, INSTANCE, KINDS, Registry
 from migration_paths import assert_lossless
 
 FIXTURES = EXAMPLES / "migration" / "steps"

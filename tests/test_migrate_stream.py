@@ -20,7 +20,6 @@ import pytest
 
 from conftest import EXAMPLES, FIXED_UUID, record_of, write_json
 from eee.commands.migrate import closing_line, main
-from eee.findings import ERROR, WARNING, FileResult, Summary
 from eee.migrate import export as export_module
 from eee.migrate.export import Folders, export
 from eee.migrate.inputs import ORPHAN_UNIT, RECORD_UNIT, Inputs
@@ -34,9 +33,10 @@ from eee.migrate.report import (
     Outcome,
     reason_class,
 )
-from eee.paths import file_kind, record_path_for_sidecar
-from eee.report import render
-from eee.validate import collect
+from eee.reporting.findings import ERROR, WARNING, FileResult, Summary
+from eee.reporting.reporters import render
+from eee.store.paths import file_kind, record_path_for_sidecar
+from eee.validation.validate import collect
 from test_migrate_cli import AGENTIC_DIR, AGENTIC_UUID, _store
 
 # ---------------------------------------------------------------------------- the former code, as reference

@@ -43,7 +43,7 @@ def test_models_read_current_rows() -> None:
 def test_models_are_not_the_validator() -> None:
     """Why the schema stays the source of truth: the models coerce what the schema rejects."""
     from eee.models import EvaluationRecord
-    from eee.schemas import Registry
+    from eee.store.schemas import Registry
 
     doc = json.loads((EXAMPLES / "aggregate" / "invalid" / "score_as_string.json").read_text())
     assert EvaluationRecord.model_validate(doc).evaluation_results[0].score_details.score == 8.79

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from conftest import EXAMPLES, FIXED_UUID, commit, git, make_store
-from eee.paths import canonical_folders, component_problem, find_store_root, name_key
-from eee.validate import run
+from eee.store.paths import canonical_folders, component_problem, find_store_root, name_key
+from eee.validation.validate import run
 
 GOOD = EXAMPLES / "aggregate" / "valid" / "v0.3.0_perplexity_unbounded.json"  # model meta-llama/Llama-2-7b-hf
 FOLDER = "data/wikitext-2/meta-llama/Llama-2-7b-hf"  # the benchmark folder the record's dataset names

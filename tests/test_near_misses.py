@@ -18,7 +18,6 @@ import orjson
 import pytest
 
 from conftest import EXAMPLES, PROJECT, REFERENCE
-from eee.paths import classify
 from eee.rules.record import (
     ALIASES_FILE,
     benchmark_aliases,
@@ -27,8 +26,9 @@ from eee.rules.record import (
     names_match,
 )
 from eee.rules.schema import Shape, edit_distance, near_misses, screen, shape_of, suggest
-from eee.schemas import EVAL, INSTANCE, default_registry
-from eee.strictjson import path_lines
+from eee.store.paths import classify
+from eee.store.schemas import EVAL, INSTANCE, default_registry
+from eee.store.strictjson import path_lines
 
 REG = default_registry()
 
@@ -384,7 +384,7 @@ def test_a_reference_record_moved_to_another_benchmark_is_caught() -> None:
 
 
 def _all_pointers(node: Any, path: tuple[Any, ...] = ()) -> list[str]:
-    from eee.jsonpath import format_path
+    from eee.store.jsonpath import format_path
 
     out = [format_path(list(path))] if path else []
     if isinstance(node, dict):
@@ -399,7 +399,7 @@ def _all_pointers(node: Any, path: tuple[Any, ...] = ()) -> list[str]:
 def test_the_canonical_shortcut_gives_the_lines_the_text_scan_gives() -> None:
     """For a file in the store's canonical form the lines come from the parsed document; they
     must be the lines a scan of the text finds, for every location of every record at hand."""
-    from eee.strictjson import canonical
+    from eee.store.strictjson import canonical
 
     checked = 0
     for doc in _records("valid")[:60]:

@@ -2,7 +2,7 @@
 supersede read the store, a commit or planned files through a tree (issue 12).
 
 The tempfile module is made to fail for the whole test; the one file a run may create
-beside its target (the atomic write of :func:`eee.fsutil.write_new`) does not use it."""
+beside its target (the atomic write of :func:`eee.store.fsutil.write_new`) does not use it."""
 
 from __future__ import annotations
 
@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 
 from conftest import FIXED_UUID, PROJECT, commit, git, load_example, make_store, place_record
-from eee.audit import audit
 from eee.commands.convert import main as convert
 from eee.commands.governance import run as governance
-from eee.validate import run as validate
+from eee.validation.audit import audit
+from eee.validation.validate import run as validate
 
 INSPECT_LOG = PROJECT / "tests" / "examples" / "harness" / "inspect" / "tiny_qa.json"
 

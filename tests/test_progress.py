@@ -1,4 +1,4 @@
-"""The progress bar (eee.progress.bar) draws on stderr when stderr is a terminal, never on stdout."""
+"""The progress bar (eee.reporting.progress.bar) draws on stderr when stderr is a terminal, never on stdout."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from conftest import PROJECT
 SCRIPT = """
 import sys, time
 sys.path.insert(0, sys.argv[1])
-from eee.progress import bar
+from eee.reporting.progress import bar
 with bar("checking", min_total=1) as update:
     for done in range(1, 4):
         update(done, 3)

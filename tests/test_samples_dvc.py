@@ -10,7 +10,7 @@ import pytest
 
 from conftest import EXAMPLES, commit, git, make_store, place_with_sidecar
 from eee.commands.samples import main as samples_main
-from eee.validate import run
+from eee.validation.validate import run
 
 pytestmark = pytest.mark.slow
 

@@ -1,4 +1,4 @@
-"""The sidecar path that skips DVC's repository index (eee.dvcstore), against real DVC:
+"""The sidecar path that skips DVC's repository index (eee.dvc.store), against real DVC:
 what `eee samples add/push` writes, stock `dvc status` / `dvc pull` read, and what stock
 `dvc add` / `dvc push` wrote, `eee samples pull` reads; named sidecars move alone."""
 

@@ -159,7 +159,7 @@ def test_strict_build_passes_and_writes_nothing_into_docs(built: tuple[Path, Pat
 
 
 def test_schema_reference_lists_every_field_of_every_version(built: tuple[Path, Path, Any]) -> None:
-    from eee.schemas import Registry
+    from eee.store.schemas import Registry
 
     store, site, _ = built
     registry = Registry.load(store / "schemas")
@@ -260,7 +260,7 @@ def test_governance_documents_are_published_from_their_source(built: tuple[Path,
 
 
 def test_site_uses_the_pipeline_catalogue_when_present(tmp_path: Path) -> None:
-    from eee.catalog import CATALOG_DIR, write_catalog
+    from eee.catalog.table import CATALOG_DIR, write_catalog
 
     store = make_site_store(tmp_path)
     write_catalog(store, store / CATALOG_DIR)
@@ -284,7 +284,7 @@ def test_past_the_limit_every_record_is_on_a_page_and_the_page_says_so(tmp_path:
     # more records than the limit: the three with a governance history keep a page of their own ...
     assert own <= set(pages)
     # ... and every other record is a section of its shared page, which the tables link to
-    from eee.catalog import build
+    from eee.catalog.table import build
 
     table, _ = build(store)
     assert set(table["record_uuid"].to_pylist()) == gen.ctx.record_pages | gen.ctx.grouped
@@ -301,9 +301,9 @@ def test_past_the_limit_every_record_is_on_a_page_and_the_page_says_so(tmp_path:
 
 
 def test_link_rewriting_of_published_documents(tmp_path: Path) -> None:
-    from eee.schemas import Registry
     from eee.site.context import SiteContext
     from eee.site.included import resolver, rewrite_links
+    from eee.store.schemas import Registry
 
     (tmp_path / "tools").mkdir()
     (tmp_path / "tools" / "x.py").write_text("")
@@ -402,7 +402,7 @@ def test_site_uses_a_partitioned_catalogue_and_publishes_its_files(tmp_path: Pat
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
-    from eee.catalog import build
+    from eee.catalog.table import build
 
     store = make_site_store(tmp_path)
     table, _ = build(store)
@@ -458,9 +458,9 @@ def test_site_pages_refuses_a_docs_page_that_the_site_generates(tmp_path: Path) 
 def test_a_new_status_is_marked_and_said_generically(tmp_path: Path) -> None:
     """The ledger branch adds ``flagged``; any status the site does not know gets its class,
     its name in bold and its reason."""
-    from eee.schemas import Registry
     from eee.site.cataloguepages import results_html
     from eee.site.context import SiteContext
+    from eee.store.schemas import Registry
 
     ctx = SiteContext(tmp_path, Registry.load(), REPO, record_pages={PLAIN})
     row = {

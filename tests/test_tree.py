@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from conftest import git
-from eee import tree as treemod
-from eee.tree import GitTree, Overlay, Unreadable, WorkTree
-from eee.validate import validate_tree
+from eee.store import tree as treemod
+from eee.store.tree import GitTree, Overlay, Unreadable, WorkTree
+from eee.validation.validate import validate_tree
 
 
 def _store(tmp_path: Path) -> Path:

@@ -68,8 +68,8 @@ def test_cached_validation_reports_exactly_what_a_full_run_does(
 
 
 def test_only_changed_folders_are_checked_again(tmp_path: Path) -> None:
-    from eee.validate import Options
-    from eee.validatecache import run_cached
+    from eee.validation.cache import run_cached
+    from eee.validation.validate import Options
 
     store = _store(tmp_path)
     cache = tmp_path / "cache.json"

@@ -13,8 +13,8 @@ import pytest
 
 from conftest import EXAMPLES, FIXED_UUID, PROJECT
 from eee.cli import main as eee_main
-from eee.schemas import Registry, RegistryError
-from eee.validate import run
+from eee.store.schemas import Registry, RegistryError
+from eee.validation.validate import run
 
 GOOD = EXAMPLES / "aggregate" / "valid" / "v0.3.0_perplexity_unbounded.json"
 BAD = EXAMPLES / "aggregate" / "invalid" / "score_below_min.json"
@@ -86,7 +86,7 @@ def test_pin_mismatch_refuses_to_validate(tmp_path: Path, monkeypatch: pytest.Mo
     with pytest.raises(RegistryError, match=r"0\.3\.0/eval\.schema\.json: sha256 .* does not match its pin"):
         Registry.load(schemas)
     monkeypatch.setenv("EEE_SCHEMAS_DIR", str(schemas))
-    monkeypatch.setattr("eee.schemas._DEFAULT", None)
+    monkeypatch.setattr("eee.store.schemas._DEFAULT", None)
     summary = run([str(_store(tmp_path, GOOD))])
     assert summary.exit_code() == 1
     assert summary.fatal and "release a new version instead" in summary.fatal

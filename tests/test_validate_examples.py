@@ -16,11 +16,11 @@ from typing import Any
 import pytest
 
 from conftest import EXAMPLES, FIXED_UUID, sha256, write_json
-from eee.findings import Summary
-from eee.paths import canonical_folders
+from eee.reporting.findings import Summary
 from eee.rules.record import main_folder
-from eee.strictjson import parse_path
-from eee.validate import Options, run
+from eee.store.paths import canonical_folders
+from eee.store.strictjson import parse_path
+from eee.validation.validate import Options, run
 
 AGG_VALID = sorted((EXAMPLES / "aggregate" / "valid").glob("*.json"))
 AGG_INVALID = json.loads((EXAMPLES / "aggregate" / "invalid" / "_expected.json").read_text())

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-import eee.validate as validate
+import eee.validation.validate as validate
 from conftest import PROJECT, load_example, place_record, place_with_sidecar
-from eee.report import json_bytes, to_json
-from eee.tree import WorkTree
+from eee.reporting.reporters import json_bytes, to_json
+from eee.store.tree import WorkTree
 
 
 @pytest.fixture

@@ -12,14 +12,14 @@ from pathlib import Path
 
 import pytest
 
-import eee.report as report
-import eee.validate as validate
+import eee.reporting.reporters as report
+import eee.validation.validate as validate
 from conftest import PROJECT, git, load_example, make_store, place_record, place_with_sidecar
 from eee.commands.validate import main as validate_main
-from eee.findings import FileResult, Finding
-from eee.flagged import summary_without_flagged
-from eee.report import json_bytes
-from eee.tree import WorkTree
+from eee.reporting.findings import FileResult, Finding
+from eee.reporting.reporters import json_bytes
+from eee.store.tree import WorkTree
+from eee.validation.flagged import summary_without_flagged
 
 
 def _uuid(i: int) -> str:

@@ -20,7 +20,7 @@ from eee.analysis.samples import (
     primary,
     read_samples,
 )
-from eee.catalog import normalised_score
+from eee.catalog.table import normalised_score
 from eee.rules.record import as_float
 
 SEED = 20260501  # the bootstrap's fixed seed: the same inputs give the same interval
@@ -240,7 +240,7 @@ def _pairs(
         ka, kb = result_a or result_b, result_b or result_a
         missing = [f"{k!r} not in {r.uuid[:8]}" for k, g, r in ((ka, ga, a), (kb, gb, b)) if k not in g]
         if missing:
-            from eee.findings import Finding, Refused
+            from eee.reporting.findings import Finding, Refused
 
             raise Refused(
                 Finding(

@@ -287,7 +287,7 @@ def benchmark_keys(manifest: dict[str, Any], ledger: Any, code: str, include_all
     import hashlib
     import json
 
-    from eee.paths import RECORD_SUFFIX
+    from eee.store.paths import RECORD_SUFFIX
 
     per: dict[str, list[Any]] = defaultdict(list)
     for section in ("files", "sidecars_present"):
@@ -331,7 +331,7 @@ def update_pages(
     redone. The same files :func:`write_pages` writes, plus the keys file."""
     import json
 
-    from eee.catalog import atomic_write_text, check_replaceable, code_version
+    from eee.catalog.table import atomic_write_text, check_replaceable, code_version
     from eee.governance.status import read_ledger
 
     out = Path(out)
@@ -371,7 +371,7 @@ def update_pages(
 
 def write_pages(root: Path, out: Path, include_all: bool = False) -> list[dict[str, Any]]:
     """Write every benchmark's page into a fresh ``out`` (``pages/`` and ``irt/``)."""
-    from eee.catalog import check_replaceable
+    from eee.catalog.table import check_replaceable
 
     out = Path(out)
     check_replaceable(out, _ours, "the analysis output")

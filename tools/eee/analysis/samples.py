@@ -16,10 +16,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from eee.catalog import record_paths
-from eee.findings import Finding, Refused
-from eee.limits import RECORD_MAX_BYTES, Unreadable, iter_lines, read_regular
-from eee.paths import POINTER_SUFFIX, SIDECAR_SUFFIX
+from eee.catalog.table import record_paths
+from eee.reporting.findings import Finding, Refused
+from eee.store.limits import RECORD_MAX_BYTES, Unreadable, iter_lines, read_regular
+from eee.store.paths import POINTER_SUFFIX, SIDECAR_SUFFIX
 
 MIN_PREFIX = 8
 _HEX = re.compile(r"^[0-9a-f-]+$")
@@ -76,7 +76,7 @@ class StoredRecord:
 
 
 def _load_doc(path: Path) -> dict[str, Any]:
-    from eee.strictjson import JSONProblem, loads
+    from eee.store.strictjson import JSONProblem, loads
 
     try:
         doc = loads(read_regular(path, RECORD_MAX_BYTES, "record"))
@@ -133,7 +133,7 @@ def records_of(
 ) -> Iterator[StoredRecord]:
     """The records of one benchmark folder (of one model_info.id when ``model`` is given),
     active ones only unless ``active_only`` is false."""
-    from eee.catalog import is_active
+    from eee.catalog.table import is_active
 
     if ledger is None:
         from eee.governance.status import read_ledger

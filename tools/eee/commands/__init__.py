@@ -10,7 +10,7 @@ Exit codes (the same for every ``eee`` command and ``tools/*``):
 
 Reports go to stdout; errors, hints and progress go to stderr. The store is named by
 ``--store DIR``; by default it is the git work tree that contains the current folder
-(never the installed package's own checkout). A refusal is :class:`eee.findings.Refused`
+(never the installed package's own checkout). A refusal is :class:`eee.reporting.findings.Refused`
 (it carries findings); :func:`refused` prints one the same way in every command.
 """
 
@@ -21,7 +21,7 @@ import sys
 from pathlib import Path
 from typing import IO, NoReturn
 
-from eee.findings import Refused
+from eee.reporting.findings import Refused
 
 EXIT_OK = 0
 EXIT_ERRORS = 1
@@ -72,7 +72,7 @@ def store_of(given: Path | None) -> Path:
         if not given.is_dir():
             raise UsageError(f"--store {given}: no such folder")
         return given.resolve()
-    from eee.gitutil import GitError, toplevel
+    from eee.git.cli import GitError, toplevel
 
     try:
         return toplevel(Path.cwd()).resolve()

@@ -40,8 +40,8 @@ def main(argv: list[str]) -> int:
         print(f"eee analysis: {exc}", file=sys.stderr)
         return EXIT_USAGE
     from eee.analysis.pages import update_pages, write_pages
-    from eee.findings import Refused
-    from eee.manifest import read_manifest
+    from eee.reporting.findings import Refused
+    from eee.store.manifest import read_manifest
 
     out = args.out if args.out is not None else root / ANALYSIS_DIR
     redone: list[str] | None = None

@@ -2,14 +2,14 @@
 
 Default range: the whole history of HEAD. Same formats and exit codes as ``eee validate``.
 A trust anchor (``--anchor`` or ``$EEE_AUDIT_ANCHOR``) must be an ancestor of ``--to``
-(see :mod:`eee.history`).
+(see :mod:`eee.rules.history`).
 """
 
 from __future__ import annotations
 
-from eee.audit import audit
 from eee.commands import Parser, UsageError, add_store, store_of, usage_error
-from eee.report import FORMATS, render
+from eee.reporting.reporters import FORMATS, render
+from eee.validation.audit import audit
 
 
 def main(argv: list[str]) -> int:

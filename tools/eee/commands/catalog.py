@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from eee.catalog import CATALOG_DIR
+from eee.catalog.table import CATALOG_DIR
 from eee.commands import (
     EXIT_ERRORS,
     EXIT_OK,
@@ -17,7 +17,7 @@ from eee.commands import (
     refused,
     store_of,
 )
-from eee.manifest import read_manifest
+from eee.store.manifest import read_manifest
 
 
 def main(argv: list[str]) -> int:
@@ -47,8 +47,8 @@ def main(argv: list[str]) -> int:
     except UsageError as exc:
         print(f"eee catalog: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    from eee.catalog import update_catalog, write_catalog
-    from eee.findings import Refused
+    from eee.catalog.table import update_catalog, write_catalog
+    from eee.reporting.findings import Refused
 
     out = args.out if args.out is not None else root / CATALOG_DIR
     try:

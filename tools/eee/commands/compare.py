@@ -17,7 +17,7 @@ from eee.commands import (
     refused,
     store_of,
 )
-from eee.findings import Finding, Refused
+from eee.reporting.findings import Finding, Refused
 
 
 def main(argv: list[str]) -> int:

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from eee.commands import EXIT_CODES_TEXT, EXIT_USAGE, Parser, UsageError, refused, usage_error
-from eee.findings import Finding, Refused
+from eee.reporting.findings import Finding, Refused
 
 if TYPE_CHECKING:
     from eee.convert.common import Planned
@@ -73,7 +73,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _print(findings: list[Finding]) -> None:
-    from eee.report import text_lines
+    from eee.reporting.reporters import text_lines
 
     for f in findings:
         print("\n".join(text_lines(f)), file=sys.stderr)
@@ -93,7 +93,7 @@ def _describe(item: Planned, verb: str) -> str:
 def _store_root(store: Path | None, stage: bool) -> Path:
     """The store: the git work tree of ``store`` (or of the cwd); a plain folder only without
     staging. Raises :class:`~eee.commands.UsageError` when there is none."""
-    from eee.gitutil import GitError, toplevel
+    from eee.git.cli import GitError, toplevel
 
     where = store if store is not None else Path.cwd()
     if not where.is_dir():
@@ -157,7 +157,7 @@ def main(argv: list[str]) -> int:
     print(f"{_plural(len(planned), 'record')} from {args.harness} logs, {staged}; review them, then `git commit`")
     sidecars = [root / item.sidecar_rel for item in planned if item.sidecar_rel]
     if sidecars:
-        from eee.samples import push_command
+        from eee.write.samples import push_command
 
         print(f"the sidecars are in DVC's cache only: after the commit, upload them with `{push_command(sidecars)}`")
     return 2 if batch.warnings or warnings else 0

@@ -80,7 +80,7 @@ def _lock(root: Any, wait: bool) -> Any:
         import fcntl
     except ImportError:  # Windows: no lock; two builds each write their own file, the last one stays
         return None
-    from eee.gitutil import GitError, git_dir
+    from eee.git.cli import GitError, git_dir
 
     try:
         path = git_dir(root) / "eee-duplicates.lock"

@@ -1,12 +1,12 @@
 """``eee gate run|install|uninstall``: the commit hooks without a runner's work-tree scans
-(the default gate; see :mod:`eee.gate`)."""
+(the default gate; see :mod:`eee.hooks.gate`)."""
 
 from __future__ import annotations
 
 import sys
 
 from eee.commands import EXIT_ERRORS, Parser, UsageError, add_store, store_of, usage_error
-from eee.gate import STAGES, Refused, check, install, uninstall
+from eee.hooks.gate import STAGES, Refused, check, install, uninstall
 
 
 def main(argv: list[str]) -> int:

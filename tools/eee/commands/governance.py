@@ -16,10 +16,10 @@ from pathlib import Path
 from typing import Any
 
 from eee.commands import EXIT_ERRORS, EXIT_OK, UsageError, add_store, parser, refused, store_of, usage_error
-from eee.findings import Refused, refusal
-from eee.gitutil import GitError
+from eee.git.cli import GitError
 from eee.governance import BY_COMMAND, OUTCOMES
-from eee.paths import UUID4_RE
+from eee.reporting.findings import Refused, refusal
+from eee.store.paths import UUID4_RE
 
 STATUS_DESCRIPTION = (
     "Show a record's path, status (active, flagged, disputed, retracted, superseded), its last "
@@ -163,7 +163,7 @@ def _replacement_kwargs(value: str) -> dict[str, Any]:
 
 
 def run(command: str, argv: list[str]) -> int:
-    from eee.actions import perform, status  # lazy: the tools' layer, only once the arguments are read
+    from eee.write.actions import perform, status  # lazy: the tools' layer, only once the arguments are read
 
     args = _parser(command).parse_args(argv)
     try:

@@ -25,8 +25,8 @@ from eee.commands import (
     store_of,
     usage_error,
 )
-from eee.findings import Finding, Refused
-from eee.progress import bar
+from eee.reporting.findings import Finding, Refused
+from eee.reporting.progress import bar
 
 
 def build_parser() -> Any:
@@ -65,7 +65,7 @@ def build_parser() -> Any:
 
 def open_source(source: Path, ref: str | None) -> tuple[Any, str, str | None]:
     """(tree, label, revision) for SOURCE; raises UsageError when it cannot be read."""
-    from eee.tree import GitTree, WorkTree
+    from eee.store.tree import GitTree, WorkTree
 
     if not source.exists():
         raise UsageError(f"{source}: no such folder or repository")

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from eee.commands import EXIT_ERRORS, EXIT_OK, EXIT_USAGE, EXIT_WARNINGS, UsageError, add_store, parser, store_of
-from eee.findings import Finding
+from eee.reporting.findings import Finding
 
 IRT_DIR = "build/analysis/irt"
 
@@ -48,7 +48,7 @@ def main(argv: list[str]) -> int:
         print(f"eee irt: {exc}", file=sys.stderr)
         return EXIT_USAGE
     if not (root / "data" / args.benchmark).is_dir():
-        from eee.report import text_lines
+        from eee.reporting.reporters import text_lines
 
         for line in text_lines(
             Finding(f"data/{args.benchmark}", "$", f"no benchmark {args.benchmark!r} in the store", check="analysis")

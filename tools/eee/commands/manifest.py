@@ -1,5 +1,5 @@
 """``eee manifest``: write the store manifest (``build/manifest/store.json``) that the
-pipeline's stages depend on (see :mod:`eee.manifest`). It is the pipeline's first stage
+pipeline's stages depend on (see :mod:`eee.store.manifest`). It is the pipeline's first stage
 (``always_changed`` in dvc.yaml): DVC runs it every time, and the stages after it rerun
 only when the manifest's content changed."""
 
@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from eee.commands import Parser, UsageError, add_store, store_of, usage_error
-from eee.manifest import DEFAULT, write
+from eee.store.manifest import DEFAULT, write
 
 
 def main(argv: list[str]) -> int:

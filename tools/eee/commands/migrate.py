@@ -15,10 +15,10 @@ from pathlib import Path
 from typing import Any
 
 from eee.commands import EXIT_CODES_TEXT, EXIT_USAGE, Parser, refused
-from eee.findings import FileResult, Refused, Summary
 from eee.migrate.export import export
 from eee.migrate.report import REPORT_NAME, ExportReport
-from eee.report import FORMATS, render
+from eee.reporting.findings import FileResult, Refused, Summary
+from eee.reporting.reporters import FORMATS, render
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -66,7 +66,7 @@ def main(argv: list[str]) -> int:
     args = p.parse_args(argv)
     if args.to is not None:
         from eee.migrate.chain import target_version
-        from eee.schemas import default_registry
+        from eee.store.schemas import default_registry
 
         try:
             target_version(args.to, default_registry())
@@ -77,7 +77,7 @@ def main(argv: list[str]) -> int:
     show_progress = not args.no_progress and args.format != "json" and sys.stderr.isatty()
     try:
         if show_progress:
-            from eee.progress import bar
+            from eee.reporting.progress import bar
 
             with bar("migrating") as update:
                 report = export(args.paths, args.out, args.to, progress=update)

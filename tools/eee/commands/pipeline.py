@@ -18,7 +18,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from eee.catalog import CATALOG_DIR
+from eee.catalog.table import CATALOG_DIR
 from eee.commands import (
     EXIT_ERRORS,
     EXIT_OK,
@@ -48,7 +48,7 @@ def _say(message: str) -> None:
 
 
 def _dvc(root: Path, *args: str, quiet: bool = False) -> subprocess.CompletedProcess[str]:
-    from eee.samples import dvc
+    from eee.write.samples import dvc
 
     return dvc(*args, cwd=root, capture=quiet)
 
@@ -84,7 +84,7 @@ def setup(root: Path) -> None:
 def repro(root: Path) -> tuple[int, list[str], str]:
     """``dvc repro`` with its output captured; returns (exit code, stages run, DVC's output).
 
-    Run through :mod:`eee.dvcrepro`: DVC's own command, whose stage index does not parse
+    Run through :mod:`eee.dvc.repro`: DVC's own command, whose stage index does not parse
     every sidecar pointer under data/ (no stage depends on them). Each stage that starts is
     announced on stderr as progress."""
     import os
@@ -92,7 +92,7 @@ def repro(root: Path) -> tuple[int, list[str], str]:
     env = dict(os.environ, DVC_NO_ANALYTICS="1", PYTHONUNBUFFERED="1")  # each stage announced as it starts
     env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")  # stages say `python`
     proc = subprocess.Popen(
-        [sys.executable, "-m", "eee.dvcrepro"],  # stock `dvc repro`, its index without data/'s pointers
+        [sys.executable, "-m", "eee.dvc.repro"],  # stock `dvc repro`, its index without data/'s pointers
         cwd=root,
         env=env,
         stdout=subprocess.PIPE,

@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from eee.commands import Parser, UsageError, add_store, refused, store_of, usage_error
-from eee.findings import Refused, refusal
-from eee.gitutil import GitError
-from eee.samples import add_many, check_pulled, move
+from eee.git.cli import GitError
+from eee.reporting.findings import Refused, refusal
+from eee.write.samples import add_many, check_pulled, move
 
 
 def main(argv: list[str]) -> int:
@@ -38,7 +38,7 @@ def main(argv: list[str]) -> int:
             for path, pointer in zip(args.paths, pointers, strict=True):
                 shown = pointer.relative_to(root) if pointer.is_absolute() else pointer
                 print(f"added {path} to DVC; {'staged' if not args.no_stage else 'wrote'} {shown}")
-            from eee.samples import push_command
+            from eee.write.samples import push_command
 
             print(
                 f"after the commit, upload the sidecars with `{push_command([Path(p).resolve() for p in args.paths])}`"

@@ -30,7 +30,7 @@ def main(argv: list[str]) -> int:
     except UsageError as exc:
         print(f"eee site: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    from eee.findings import Refused
+    from eee.reporting.findings import Refused
     from eee.site.docstree import write
 
     try:

@@ -33,13 +33,13 @@ def main(argv: list[str]) -> int:
     except UsageError as exc:
         print(f"eee stats: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    from eee.stats import fill_rates
+    from eee.catalog.stats import fill_rates
 
     digests = cache = None
     cache_file = args.out.with_name(f".{args.out.name}.records.json") if args.out else None
     if args.manifest is not None:
-        from eee.catalog import code_version
-        from eee.manifest import read_manifest
+        from eee.catalog.table import code_version
+        from eee.store.manifest import read_manifest
 
         try:
             digests = read_manifest(root / args.manifest).get("files") or {}
@@ -55,11 +55,11 @@ def main(argv: list[str]) -> int:
         cache = cache if isinstance(cache, dict) else {}
     text = json.dumps(fill_rates(root, include_all=args.all, digests=digests, cache=cache), indent=2) + "\n"
     if cache is not None and cache_file is not None:
-        from eee.catalog import atomic_write_text
+        from eee.catalog.table import atomic_write_text
 
         atomic_write_text(cache_file, json.dumps({"code": version, "records": cache}))
     if args.out:
-        from eee.catalog import atomic_write_text
+        from eee.catalog.table import atomic_write_text
 
         try:
             atomic_write_text(args.out, text)

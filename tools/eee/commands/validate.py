@@ -7,8 +7,8 @@ import sys
 from pathlib import Path
 
 from eee.commands import Parser, add_store
-from eee.report import FORMATS, Streamed, render
-from eee.validate import SECTIONS, Options, run
+from eee.reporting.reporters import FORMATS, Streamed, render
+from eee.validation.validate import SECTIONS, Options, run
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -60,7 +60,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _cached_root(paths: list[str], options: Options) -> Path | None:
-    from eee.validatecache import store_root
+    from eee.validation.cache import store_root
 
     return store_root(paths, options)
 
@@ -68,7 +68,7 @@ def _cached_root(paths: list[str], options: Options) -> Path | None:
 def _digests(manifest: Path | None) -> dict[str, str] | None:
     if manifest is None:
         return None
-    from eee.manifest import read_manifest
+    from eee.store.manifest import read_manifest
 
     try:
         data = read_manifest(manifest)
@@ -84,19 +84,19 @@ def main(argv: list[str]) -> int:
     show_progress = not args.no_progress and args.format != "json" and sys.stderr.isatty()
     accepted = None
     if options.repo_checks:  # like the gate: what a record's flag events name is accepted, not an error
-        from eee.flagged import IndexFlags
+        from eee.validation.flagged import IndexFlags
 
         accepted = IndexFlags()
     # the results go to the report as they come: the run keeps the counts and the findings only
     report = Streamed(SECTIONS, accepted)
     try:
         if show_progress:
-            from eee.progress import bar
+            from eee.reporting.progress import bar
 
             with bar("validating") as update:
                 run(args.paths, options, progress=update, sink=report)
         elif args.cache is not None and (cached_root := _cached_root(args.paths, options)) is not None:
-            from eee.validatecache import run_cached
+            from eee.validation.cache import run_cached
 
             run_cached(cached_root, options, args.cache, _digests(args.manifest), sink=report)
         else:

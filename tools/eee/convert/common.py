@@ -36,24 +36,24 @@ from typing import Any
 
 import orjson
 
-from eee import samples
 from eee.convert.metrics import unknown_bounds_details
-from eee.findings import WARNING, Finding, Refused
-from eee.gitutil import git, has_commit
-from eee.jsonpath import format_path, json_type
-from eee.limits import INT_MAX_DIGITS, LOG_JSON_MAX_DEPTH, LOG_MAX_BYTES, Unreadable, read_regular
-from eee.paths import canonical_folders
-from eee.placement import NewRecord, WriteFailed, existing, new_record, remove
-from eee.placement import check as check_placement
-from eee.placement import write as write_records
-from eee.strictjson import BigInt, bounded_int, canonical_row, explain, pretty_within
+from eee.git.cli import git, has_commit
+from eee.reporting.findings import WARNING, Finding, Refused
+from eee.store.jsonpath import format_path, json_type
+from eee.store.limits import INT_MAX_DIGITS, LOG_JSON_MAX_DEPTH, LOG_MAX_BYTES, Unreadable, read_regular
+from eee.store.paths import canonical_folders
+from eee.store.strictjson import BigInt, bounded_int, canonical_row, explain, pretty_within
+from eee.write import samples
+from eee.write.placement import NewRecord, WriteFailed, existing, new_record, remove
+from eee.write.placement import check as check_placement
+from eee.write.placement import write as write_records
 
 SCHEMA_VERSION = "0.3.0"
 RELATIONSHIPS = ("first_party", "third_party", "collaborative", "other")
 
 
 class InputError(Refused):
-    """A log that cannot be converted: a :class:`~eee.findings.Refused` whose one finding
+    """A log that cannot be converted: a :class:`~eee.reporting.findings.Refused` whose one finding
     names the file, the JSON location and what is wrong (only a shorter way to build it)."""
 
     def __init__(self, file: str | Path, pointer: str, message: str, hint: str | None = None) -> None:
@@ -442,7 +442,7 @@ class Planned:
 
 
 def plan(batch: Batch) -> list[Planned]:
-    """Give every output a fresh uuid, its canonical paths and its bytes (:func:`eee.placement.new_record`)."""
+    """Give every output a fresh uuid, its canonical paths and its bytes (:func:`eee.write.placement.new_record`)."""
     planned = []
     for output in batch.outputs:
         sidecar = b"".join(canonical_row(row) for row in output.rows) if output.rows is not None else None
@@ -508,7 +508,7 @@ def preflight(batch: Batch, root: Path, check_dvc: bool = True) -> tuple[list[Pl
 def place(batch: Batch, root: Path, stage: bool = True) -> tuple[list[Planned], list[Finding]]:
     """Validate, write and register a batch in the store at ``root``, all or nothing.
 
-    Returns the placed outputs and the validator's warnings; raises :class:`~eee.findings.Refused`
+    Returns the placed outputs and the validator's warnings; raises :class:`~eee.reporting.findings.Refused`
     (with nothing left behind) when any output fails validation, a target exists, DVC is
     missing for a sidecar, or adding a sidecar to DVC fails.
     """

@@ -94,7 +94,7 @@ def find_logs(path: Path) -> list[Path]:
 
 def read_log(path: Path) -> dict[str, Any]:
     """An Inspect log as one document (samples included), from either file form."""
-    from eee.limits import LOG_MAX_BYTES, Unreadable, open_regular
+    from eee.store.limits import LOG_MAX_BYTES, Unreadable, open_regular
 
     try:  # a regular file before anything opens it (a pipe would hang is_zipfile)
         os.close(open_regular(path, LOG_MAX_BYTES, "harness log", follow=True))
@@ -118,7 +118,7 @@ class _Budget:
     """What the members of one archive may still decompress to (a zip bomb stops here)."""
 
     def __init__(self, path: Path) -> None:
-        from eee.limits import ARCHIVE_MAX_BYTES, LOG_MAX_BYTES
+        from eee.store.limits import ARCHIVE_MAX_BYTES, LOG_MAX_BYTES
 
         self.path = path
         self.left = ARCHIVE_MAX_BYTES
@@ -126,7 +126,7 @@ class _Budget:
 
     def read(self, archive: zipfile.ZipFile, name: str) -> bytes:
         """One member's bytes, streamed and cut off at the caps (declared sizes can lie)."""
-        from eee.limits import ARCHIVE_MAX_BYTES, CHUNK, size_text
+        from eee.store.limits import ARCHIVE_MAX_BYTES, CHUNK, size_text
 
         cap = min(self.member_cap, self.left)
         where = f"{self.path}!{name}"
@@ -161,7 +161,7 @@ def read_eval_archive(path: Path) -> dict[str, Any]:
 
     Members are decompressed as a stream against a budget (:class:`_Budget`), so an
     archive that inflates without bound is refused once it passes the cap."""
-    from eee.limits import ARCHIVE_MAX_MEMBERS
+    from eee.store.limits import ARCHIVE_MAX_MEMBERS
 
     try:
         archive = zipfile.ZipFile(path)

@@ -11,14 +11,14 @@ commit subjects and the tests derive from it, and a test checks that the event s
 ``action`` enum says the same.
 
 This module is imported by the hooks: it holds constants only (and the ledger's paths,
-from :mod:`eee.paths`).
+from :mod:`eee.store.paths`).
 """
 
 from __future__ import annotations
 
 from typing import NamedTuple
 
-from eee.paths import EVENT_SUFFIX, EVENTS_DIR  # where events live is a path rule of the store
+from eee.store.paths import EVENT_SUFFIX, EVENTS_DIR  # where events live is a path rule of the store
 
 __all__ = ["ACTIONS", "EVENTS_DIR", "EVENT_SUFFIX"]
 

@@ -34,11 +34,11 @@ from typing import Any, NamedTuple
 
 import orjson
 
-from eee.findings import WARNING, Finding
-from eee.limits import RECORD_MAX_BYTES, read_regular
-from eee.paths import EVENT_SUFFIX, EVENTS_DIR
-from eee.strictjson import JSONProblem
-from eee.strictjson import loads as strict_loads
+from eee.reporting.findings import WARNING, Finding
+from eee.store.limits import RECORD_MAX_BYTES, read_regular
+from eee.store.paths import EVENT_SUFFIX, EVENTS_DIR
+from eee.store.strictjson import JSONProblem
+from eee.store.strictjson import loads as strict_loads
 
 RECORD_SUFFIX = ".json"
 INDEX_FILE = "eee-duplicates.sqlite"

@@ -18,11 +18,11 @@ import unicodedata
 from pathlib import Path
 from typing import Any
 
-from eee.fsutil import write_new
 from eee.governance import EVENT_SCHEMA_CURRENT, EVENT_SCHEMA_VERSIONS, IS_IDENTICAL_TO, IS_PREVIOUS_VERSION_OF
-from eee.jsonpath import format_path
-from eee.limits import EVENT_MAX_BYTES, Unreadable, read_regular, too_big
-from eee.paths import EVENT_SUFFIX, EVENTS_DIR
+from eee.store.fsutil import write_new
+from eee.store.jsonpath import format_path
+from eee.store.limits import EVENT_MAX_BYTES, Unreadable, read_regular, too_big
+from eee.store.paths import EVENT_SUFFIX, EVENTS_DIR
 
 EVENT_SCHEMA_VERSION = EVENT_SCHEMA_CURRENT
 FIELD_ORDER = (
@@ -209,7 +209,7 @@ def path_for(root: Path, event: dict[str, Any]) -> Path:
 
 
 def write(root: Path, event: dict[str, Any]) -> Path:
-    """Write one new event, exclusively and atomically (:func:`eee.fsutil.write_new`);
+    """Write one new event, exclusively and atomically (:func:`eee.store.fsutil.write_new`);
     only an event that reads back to itself is written (:func:`dumps`)."""
     text = dumps(event)
     target = path_for(root, event)
@@ -219,9 +219,9 @@ def write(root: Path, event: dict[str, Any]) -> Path:
 
 def load_text(text: str, name: str = "<event>") -> dict[str, Any]:
     """One event from its YAML text: plain data only (no aliases, anchors or tags; see
-    :mod:`eee.safeyaml`)."""
-    from eee.safeyaml import YAMLRefused  # lazy: ruamel.yaml costs ~50 ms; only when an event is read
-    from eee.safeyaml import load as load_yaml  # lazy: with the loader above
+    :mod:`eee.store.safeyaml`)."""
+    from eee.store.safeyaml import YAMLRefused  # lazy: ruamel.yaml costs ~50 ms; only when an event is read
+    from eee.store.safeyaml import load as load_yaml  # lazy: with the loader above
 
     try:
         doc = load_yaml(text)
@@ -300,7 +300,9 @@ def schema_errors(event: dict[str, Any], registry: Any = None) -> list[tuple[str
         known = ", ".join(EVENT_SCHEMA_VERSIONS)
         return [("$.event_schema", f"unknown event schema version {event.get('event_schema')!r} (known: {known})")]
     if registry is None:
-        from eee.schemas import default_registry  # lazy: the registry (orjson, pins) only when an event is checked
+        from eee.store.schemas import (
+            default_registry,  # lazy: the registry (orjson, pins) only when an event is checked
+        )
 
         registry = default_registry()
     validator = registry.other_validator(*location)

@@ -15,7 +15,7 @@ import subprocess
 from collections.abc import Iterable
 from pathlib import Path
 
-from eee.paths import RECORD_SUFFIX, UUID4_RE, uuid_problem
+from eee.store.paths import RECORD_SUFFIX, UUID4_RE, uuid_problem
 
 
 class RecordIndex:

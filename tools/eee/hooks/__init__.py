@@ -10,8 +10,8 @@ import sys
 from collections.abc import Iterable
 from typing import IO
 
-from eee.findings import ERROR, Finding, Summary
-from eee.report import text_lines
+from eee.reporting.findings import ERROR, Finding, Summary
+from eee.reporting.reporters import text_lines
 
 HOOKS = ("validate", "naming", "immutable", "samples", "duplicates", "events", "imports", "index")
 

@@ -12,7 +12,7 @@ import sys
 
 import eee.hooks
 from eee.hooks import HOOKS
-from eee.staged import session
+from eee.store.staged import session
 
 USAGE = "usage: tools/hook NAME [NAME...] -- [FILES...]"
 

@@ -9,7 +9,7 @@ not warned about. The hook never does store-sized work: it brings the index to H
 when that reads at most ``HOOK_LIMIT`` records (a small store, or a few commits since the
 index last followed HEAD); otherwise it says so in one line on stderr, naming ``eee dedup
 --index`` (which ``tools/dev.py setup`` and the post-checkout/post-merge hooks run), and
-checks the staged records against each other only. The staged records are read from the index (:mod:`eee.staged`): what
+checks the staged records against each other only. The staged records are read from the index (:mod:`eee.store.staged`): what
 will be committed, not the work tree.
 """
 
@@ -21,8 +21,8 @@ from pathlib import Path
 
 from eee.governance.duplicates import HOOK_LIMIT, staged_findings
 from eee.hooks import data_paths, emit
-from eee.jsonlite import tree_object
-from eee.staged import index_tree
+from eee.store.jsonlite import tree_object
+from eee.store.staged import index_tree
 
 
 def main(argv: list[str]) -> int:
@@ -36,7 +36,7 @@ def main(argv: list[str]) -> int:
         notice=lambda text: print(f"eee-duplicates: {text}", file=sys.stderr),
     )
     if findings:  # a record flagged for this rule is not warned about again
-        from eee.flagged import without_flagged  # lazy: only when there is something to warn about
+        from eee.validation.flagged import without_flagged  # lazy: only when there is something to warn about
 
         findings = without_flagged(findings)
     emit(findings)

@@ -5,16 +5,16 @@ the ledger in history order (:func:`eee.governance.status.fold`): the record exi
 action is legal in the record's state at that point, no supersession or duplicate cycle,
 no retracted replacement, a resolution's retraction or supersession in the same commit,
 and a declared time no earlier than the record's previous event and within a day of now
-(:func:`eee.governance.rules.time_problem`). Events, ledger and records are read from the index (:class:`eee.staged.IndexTree`): what
+(:func:`eee.governance.rules.time_problem`). Events, ledger and records are read from the index (:class:`eee.store.staged.IndexTree`): what
 will be committed, not the work tree.
 """
 
 from __future__ import annotations
 
 from eee.hooks import emit_summary
-from eee.paths import EVENT_SUFFIX, EVENTS_DIR
-from eee.staged import index_tree
-from eee.validate import validate_tree
+from eee.store.paths import EVENT_SUFFIX, EVENTS_DIR
+from eee.store.staged import index_tree
+from eee.validation.validate import validate_tree
 
 
 def main(argv: list[str]) -> int:

@@ -6,10 +6,10 @@ git for the staged changes itself (``--no-renames``, ``-z``) and takes no file n
 
 from __future__ import annotations
 
-from eee.gitutil import blob, has_commit
+from eee.git.cli import blob, has_commit
 from eee.hooks import emit
 from eee.rules.commit import REGISTRY, immutability_findings, registry_findings, released_versions
-from eee.staged import staged
+from eee.store.staged import staged
 
 
 def main(argv: list[str]) -> int:
@@ -17,7 +17,7 @@ def main(argv: list[str]) -> int:
         return 0  # nothing is accepted before the first commit
     head_registry = blob(f"HEAD:{REGISTRY}")
     released = set(released_versions(head_registry))
-    changes = staged(head=True)  # once for all hooks of the process (eee.staged.session)
+    changes = staged(head=True)  # once for all hooks of the process (eee.store.staged.session)
     findings = immutability_findings(changes, released)
     if any(c.path == REGISTRY for c in changes):
         findings += registry_findings(head_registry, blob(f":{REGISTRY}"))

@@ -1,15 +1,15 @@
 """Hook ``eee-naming``: layout, lowercase uuid4, portable names, no case-only collisions
 with anything in the tree, and ``<developer>/<model>`` folders taken from ``model_info.id``.
 
-Names and records are read from the index (:class:`eee.staged.IndexTree`): what will be
+Names and records are read from the index (:class:`eee.store.staged.IndexTree`): what will be
 committed, not the work tree."""
 
 from __future__ import annotations
 
 from eee.hooks import data_paths, emit
-from eee.jsonlite import tree_object
 from eee.rules.commit import naming_findings
-from eee.staged import index_tree
+from eee.store.jsonlite import tree_object
+from eee.store.staged import index_tree
 
 
 def main(argv: list[str]) -> int:
@@ -23,12 +23,14 @@ def main(argv: list[str]) -> int:
         doc = tree_object(index, path) if path.endswith(".json") else None
         found = naming_findings(path, doc, index.names)
         if found and doc is not None:  # the line of each finding's JSON location (errors only pay)
-            from eee.strictjson import attach_lines  # lazy: orjson stays off this hook unless a finding needs its line
+            from eee.store.strictjson import (
+                attach_lines,  # lazy: orjson stays off this hook unless a finding needs its line
+            )
 
             attach_lines(found, index.read(path), doc)
         findings += found
     if findings:  # a record flagged for this rule is accepted
-        from eee.flagged import without_flagged  # lazy: only when there is a finding
+        from eee.validation.flagged import without_flagged  # lazy: only when there is a finding
 
         findings = without_flagged(findings)
     return emit(findings)

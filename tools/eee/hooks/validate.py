@@ -1,20 +1,22 @@
 """Hook ``eee-validate``: every staged record, sidecar and pointer through the validator.
 
-What is validated is what will be committed: the index's blobs (:class:`eee.staged.IndexTree`),
+What is validated is what will be committed: the index's blobs (:class:`eee.store.staged.IndexTree`),
 not the work-tree files. Errors block the commit; warnings are shown and let it through.
 """
 
 from __future__ import annotations
 
 from eee.hooks import data_paths, emit_summary
-from eee.staged import index_tree
-from eee.validate import validate_tree
+from eee.store.staged import index_tree
+from eee.validation.validate import validate_tree
 
 
 def main(argv: list[str]) -> int:
     paths = data_paths(argv)
     if not paths:
         return 0
-    from eee.flagged import summary_without_flagged  # lazy: the gate's flag acceptance, after the argument check
+    from eee.validation.flagged import (
+        summary_without_flagged,  # lazy: the gate's flag acceptance, after the argument check
+    )
 
     return emit_summary(summary_without_flagged(validate_tree(index_tree(), paths)))

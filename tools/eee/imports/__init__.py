@@ -9,8 +9,8 @@ source file to its outcome; manifests are immutable like events.
 This module holds constants only: the hooks import it.
 """
 
-from eee.paths import IMPORTS_DIR as IMPORTS_DIR  # named beside the other store folders
-from eee.paths import MANIFEST_SUFFIX as MANIFEST_SUFFIX
+from eee.store.paths import IMPORTS_DIR as IMPORTS_DIR  # named beside the other store folders
+from eee.store.paths import MANIFEST_SUFFIX as MANIFEST_SUFFIX
 
 MANIFEST_SCHEMA_VERSION = "1.0.0"
 MANIFEST_SCHEMA = ("imports", "manifest.schema.json")  # (folder, file) under schemas/

@@ -3,8 +3,8 @@
 A manifest is checked against its schema, its file name and its own arithmetic, and every
 file it places must be in the tree with the sha256 it lists (a sidecar: its DVC pointer);
 every flag event it names must be in the tree too. The tree is the index as the hooks read
-it (:class:`eee.staged.IndexTree`: what will be committed, never the work tree) or a
-commit's (:class:`eee.tree.GitTree`); only the folders of the files named are listed, never
+it (:class:`eee.store.staged.IndexTree`: what will be committed, never the work tree) or a
+commit's (:class:`eee.store.tree.GitTree`); only the folders of the files named are listed, never
 the whole store.
 """
 
@@ -14,7 +14,7 @@ import functools
 import hashlib
 from pathlib import Path
 
-from eee.findings import Finding
+from eee.reporting.findings import Finding
 
 
 def check_manifests(
@@ -22,11 +22,11 @@ def check_manifests(
 ) -> list[Finding]:
     """Findings of the manifests ``paths`` in the index (``rev`` None) or in commit ``rev``."""
     from eee.imports.manifest import loads, manifest_findings
-    from eee.paths import SIDECAR_SUFFIX
-    from eee.tree import GitTree, Unreadable
+    from eee.store.paths import SIDECAR_SUFFIX
+    from eee.store.tree import GitTree, Unreadable
 
     if rev is None:
-        from eee.staged import index_tree
+        from eee.store.staged import index_tree
 
         tree = index_tree(cwd)
     else:

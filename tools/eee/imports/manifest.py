@@ -15,7 +15,6 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from eee.findings import Finding
 from eee.imports import (
     IMPORTS_DIR,
     MANIFEST_SCHEMA,
@@ -25,6 +24,7 @@ from eee.imports import (
     PRESENT,
     REFUSED,
 )
+from eee.reporting.findings import Finding
 
 ID_RE = re.compile(r"^[0-9]{8}T[0-9]{6}\.[0-9]{6}Z-import-[0-9a-f]{6}$")
 TOP_ORDER = ("manifest_schema", "id", "source", "revision", "time", "tool", "actor", "counts", "files")
@@ -131,8 +131,8 @@ def manifest_findings(
     """Everything wrong with the manifest ``doc`` at ``rel``: its schema, its id, its
     arithmetic, and references to what is not in the tree (``exists``: a path of the
     tree; ``sha256_of``: a file's sha256 in the tree, None when it cannot say)."""
-    from eee.jsonpath import format_path
-    from eee.schemas import default_registry
+    from eee.store.jsonpath import format_path
+    from eee.store.schemas import default_registry
 
     file = file or rel
     out: list[Finding] = []

@@ -1,9 +1,9 @@
 """Planning an import: one outcome for every file of a source tree.
 
-The source is any :class:`eee.tree.Tree` (a folder through ``WorkTree``, a git revision
+The source is any :class:`eee.store.tree.Tree` (a folder through ``WorkTree``, a git revision
 through ``GitTree``); the store is read through a tree too. Records are taken in batches
 (one benchmark, or ``batch`` records); each batch's planned files are validated through an
-:class:`eee.tree.Overlay` over the store's tree, under the schema version each declares,
+:class:`eee.store.tree.Overlay` over the store's tree, under the schema version each declares,
 and nothing is copied anywhere to be checked. Only one batch's bytes are held at a time.
 
 Outcomes (see :mod:`eee.imports`):
@@ -27,9 +27,9 @@ import hashlib
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from eee.findings import ERROR, Finding
 from eee.imports import FLAGGED, IMPORTED, PRESENT, REFUSED, RELOCATED, WRITTEN
-from eee.paths import (
+from eee.reporting.findings import ERROR, Finding
+from eee.store.paths import (
     DATA_DIR,
     POINTER_SUFFIX,
     RECORD_SUFFIX,
@@ -40,7 +40,7 @@ from eee.paths import (
     record_path_for_sidecar,
     sidecar_path_for,
 )
-from eee.strictjson import JSONProblem, loads
+from eee.store.strictjson import JSONProblem, loads
 
 # Checks whose errors mean the file cannot enter the store: it is not what its declared
 # schema version describes, or cannot be read. Errors of every other check are store
@@ -272,7 +272,7 @@ class Planner:
             yield key or "(no benchmark)", by_benchmark[key]
 
     def _sha_of(self, entry: Entry) -> bytes | None:
-        from eee.tree import Unreadable
+        from eee.store.tree import Unreadable
 
         try:
             data = self.source.read(entry.source)
@@ -284,7 +284,7 @@ class Planner:
         return data
 
     def _plan_batch(self, label: str, records: list[str], sidecars: set[str]) -> Batch:
-        from eee.tree import Overlay
+        from eee.store.tree import Overlay
 
         store = self.store_tree()
         known = self.store_records(store)
@@ -370,7 +370,7 @@ class Planner:
             return None
         existing = known.get(uuid)
         if existing is not None:
-            from eee.tree import Unreadable
+            from eee.store.tree import Unreadable
 
             try:
                 same = _sha256(store.read(existing)) == entry.sha256
@@ -427,7 +427,7 @@ class Planner:
     def _validate(self, batch: Batch, pairs: list[tuple[Entry, Entry | None]], tree: Any) -> None:
         """Validate the batch's planned files through ``tree`` (an overlay over the store in
         which earlier batches' files appear by name only) and settle every pair."""
-        from eee.validate import Options, validate_tree
+        from eee.validation.validate import Options, validate_tree
 
         paths = [p for e, s in pairs for p in ((e.store,) if s is None or s.store is None else (e.store, s.store))]
         summary = validate_tree(tree, paths, Options(cap=1000))

@@ -18,12 +18,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from eee.findings import Finding, Refused
 from eee.imports import OUTCOMES, REFUSED, WRITTEN
 from eee.imports.manifest import dumps as dump_manifest
 from eee.imports.manifest import path_for as manifest_path
 from eee.imports.plan import Batch, Entry, Planner
-from eee.paths import POINTER_SUFFIX, SIDECAR_SUFFIX, sidecar_path_for
+from eee.reporting.findings import Finding, Refused
+from eee.store.paths import POINTER_SUFFIX, SIDECAR_SUFFIX, sidecar_path_for
 
 
 class Report:
@@ -76,8 +76,8 @@ def write_flag(root: Path, record: str, rule: str, path: str, reason: str, who: 
     The ledger's own event (:func:`eee.governance.events.make_event`, dumped only when it
     reads back), written like the import's records: exclusive and atomic, no fsync (the
     durable copy is the git object store it is staged into)."""
-    from eee.fsutil import write_new
     from eee.governance.events import dumps, make_event, path_for
+    from eee.store.fsutil import write_new
 
     event = make_event("flag", record, reason, who, rule=rule, path=path)
     target = path_for(root, event)
@@ -115,7 +115,7 @@ def import_snapshot(
     store_tree: Callable[[], Any] | None = None,
 ) -> Report:
     """Import the snapshot read through ``source`` into the store at ``root``."""
-    from eee.tree import WorkTree
+    from eee.store.tree import WorkTree
 
     now = dt.datetime.now(dt.UTC)
     report = Report(new_import_id(now), source_label, revision, now)
@@ -123,7 +123,7 @@ def import_snapshot(
     who = None if dry_run else _actor(root)
     has_sidecars = any(p.endswith(SIDECAR_SUFFIX) for p in source.files("data"))
     if has_sidecars and not dry_run:
-        from eee.samples import dvc_problem
+        from eee.write.samples import dvc_problem
 
         problem = dvc_problem(root)
         if problem:
@@ -140,7 +140,7 @@ def import_snapshot(
 
     index = DuplicateIndex(root)  # the duplicate rule's view of the store (HEAD), as the hooks see it
     index.sync()
-    from eee.gitutil import GitError, git_dir
+    from eee.git.cli import GitError, git_dir
 
     try:
         keys = str(git_dir(root) / "eee-import-keys.sqlite")  # the plan's duplicate keys, off the heap
@@ -193,7 +193,7 @@ def _run(
     assert who is not None
     rel = manifest_path(report.id)
     text = dump_manifest(_manifest(report, who))
-    from eee.fsutil import make_folders, write_new
+    from eee.store.fsutil import make_folders, write_new
 
     make_folders(root, rel.rpartition("/")[0])
     write_new(root / rel, text.encode("utf-8"))
@@ -208,7 +208,7 @@ def _run(
             (root / rel).unlink(missing_ok=True)
             raise
     if pointers:
-        from eee.samples import dvc
+        from eee.write.samples import dvc
 
         proc = dvc("push", "--quiet", *pointers, cwd=root)
         if proc.returncode != 0:
@@ -219,7 +219,7 @@ def _run(
 
 
 def _actor(root: Path) -> dict[str, str]:
-    from eee.gitutil import config
+    from eee.git.cli import config
 
     name, email = config("user.name", root), config("user.email", root)
     if not name or not email:
@@ -238,7 +238,7 @@ def _actor(root: Path) -> dict[str, str]:
 def _write_batch(root: Path, planned: Batch, who: dict[str, str], report: Report, done: _Written) -> list[str]:
     """Write one chunk: its files, its sidecars into DVC, its flag events; stage them.
     Returns the paths staged (also added to ``done``)."""
-    from eee.placement import NewRecord, WriteFailed, write
+    from eee.write.placement import NewRecord, WriteFailed, write
 
     staged: list[str] = []
     written = {e.store: e for e in planned.written() if e.store is not None}
@@ -278,7 +278,7 @@ def _write_batch(root: Path, planned: Batch, who: dict[str, str], report: Report
     done.folders += folders
     sidecars = [r.sidecar_rel for r in records if r.sidecar_rel is not None]
     if sidecars:
-        from eee.samples import dvc
+        from eee.write.samples import dvc
 
         ignores = []
         for rel in sidecars:
@@ -329,7 +329,7 @@ def _stage(root: Path, paths: list[str]) -> None:
 
 
 def _take_back(root: Path, done: _Written) -> None:
-    from eee.placement import remove
+    from eee.write.placement import remove
 
     if done.staged:
         _git(

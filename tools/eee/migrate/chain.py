@@ -17,13 +17,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from eee.findings import ERROR, Finding
 from eee.migrate.changes import Changes, MigrationRefused, clone, refusal
 from eee.migrate.provenance import stamp
 from eee.migrate.steps import Step, step_from
+from eee.reporting.findings import ERROR, Finding
 from eee.rules.record import score_findings
 from eee.rules.schema import schema_findings
-from eee.schemas import EVAL, INSTANCE, KINDS, Registry, default_registry, version_key
+from eee.store.schemas import EVAL, INSTANCE, KINDS, Registry, default_registry, version_key
 
 MAX_FINDINGS = 5
 

@@ -17,8 +17,8 @@ from typing import Any
 
 import orjson
 
-from eee.findings import Finding, Refused
-from eee.jsonpath import format_path, json_type
+from eee.reporting.findings import Finding, Refused
+from eee.store.jsonpath import format_path, json_type
 
 UNKNOWN = "unknown"
 ROOT = "$"
@@ -78,7 +78,7 @@ class Changes:
 
 
 class MigrationRefused(Refused):
-    """A document that cannot be migrated: a :class:`~eee.findings.Refused` whose findings
+    """A document that cannot be migrated: a :class:`~eee.reporting.findings.Refused` whose findings
     say where and why (the first is the reason), plus the version the document declares."""
 
     def __init__(self, findings: list[Finding], source: str | None = None) -> None:

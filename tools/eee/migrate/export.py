@@ -26,24 +26,24 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from eee.findings import WARNING, Finding, Refused, refusal
 from eee.migrate.chain import migrate, target_version
 from eee.migrate.changes import Changes, MigrationRefused
 from eee.migrate.files import SidecarCopy, read_record, write_rows
 from eee.migrate.inputs import ORPHAN_UNIT, Inputs
 from eee.migrate.provenance import stamp
 from eee.migrate.report import MIGRATED, REPORT_NAME, UNCHANGED, ExportReport, Outcome
-from eee.paths import (
+from eee.reporting.findings import WARNING, Finding, Refused, refusal
+from eee.rules.sidecar import hash_algorithm
+from eee.store.paths import (
     DATA_DIR,
     POINTER_SUFFIX,
     find_store_root,
     record_path_for_sidecar,
     sidecar_path_for,
 )
-from eee.rules.sidecar import hash_algorithm
-from eee.schemas import EVAL, Registry, default_registry
-from eee.strictjson import canonical
-from eee.validate import Display, collect
+from eee.store.schemas import EVAL, Registry, default_registry
+from eee.store.strictjson import canonical
+from eee.validation.validate import Display, collect
 
 Progress = Callable[[int, int], None]
 
@@ -342,7 +342,7 @@ def export(
 ) -> ExportReport:
     """Write migrated copies of the records (and sidecars) under ``paths`` to ``out``, and the report.
 
-    Raises :class:`~eee.findings.Refused` before writing anything when the target version is unknown,
+    Raises :class:`~eee.reporting.findings.Refused` before writing anything when the target version is unknown,
     an input does not exist, or the output folder lies inside a store's ``data/``.
 
     One record at a time: read, migrate, write, count, drop. The inputs are walked twice

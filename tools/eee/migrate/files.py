@@ -12,13 +12,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
-from eee.findings import Finding
-from eee.limits import RECORD_MAX_BYTES, iter_lines, problem_of, read_regular
 from eee.migrate.chain import Result, migrate
 from eee.migrate.changes import MigrationRefused
+from eee.reporting.findings import Finding
 from eee.rules.sidecar import parse_row
-from eee.schemas import EVAL, INSTANCE, Registry, default_registry
-from eee.strictjson import JSONProblem, canonical_row, loads
+from eee.store.limits import RECORD_MAX_BYTES, iter_lines, problem_of, read_regular
+from eee.store.schemas import EVAL, INSTANCE, Registry, default_registry
+from eee.store.strictjson import JSONProblem, canonical_row, loads
 
 PathLike = str | os.PathLike[str]
 

@@ -32,7 +32,7 @@ from typing import Any
 import orjson
 
 from eee.migrate.changes import Changes, at, json_text, refusal
-from eee.schemas import EVAL
+from eee.store.schemas import EVAL
 
 FROM = "eee_migrated_from"
 FILLED = "eee_migration_filled"

@@ -23,8 +23,8 @@ from typing import IO, Any
 
 import orjson
 
-from eee.findings import ERROR, WARNING, FileResult, Finding
 from eee.migrate.changes import Changes
+from eee.reporting.findings import ERROR, WARNING, FileResult, Finding
 
 REPORT_NAME = "migration-report.json"
 REPORT_FORMAT = "eee-migration-report/1"

@@ -39,7 +39,7 @@ from eee.migrate.changes import (
     string_value,
     wrap_string,
 )
-from eee.schemas import EVAL, INSTANCE
+from eee.store.schemas import EVAL, INSTANCE
 
 Document = dict[str, Any]
 StepFunction = Callable[[Document], tuple[Document, Changes]]

@@ -8,7 +8,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from eee.schemas import Registry, schemas_dir
+from eee.store.schemas import Registry, schemas_dir
 
 OPTIONS = [
     "--input-file-type", "jsonschema",

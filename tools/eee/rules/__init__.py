@@ -1,6 +1,6 @@
 """The store's rules, one home each: pure functions over a path, a document and a tree.
 
-- :mod:`eee.paths`: layout and names of a path (no tree needed), and :func:`~eee.paths.file_kind`.
+- :mod:`eee.store.paths`: layout and names of a path (no tree needed), and :func:`~eee.store.paths.file_kind`.
 - :mod:`eee.rules.layout`: :func:`~eee.rules.layout.case_clash`, names that differ only in
   case from what the tree holds (the validator, the naming hook, the audit, convert).
 - :mod:`eee.rules.schema`: a document against the schema of the version it declares.

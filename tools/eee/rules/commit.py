@@ -10,8 +10,10 @@ import json
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
-from eee.findings import ERROR, Finding
-from eee.paths import (
+from eee.reporting.findings import ERROR, Finding
+from eee.rules.layout import case_clash
+from eee.rules.record import folder_findings
+from eee.store.paths import (
     DATA_DIR,
     DVC_POINTER,
     EVENT,
@@ -25,11 +27,9 @@ from eee.paths import (
     layout_problems,
     name_key,
 )
-from eee.rules.layout import case_clash
-from eee.rules.record import folder_findings
 
 if TYPE_CHECKING:
-    from eee.gitutil import Change
+    from eee.git.cli import Change
 
 SCHEMAS_DIR = "schemas"
 REGISTRY = "schemas/registry.json"

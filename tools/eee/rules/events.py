@@ -4,7 +4,7 @@ Per file: YAML, the event schema of the version it declares, the id matching the
 name and the timestamp. Then the whole ledger of the tree is folded in history order (:func:`eee.governance.status.fold`): an event
 that names no record, retracts twice, supersedes into a cycle or with a retracted
 replacement, resolves no dispute... is reported on its own file. The events are read
-from a :class:`eee.tree.Tree`: the work tree, or a commit for the audit.
+from a :class:`eee.store.tree.Tree`: the work tree, or a commit for the audit.
 """
 
 from __future__ import annotations
@@ -14,17 +14,17 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from eee.findings import FileResult, Finding
 from eee.governance.events import EventCache, EventFileError, git_dir_of, load_bytes, schema_errors
 from eee.governance.history import Entered, in_git
 from eee.governance.history import entered as history_of
 from eee.governance.index import RecordIndex
 from eee.governance.status import fold
-from eee.limits import EVENT_MAX_BYTES
-from eee.paths import EVENT_SUFFIX, EVENTS_DIR, RECORD_SUFFIX
-from eee.schemas import default_registry
-from eee.staged import IndexTree
-from eee.tree import SYMLINK, EmptyTree, GitTree, Overlay, Tree, Unreadable, WorkTree
+from eee.reporting.findings import FileResult, Finding
+from eee.store.limits import EVENT_MAX_BYTES
+from eee.store.paths import EVENT_SUFFIX, EVENTS_DIR, RECORD_SUFFIX
+from eee.store.schemas import default_registry
+from eee.store.staged import IndexTree
+from eee.store.tree import SYMLINK, EmptyTree, GitTree, Overlay, Tree, Unreadable, WorkTree
 
 
 def _id_findings(event: dict[str, Any], name: str, file: str) -> list[Finding]:

@@ -8,15 +8,15 @@ same record or elsewhere, counts as before. The flag must be in the tree the gat
 
 :func:`accept_flagged` is pure: the findings and the flags in, (kept, accepted) out. The
 validate and naming hooks and ``eee audit`` call it with the flags of the tree they check
-(:mod:`eee.flagged` reads them).
+(:mod:`eee.validation.flagged` reads them).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable
 
-from eee.findings import Finding
-from eee.paths import RECORD_SUFFIX, UUID4_RE
+from eee.reporting.findings import Finding
+from eee.store.paths import RECORD_SUFFIX, UUID4_RE
 
 Flags = Callable[[str], Collection[tuple[str, str]]]  # record uuid -> its flagged (rule, JSON path) pairs
 

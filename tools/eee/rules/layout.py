@@ -1,7 +1,7 @@
 """Layout rules over a tree: names that differ only in letter case.
 
 The path rules that need no tree (layout, uuids, portable names, canonical folders, the
-kind of a file) are :mod:`eee.paths`; this one asks the tree what else is there.
+kind of a file) are :mod:`eee.store.paths`; this one asks the tree what else is there.
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any, Protocol
 
-from eee.paths import name_key
+from eee.store.paths import name_key
 
 
 class _Names(Protocol):
@@ -42,7 +42,7 @@ def case_clash(tree: _Names | Callable[[str], Iterable[str]], rel: str) -> tuple
     """The first component of ``rel`` that differs only in case from a sibling in the tree.
 
     Returns (the path up to that component, the sibling's path) or None. ``tree`` is a
-    :class:`eee.tree.Tree` or a function listing a folder's names (a commit's, the index's).
+    :class:`eee.store.tree.Tree` or a function listing a folder's names (a commit's, the index's).
     A tree keeps each folder's index for the next file (a store of 100,000 records would
     otherwise case-fold every sibling for every file).
     """

@@ -11,9 +11,9 @@ from operator import itemgetter, le
 from pathlib import Path
 from typing import Any
 
-from eee.findings import WARNING, Finding
-from eee.jsonpath import format_path
-from eee.paths import StorePath, canonical_folders, sidecar_path_for
+from eee.reporting.findings import WARNING, Finding
+from eee.store.jsonpath import format_path
+from eee.store.paths import StorePath, canonical_folders, sidecar_path_for
 
 _UNBOUNDED = {"Infinity": math.inf, "-Infinity": -math.inf}
 

@@ -8,8 +8,8 @@ import json
 import re
 from typing import Any
 
-from eee.findings import WARNING, Finding
-from eee.jsonpath import format_path
+from eee.reporting.findings import WARNING, Finding
+from eee.store.jsonpath import format_path
 
 MAX_ERRORS_PER_DOC = 20
 
@@ -478,7 +478,7 @@ def screen(registry: Any, version: str, kind: str) -> Any:
     key = (str(registry.root), version, kind)
     found = _SCREENS.get(key)
     if found is None:
-        import jsonschema_rs  # lazy: as in eee.schemas, only when a schema is first compiled
+        import jsonschema_rs  # lazy: as in eee.store.schemas, only when a schema is first compiled
 
         found = _SCREENS[key] = jsonschema_rs.Draft7Validator(screening_schema(registry.schema(version, kind)))
     return found

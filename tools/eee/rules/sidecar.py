@@ -14,16 +14,16 @@ from itertools import repeat
 from pathlib import Path
 from typing import Any
 
-from eee.dvcpointer import Pointer, PointerError
-from eee.dvcpointer import parse as parse_dvc_pointer
-from eee.findings import FileResult, Finding
-from eee.limits import CHUNK, POINTER_MAX_BYTES, ROW_MAX_BYTES, SIDECAR_MAX_BYTES, iter_chunks, size_text
-from eee.limits import Unreadable as Refused
-from eee.paths import POINTER_SUFFIX
+from eee.dvc.pointer import Pointer, PointerError
+from eee.dvc.pointer import parse as parse_dvc_pointer
+from eee.reporting.findings import FileResult, Finding
 from eee.rules.schema import OncePerFile, near_miss_findings, schema_findings, screen, shape_of
-from eee.schemas import INSTANCE, Registry
-from eee.strictjson import JSONProblem, loads_row
-from eee.tree import Tree, Unreadable
+from eee.store.limits import CHUNK, POINTER_MAX_BYTES, ROW_MAX_BYTES, SIDECAR_MAX_BYTES, iter_chunks, size_text
+from eee.store.limits import Unreadable as Refused
+from eee.store.paths import POINTER_SUFFIX
+from eee.store.schemas import INSTANCE, Registry
+from eee.store.strictjson import JSONProblem, loads_row
+from eee.store.tree import Tree, Unreadable
 
 DEFAULT_CAP = 20
 
@@ -42,7 +42,7 @@ def _too_long(lineno: int) -> Refused:
 
 def iter_lines(source: Path | Iterable[bytes], *hashers: Any) -> Iterator[bytes]:
     """The lines without their newline of a file (a path) or of a stream of chunks (a
-    tree's :meth:`~eee.tree.Tree.chunks`), each chunk fed to ``hashers``.
+    tree's :meth:`~eee.store.tree.Tree.chunks`), each chunk fed to ``hashers``.
 
     The one line splitter of sidecars: the validator, ``eee samples add`` and migration
     read rows through it."""

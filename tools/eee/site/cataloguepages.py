@@ -3,7 +3,7 @@
 The rows come from the pipeline's catalogue (``build/catalog/``, hive-partitioned, one row per
 evaluation result, with the governance status of the one fold). When that file is absent
 (someone runs ``mkdocs build`` by hand), the same table is built from the store with
-:func:`eee.catalog.build`, and the index page says so.
+:func:`eee.catalog.table.build`, and the index page says so.
 
 Built to stay fast on a large store: rows are handled one benchmark at a time, a benchmark
 with many results is split into pages of ``page_rows`` results, and every record has a page
@@ -27,13 +27,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from eee.catalog import CATALOG_DIR, catalog_present, read_catalog
+from eee.catalog.table import CATALOG_DIR, catalog_present, read_catalog
 from eee.governance import STATUSES
 from eee.governance.status import Ledger, read_ledger
-from eee.limits import RECORD_MAX_BYTES, read_regular
 from eee.site.context import GeneratedPage, SiteContext, group_key, group_page
 from eee.site.mdtext import number, slug
 from eee.site.render import render
+from eee.store.limits import RECORD_MAX_BYTES, read_regular
 
 PARQUET = CATALOG_DIR
 JSON_LIMIT = 300_000  # characters of a record's JSON shown on its page
@@ -125,7 +125,7 @@ def load_table(root: Path, ledger: Ledger) -> tuple[Any, str]:
     path = root / PARQUET
     if catalog_present(path):
         return read_catalog(path, columns=list(WANTED)), PARQUET
-    from eee.catalog import build
+    from eee.catalog.table import build
 
     table, _skipped = build(root, ledger=ledger)
     return table, ""
@@ -497,7 +497,7 @@ def index_page(
 ) -> str:
     """The catalogue's front page: benchmarks, records with a history (``with_history``, the
     records in the store whose ledger state has events), how to load the data."""
-    from eee.catalog import COLUMNS
+    from eee.catalog.table import COLUMNS
 
     statuses = list(STATUS_ORDER[1:])
     statuses += sorted({st for s in summaries for st in s.statuses if st not in STATUS_ORDER})

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import quote
 
-from eee.schemas import EVAL, INSTANCE, Registry
+from eee.store.schemas import EVAL, INSTANCE, Registry
 
 KIND_SLUGS = {EVAL: "aggregate", INSTANCE: "instance-level"}
 KIND_TITLES = {EVAL: "Aggregate record", INSTANCE: "Instance-level row"}

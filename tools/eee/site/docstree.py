@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from eee.findings import Finding, Refused
+from eee.reporting.findings import Finding, Refused
 from eee.site.generate import NAV, Generated, expand_nav, generate
 from eee.site.included import resolver, rewrite_links
 
@@ -105,7 +105,7 @@ def write(root: Path, out: Path | None = None, nav_file: Path | None = None) -> 
     analysis = [p.relative_to(root / ANALYSIS_SOURCE).as_posix() for p in _files(root / ANALYSIS_SOURCE)]
     parquet = [p.relative_to(root / CATALOG_SOURCE).as_posix() for p in _files(root / CATALOG_SOURCE)]
     parquet = [p for p in parquet if p.endswith(".parquet")]
-    from eee.schemas import RegistryError
+    from eee.store.schemas import RegistryError
 
     try:
         gen = generate(

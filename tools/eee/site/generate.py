@@ -9,10 +9,10 @@ from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
-from eee.schemas import EVAL, INSTANCE, Registry
 from eee.site import cataloguepages, included, schemadiff, schemapages
 from eee.site.context import KIND_TITLES, GeneratedPage, SiteContext, changes_page, reference_page
 from eee.site.render import render
+from eee.store.schemas import EVAL, INSTANCE, Registry
 
 # The site's navigation: each entry named in Generated.nav becomes a section with the
 # generated pages below it. "Analysis" is left out when the pipeline wrote no analysis pages.

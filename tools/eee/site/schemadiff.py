@@ -11,11 +11,11 @@ from typing import Any
 
 import eee.migrate
 from eee.migrate.steps import step_from
-from eee.schemas import KINDS
 from eee.site.context import KIND_TITLES, SiteContext, changes_page, reference_page, step_name
 from eee.site.mdtext import code
 from eee.site.render import render
 from eee.site.schemafields import Node, by_key
+from eee.store.schemas import KINDS
 
 _ROLE = re.compile(r":[a-z]+:`(~?)([^`]+)`")
 _DOUBLE = re.compile(r"``(.+?)``", re.S)

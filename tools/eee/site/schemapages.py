@@ -13,12 +13,12 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-from eee.schemas import EVAL, INSTANCE, KINDS
 from eee.site.context import KIND_TITLES, SiteContext, changes_page, reference_page
 from eee.site.mdtext import code
 from eee.site.render import render
 from eee.site.schemafields import Node, build, walk
 from eee.site.skeleton import skeleton
+from eee.store.schemas import EVAL, INSTANCE, KINDS
 
 SECTION_MIN = 5  # an object below the top level gets its own section from this many fields
 

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from eee.catalog import LEFT_OUT, exclusion, record_paths
+from eee.catalog.table import LEFT_OUT, exclusion, record_paths
 
 
 def _known(value: Any) -> bool:
@@ -71,8 +71,8 @@ FIELDS: dict[str, Callable[[dict[str, Any]], bool]] = {
 def _facts(root: Path, rel: str) -> list[Any] | None:
     """What the fill rates need of one record: [source type, eval library, fields filled],
     or None when it cannot be read."""
-    from eee.limits import RECORD_MAX_BYTES, read_regular
-    from eee.strictjson import JSONProblem, loads
+    from eee.store.limits import RECORD_MAX_BYTES, read_regular
+    from eee.store.strictjson import JSONProblem, loads
 
     try:
         doc = loads(read_regular(root / rel, RECORD_MAX_BYTES, "record"))

@@ -3,7 +3,7 @@ cache with its pointer, and staged), push and pull.
 
 The aggregate record is the contract: before a sidecar enters DVC the pair must validate
 (its path, sha256 and row count are what the record declares). The DVC side is
-:mod:`eee.dvcstore`: DVC's own libraries, without loading the repository's index, so a
+:mod:`eee.dvc.store`: DVC's own libraries, without loading the repository's index, so a
 command costs what it touches, not the number of sidecars in the store. ``dvc()`` runs
 stock DVC as a subprocess of this interpreter (``python -m dvc``) for the pipeline.
 """
@@ -17,12 +17,12 @@ import subprocess
 import sys
 from pathlib import Path
 
-from eee.dvcstore import DvcStore, Target, Transfer, pointers_under, read_pointer
-from eee.findings import Finding, Refused, refusal
-from eee.gitutil import GitError, git, toplevel
-from eee.paths import SIDECAR_SUFFIX, record_path_for_sidecar
-from eee.tree import WorkTree
-from eee.validate import validate_tree
+from eee.dvc.store import DvcStore, Target, Transfer, pointers_under, read_pointer
+from eee.git.cli import GitError, git, toplevel
+from eee.reporting.findings import Finding, Refused, refusal
+from eee.store.paths import SIDECAR_SUFFIX, record_path_for_sidecar
+from eee.store.tree import WorkTree
+from eee.validation.validate import validate_tree
 
 
 def dvc(*args: str, cwd: Path, capture: bool = True) -> subprocess.CompletedProcess[str]:
@@ -38,7 +38,7 @@ def _rel(path: Path, root: Path) -> str:
 
 
 def check_pairs(sidecars: list[Path], root: Path) -> None:
-    """Raise :class:`~eee.findings.Refused` unless every sidecar and its record validate
+    """Raise :class:`~eee.reporting.findings.Refused` unless every sidecar and its record validate
     together: the validator's one "sidecar matches its record" (path, checksum, row count,
     ids), each file read once."""
     rels = [_rel(s, root) for s in sidecars]
@@ -77,7 +77,7 @@ def add(sidecar: Path, stage: bool = True, root: Path | None = None) -> Path:
 
 def add_many(sidecars: list[Path], stage: bool = True, root: Path | None = None) -> list[Path]:
     """Check every sidecar against its record, then put them in DVC's cache with their
-    pointers (what ``dvc add`` writes, :mod:`eee.dvcstore`) and stage the pointers and
+    pointers (what ``dvc add`` writes, :mod:`eee.dvc.store`) and stage the pointers and
     ``.gitignore`` entries; returns the pointer paths. Nothing enters DVC unless every check passes.
 
     Nothing here reads the store's other pointers: the cost is the sidecars' own.
@@ -118,7 +118,7 @@ def targets(paths: list[str], root: Path) -> list[Target]:
 
 def move(action: str, paths: list[str], root: Path, remote: str | None = None) -> Transfer:
     """Push or pull the named sidecars (all when none are named); the objects only, each
-    checked once on the remote. Raises :class:`~eee.findings.Refused` when the remote
+    checked once on the remote. Raises :class:`~eee.reporting.findings.Refused` when the remote
     cannot be reached or set up; per-sidecar failures are in the result."""
     named = targets(paths, root)
     try:

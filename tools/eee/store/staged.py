@@ -19,9 +19,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from eee.gitutil import Change, has_commit, staged_changes
-from eee.paths import SIDECAR_SUFFIX
-from eee.tree import EXECUTABLE, MAX_READ, REGULAR, SYMLINK, GitTree, Tree, WorkTree
+from eee.git.cli import Change, has_commit, staged_changes
+from eee.store.paths import SIDECAR_SUFFIX
+from eee.store.tree import EXECUTABLE, MAX_READ, REGULAR, SYMLINK, GitTree, Tree, WorkTree
 
 _ZERO = "0" * 40
 
@@ -150,7 +150,7 @@ def _key(repo: str | os.PathLike[str] | None) -> str:
 
 
 def staged(repo: str | os.PathLike[str] | None = None, head: bool | None = None) -> list[Change]:
-    """What the next commit changes (:func:`eee.gitutil.staged_changes`), asked of git once a session."""
+    """What the next commit changes (:func:`eee.git.cli.staged_changes`), asked of git once a session."""
     root = Path(repo) if repo is not None else Path.cwd()
     if _changes is None:
         return staged_changes(root, head)

@@ -1,6 +1,6 @@
 """The validator: check the files of a tree, return a :class:`Summary`.
 
-:func:`validate_tree` reads a :class:`eee.tree.Tree` (the work tree, a git commit, planned
+:func:`validate_tree` reads a :class:`eee.store.tree.Tree` (the work tree, a git commit, planned
 files over the store) and checks, in order, for every file: strict JSON, the schema of the
 version the document declares, and the store's rules (layout, names, uuids, sidecar
 pairing, scores). :func:`run` is the command line's view: paths on disk, collected into
@@ -22,10 +22,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from eee.dvcpointer import Pointer
-from eee.findings import WARNING, FileResult, Finding, Summary, Tally
-from eee.limits import RECORD_MAX_BYTES
-from eee.paths import (
+from eee.dvc.pointer import Pointer
+from eee.reporting.findings import WARNING, FileResult, Finding, Summary, Tally
+from eee.rules.layout import case_clash
+from eee.rules.record import benchmark_findings, folder_findings, score_findings, sidecar_pointer_findings
+from eee.rules.schema import document_findings
+from eee.rules.sidecar import DEFAULT_CAP, check_sidecar, declared_sidecar_findings, read_pointer
+from eee.store.limits import RECORD_MAX_BYTES
+from eee.store.paths import (
     DATA_DIR,
     DVC_POINTER,
     EVENT,
@@ -43,13 +47,9 @@ from eee.paths import (
     record_path_for_sidecar,
     sidecar_path_for,
 )
-from eee.rules.layout import case_clash
-from eee.rules.record import benchmark_findings, folder_findings, score_findings, sidecar_pointer_findings
-from eee.rules.schema import document_findings
-from eee.rules.sidecar import DEFAULT_CAP, check_sidecar, declared_sidecar_findings, read_pointer
-from eee.schemas import EVAL, INSTANCE, Registry, RegistryError, default_registry
-from eee.strictjson import JSONProblem, attach_lines, loads
-from eee.tree import SYMLINK, Tree, Unreadable, WorkTree
+from eee.store.schemas import EVAL, INSTANCE, Registry, RegistryError, default_registry
+from eee.store.strictjson import JSONProblem, attach_lines, loads
+from eee.store.tree import SYMLINK, Tree, Unreadable, WorkTree
 
 _GLOB_CHARS = set("*?[")
 Progress = Callable[[int, int], None]
@@ -563,7 +563,7 @@ SECTIONS = 6
 class Sink:
     """Where a run's results go: each section's results arrive in order, a batch at a time
     (sections may interleave). This one keeps them all, for a :class:`Summary`;
-    :class:`eee.report.Streamed` writes them to the report as they come. ``clean`` says
+    :class:`eee.reporting.reporters.Streamed` writes them to the report as they come. ``clean`` says
     whether workers may send the report entries of files without findings ready-made."""
 
     clean = False
@@ -655,8 +655,8 @@ class _Chunk:
 
     def cleaned(self) -> _Chunk:
         """The chunk as a worker sends it to a report: each run of files without findings
-        as one :class:`eee.report.Clean` piece (their entries written here, on this core)."""
-        from eee.report import Clean, file_bytes
+        as one :class:`eee.reporting.reporters.Clean` piece (their entries written here, on this core)."""
+        from eee.reporting.reporters import Clean, file_bytes
 
         def pieces(results: list[Any]) -> list[Any]:
             out: list[Any] = []

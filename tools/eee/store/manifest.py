@@ -19,8 +19,8 @@ import os
 from pathlib import Path
 from typing import Any
 
-from eee.limits import SIDECAR_MAX_BYTES, Unreadable, iter_chunks
-from eee.paths import EVENTS_DIR, POINTER_SUFFIX, RECORD_SUFFIX, SIDECAR_SUFFIX
+from eee.store.limits import SIDECAR_MAX_BYTES, Unreadable, iter_chunks
+from eee.store.paths import EVENTS_DIR, POINTER_SUFFIX, RECORD_SUFFIX, SIDECAR_SUFFIX
 
 
 def sha256_file(path: Path) -> str:

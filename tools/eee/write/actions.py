@@ -25,9 +25,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from eee import placement
-from eee.findings import Finding, Refused, refusal
-from eee.gitutil import GitError, config, git, git_dir, has_commit
+from eee.git.cli import GitError, config, git, git_dir, has_commit
 from eee.governance import BY_NAME, OUTCOMES
 from eee.governance.events import (
     BadText,
@@ -44,10 +42,12 @@ from eee.governance.history import entered
 from eee.governance.index import PrefixProblem, RecordIndex, resolve_uuid
 from eee.governance.relations import derived_from
 from eee.governance.status import IllegalEvent, Ledger, fold
-from eee.jsonlite import load_object
-from eee.limits import RECORD_MAX_BYTES, Unreadable, read_regular
-from eee.paths import EVENTS_DIR, canonical_folders
-from eee.strictjson import JSONProblem, loads
+from eee.reporting.findings import Finding, Refused, refusal
+from eee.store.jsonlite import load_object
+from eee.store.limits import RECORD_MAX_BYTES, Unreadable, read_regular
+from eee.store.paths import EVENTS_DIR, canonical_folders
+from eee.store.strictjson import JSONProblem, loads
+from eee.write import placement
 
 
 def actor(root: Path) -> dict[str, str]:

@@ -7,18 +7,18 @@ everything else before it costs anything:
 - aliases and anchors (``&a`` / ``*a``): a 634-byte alias bomb otherwise expands to
   gigabytes;
 - every explicit tag (``!!binary``, ``!!set``, ``!!python/...``, ``!custom``);
-- more than :data:`eee.limits.YAML_MAX_DEPTH` levels of nesting;
-- integers of more than :data:`eee.limits.INT_MAX_DIGITS` digits.
+- more than :data:`eee.store.limits.YAML_MAX_DEPTH` levels of nesting;
+- integers of more than :data:`eee.store.limits.INT_MAX_DIGITS` digits.
 
 Whatever goes wrong comes back as one :class:`YAMLRefused` with a message, never a
-traceback. The caller caps the size of the text (:data:`eee.limits.EVENT_MAX_BYTES`).
+traceback. The caller caps the size of the text (:data:`eee.store.limits.EVENT_MAX_BYTES`).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from eee.limits import INT_MAX_DIGITS, YAML_MAX_DEPTH
+from eee.store.limits import INT_MAX_DIGITS, YAML_MAX_DEPTH
 
 
 class YAMLRefused(ValueError):

@@ -9,7 +9,7 @@ import sys
 from collections.abc import Callable, Iterable, Iterator
 from typing import IO, Any
 
-from eee.findings import WARNING, FileResult, Finding, Summary, Tally
+from eee.reporting.findings import WARNING, FileResult, Finding, Summary, Tally
 
 FORMATS = ("rich", "json", "github")
 

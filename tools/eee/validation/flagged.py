@@ -14,8 +14,8 @@ import subprocess
 from collections.abc import Callable, Collection, Iterable
 from pathlib import Path
 
-from eee.findings import FileResult, Finding, Summary
 from eee.governance import EVENT_SUFFIX, EVENTS_DIR
+from eee.reporting.findings import FileResult, Finding, Summary
 
 
 def _blobs(specs: list[str], cwd: str | Path | None) -> list[bytes | None]:
@@ -45,8 +45,8 @@ def _names(rev: str | None, cwd: str | Path | None) -> list[str]:
     if (
         rev is None
     ):  # the index, as the hooks read it: HEAD's folder and the staged changes (no read of git's index file)
-        from eee.gitutil import GitError
-        from eee.staged import index_tree
+        from eee.git.cli import GitError
+        from eee.store.staged import index_tree
 
         try:
             return [n for n in index_tree(cwd).names(EVENTS_DIR) if n.endswith(EVENT_SUFFIX)]
@@ -60,7 +60,7 @@ def _names(rev: str | None, cwd: str | Path | None) -> list[str]:
 
 
 def _read(tree: object, path: str) -> bytes | None:
-    from eee.tree import Unreadable
+    from eee.store.tree import Unreadable
 
     try:
         return tree.read(path)  # type: ignore[attr-defined, no-any-return]
@@ -100,7 +100,7 @@ def _flags_among(
 
     events: dict[str, list[dict[str, object]]] = {}
     if rev is None:
-        from eee.staged import index_tree
+        from eee.store.staged import index_tree
 
         tree = index_tree(cwd)
         contents = [_read(tree, f"{EVENTS_DIR}/{n}") for n in names]

@@ -1,7 +1,7 @@
 """Whole-store validation that checks again only the folders that changed (the pipeline's
 ``validate`` stage: ``eee validate . --cache FILE``).
 
-A layer over :mod:`eee.validate`, which it does not change: the store's files are split
+A layer over :mod:`eee.validation.validate`, which it does not change: the store's files are split
 into record folders (``data/<benchmark>/<developer>/<model>/``, or whatever folder a stray
 file lies in), and each folder's results are kept in ``FILE`` under a key made of
 
@@ -9,7 +9,7 @@ file lies in), and each folder's results are kept in ``FILE`` under a key made o
 - what the folder's checks read beyond it: the benchmark folders of the store (the folder
   rule) and, at every level of the folder's path, the sibling names that differ only in
   case (the case-clash rule),
-- the validator's code and schemas (:func:`eee.catalog.code_version`) and the options.
+- the validator's code and schemas (:func:`eee.catalog.table.code_version`) and the options.
 
 A record and its sidecar and pointer always share a folder, so every check of a file reads
 only its own folder and those names: a folder whose key is unchanged would give the same
@@ -28,10 +28,10 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from eee.findings import FileResult, Finding, Summary
-from eee.paths import DATA_DIR, RECORD_SUFFIX, SIDECAR_SUFFIX
-from eee.tree import WorkTree
-from eee.validate import EVENTS, INPUT, OTHERS, RECORDS, SIDECARS, Options, Sink, collect, validate_tree
+from eee.reporting.findings import FileResult, Finding, Summary
+from eee.store.paths import DATA_DIR, RECORD_SUFFIX, SIDECAR_SUFFIX
+from eee.store.tree import WorkTree
+from eee.validation.validate import EVENTS, INPUT, OTHERS, RECORDS, SIDECARS, Options, Sink, collect, validate_tree
 
 FORMAT = "eee-validate-cache/1"
 _FINDING = ("file", "pointer", "message", "hint", "line", "severity", "check")
@@ -90,12 +90,12 @@ def run_cached(
     registry: Any = None,
     sink: Sink | None = None,
 ) -> tuple[Summary, int]:
-    """The whole-store validation of ``root`` (as :func:`eee.validate.run` gives it for the
+    """The whole-store validation of ``root`` (as :func:`eee.validation.validate.run` gives it for the
     store root), checking again only the folders whose key changed; its results go to
     ``sink`` by section (default: all kept); returns the summary and how many files were
     checked again. ``cache_file`` is read and rewritten."""
-    from eee.catalog import code_version
-    from eee.manifest import sha256_file
+    from eee.catalog.table import code_version
+    from eee.store.manifest import sha256_file
 
     found = collect([str(root)])
     tree = WorkTree(str(root), found.listings)
@@ -103,7 +103,7 @@ def run_cached(
     for absolute in found.files:
         rel = tree.rel(absolute)
         if rel is None:  # cannot happen for files below the root; be safe: no cache
-            from eee.validate import run
+            from eee.validation.validate import run
 
             return run([str(root)], options, registry, sink=sink), len(found.files)
         rels.append(rel)

@@ -2,9 +2,9 @@
 
 :func:`new_record` gives a document a fresh uuid and its canonical path (from the
 benchmark and ``model_info.id``), and its sidecar rows their path and checksum;
-:func:`check` validates what would be written through an :class:`eee.tree.Overlay` over
+:func:`check` validates what would be written through an :class:`eee.store.tree.Overlay` over
 the store's work tree (nothing touches the disk) and refuses existing targets;
-:func:`write` creates every file exclusively and atomically (:func:`eee.fsutil.write_new`)
+:func:`write` creates every file exclusively and atomically (:func:`eee.store.fsutil.write_new`)
 and removes what it wrote when any write fails. ``eee convert``, ``supersede`` and
 ``eee import`` place records through here.
 """
@@ -17,12 +17,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from eee.findings import ERROR, Finding
-from eee.fsutil import make_folders, write_new
-from eee.paths import canonical_record_path, new_uuid, sidecar_path_for
-from eee.strictjson import canonical
-from eee.tree import EmptyTree, Overlay, WorkTree
-from eee.validate import Options, validate_tree
+from eee.reporting.findings import ERROR, Finding
+from eee.store.fsutil import make_folders, write_new
+from eee.store.paths import canonical_record_path, new_uuid, sidecar_path_for
+from eee.store.strictjson import canonical
+from eee.store.tree import EmptyTree, Overlay, WorkTree
+from eee.validation.validate import Options, validate_tree
 
 
 @dataclass
@@ -73,7 +73,7 @@ def new_record(benchmark: str, doc: dict[str, Any], sidecar: bytes | None = None
 
 def check(root: Path | None, records: list[NewRecord]) -> tuple[list[Finding], list[Finding]]:
     """(errors, warnings) of the validator on the store at ``root`` as it would be with
-    ``records`` placed (an :class:`~eee.tree.Overlay`; ``root`` None: on their own)."""
+    ``records`` placed (an :class:`~eee.store.tree.Overlay`; ``root`` None: on their own)."""
     planned = {rel: data for record in records for rel, data in record.files()}
     if not planned:
         return [], []
@@ -104,7 +104,7 @@ def write(root: Path, records: list[NewRecord], *, durable: bool = True) -> tupl
 
     Returns (files written, folders created, in creation order); raises
     :class:`WriteFailed` after undoing a partial write. ``durable``: see
-    :func:`eee.fsutil.write_new`."""
+    :func:`eee.store.fsutil.write_new`."""
     written: list[Path] = []
     created: list[Path] = []
     try:

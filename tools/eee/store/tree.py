@@ -21,9 +21,9 @@ import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
-from eee.findings import Finding
-from eee.gitutil import GitError
-from eee.limits import kind_of_mode, size_text
+from eee.git.cli import GitError
+from eee.reporting.findings import Finding
+from eee.store.limits import kind_of_mode, size_text
 
 # The largest file any reader returns. Real records are ~100 kB (the largest of the
 # reference records is 110 kB) and sidecars a few MB; a sidecar is streamed in chunks

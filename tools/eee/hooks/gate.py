@@ -9,7 +9,7 @@ store's own hooks look only at what is staged. This runner reads the same config
 runs the same local hooks on the staged files, as pre-commit would (``files``/``exclude``,
 ``always_run``, ``pass_filenames``, ``SKIP``), and hands over to prek (else pre-commit)
 whenever a runner's extra care matters: when a staged file also has unstaged changes (the
-store's own hooks read the index either way, see :mod:`eee.staged`, but another local hook
+store's own hooks read the index either way, see :mod:`eee.store.staged`, but another local hook
 may read the work tree, which a runner stashes first), or when a hook is not a local script.
 
 Unstaged changes are found without a scan: each staged file is hashed as git hashes a blob
@@ -33,7 +33,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from eee.gitutil import git
+from eee.git.cli import git
 
 HOOK_MARK = "# eee lean gate"
 # what marks a git hook as one a runner wrote (so that installing over it loses nothing)
@@ -208,7 +208,7 @@ def _hand_over(root: Path, reason: str, stage: str = "pre-commit") -> int:
 def check(root: Path, stage: str = "pre-commit") -> int:
     """Run the hooks of ``stage``: for pre-commit on what is staged; for post-checkout and
     post-merge (which git gives no files) the hooks that always run."""
-    from eee.staged import session, staged
+    from eee.store.staged import session, staged
 
     try:
         hooks = load_hooks(root, stage)

@@ -4,7 +4,7 @@
 audit checks each commit's own changes (against its first parent) with the same rules:
 immutability, sidecars outside git, naming, validation of what the commit added or
 modified, duplicate warnings. A merge is checked against every parent, a trust anchor
-guards against rewritten history, and crafted tree entries are findings (:mod:`eee.history`).
+guards against rewritten history, and crafted tree entries are findings (:mod:`eee.rules.history`).
 """
 
 from __future__ import annotations
@@ -12,14 +12,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from eee.findings import FileResult, Finding, Summary
-from eee.flagged import without_flagged
-from eee.gitutil import GitError, commit_changes, git_dir, rev_list, verify_commit
+from eee.git.cli import GitError, commit_changes, git_dir, rev_list, verify_commit
 from eee.governance.duplicates import audit_duplicates
-from eee.history import anchor_findings, anchor_from, merge_findings, raw_changes, replacement_findings
 from eee.imports import IMPORTS_DIR
-from eee.limits import RECORD_MAX_BYTES
-from eee.paths import DATA_DIR, EVENT, EVENTS_DIR, RECORD_SUFFIX, file_kind, tree_path_problem
+from eee.reporting.findings import FileResult, Finding, Summary
 from eee.rules.commit import (
     REGISTRY,
     immutability_findings,
@@ -29,9 +25,13 @@ from eee.rules.commit import (
     sample_findings,
 )
 from eee.rules.events import check_events
-from eee.strictjson import JSONProblem, loads
-from eee.tree import GitTree, Tree, Unreadable
-from eee.validate import Options, validate_tree
+from eee.rules.history import anchor_findings, anchor_from, merge_findings, raw_changes, replacement_findings
+from eee.store.limits import RECORD_MAX_BYTES
+from eee.store.paths import DATA_DIR, EVENT, EVENTS_DIR, RECORD_SUFFIX, file_kind, tree_path_problem
+from eee.store.strictjson import JSONProblem, loads
+from eee.store.tree import GitTree, Tree, Unreadable
+from eee.validation.flagged import without_flagged
+from eee.validation.validate import Options, validate_tree
 
 
 def _doc(tree: Tree, path: str) -> dict[str, Any] | None:
@@ -51,9 +51,9 @@ def _bytes(tree: Tree, path: str) -> bytes | None:
 
 def audit_commit(commit: str, parent: str | None, cwd: Path, parents: tuple[str, ...] = ()) -> list[Finding]:
     """The rules applied to ``commit``'s own changes against its first ``parent``; a merge
-    also keeps every protected file of every parent (:func:`eee.history.merge_findings`).
+    also keeps every protected file of every parent (:func:`eee.rules.history.merge_findings`).
 
-    Both commits are read as :class:`eee.tree.GitTree`: blobs come from git's object
+    Both commits are read as :class:`eee.store.tree.GitTree`: blobs come from git's object
     store, nothing is written to disk, and findings name ``<short-commit>:path``."""
     with GitTree(cwd, commit) as tree:
         return _audit(tree, commit, parent, cwd, parents)
@@ -166,7 +166,7 @@ def _in_a_parent(change: Any, parents: tuple[str, ...], cwd: Path) -> bool:
 
 def audit(start: str | None, end: str, cwd: Path, anchor: str | None = None) -> Summary:
     """The commits of ``start..end``; the trust anchor (``anchor``, else ``$EEE_AUDIT_ANCHOR``)
-    must be an ancestor of ``end`` (see :mod:`eee.history`)."""
+    must be an ancestor of ``end`` (see :mod:`eee.rules.history`)."""
     try:
         git_dir(cwd)
     except GitError:

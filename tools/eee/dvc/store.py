@@ -24,7 +24,7 @@ What is written is exactly what DVC writes, so stock ``dvc status``, ``dvc pull`
   ``<url>/files/md5/<2 hex>/<30 hex>``, through the same file system DVC would build from
   ``.dvc/config`` and ``.dvc/config.local`` (a local folder, S3, GCS, HTTP, ...).
 
-The validator and the hooks read pointers themselves (:mod:`eee.dvcpointer`).
+The validator and the hooks read pointers themselves (:mod:`eee.dvc.pointer`).
 """
 
 from __future__ import annotations
@@ -34,9 +34,9 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from eee.dvcpointer import PointerError, parse
-from eee.findings import Finding, Refused
-from eee.paths import POINTER_SUFFIX, SIDECAR_SUFFIX
+from eee.dvc.pointer import PointerError, parse
+from eee.reporting.findings import Finding, Refused
+from eee.store.paths import POINTER_SUFFIX, SIDECAR_SUFFIX
 
 if TYPE_CHECKING:
     from dvc_data.hashfile.db import HashFileDB

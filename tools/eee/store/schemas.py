@@ -24,8 +24,8 @@ REGISTRY_NAME = "registry.json"
 
 
 def project_root() -> Path:
-    """The checkout this package lives in (tools/eee/ -> the project root)."""
-    return Path(__file__).resolve().parents[2]
+    """The checkout this package lives in (tools/eee/store/ -> the project root)."""
+    return Path(__file__).resolve().parents[3]
 
 
 def schemas_dir() -> Path:

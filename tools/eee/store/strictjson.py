@@ -19,8 +19,8 @@ from typing import Any
 
 import orjson
 
-from eee.jsonpath import format_path
-from eee.limits import INT_MAX_DIGITS, JSON_MAX_DEPTH
+from eee.store.jsonpath import format_path
+from eee.store.limits import INT_MAX_DIGITS, JSON_MAX_DEPTH
 
 
 class JSONProblem(Exception):
@@ -302,7 +302,7 @@ _BRACKETS = re.compile(rb'(?:[^"{}\[\]]++|"(?:[^"\\]|\\.)*+")*+([{}\[\]])')  # p
 
 
 def parse_path(pointer: str) -> tuple[str | int, ...] | None:
-    """The parts of a location written by :func:`eee.jsonpath.format_path`; None if it is not one."""
+    """The parts of a location written by :func:`eee.store.jsonpath.format_path`; None if it is not one."""
     if not pointer.startswith("$"):
         return None
     parts: list[str | int] = []

@@ -35,8 +35,8 @@ from typing import Any
 from eee.governance.relations import derived_from
 from eee.governance.status import FIELDS as GOVERNANCE_FIELDS
 from eee.governance.status import Ledger
-from eee.paths import RECORD_SUFFIX
 from eee.rules.record import as_float as _f
+from eee.store.paths import RECORD_SUFFIX
 
 CATALOG_DIR = "build/catalog"  # where the pipeline writes it (dvc.yaml): one folder, hive-partitioned
 CATALOG_FILE = CATALOG_DIR  # the old name, kept for readers that import it (it is a folder now)
@@ -126,7 +126,7 @@ def check_replaceable(out: Path, ours: Callable[[str], bool], what: str) -> None
     """Refuse to replace ``out`` unless it is absent or a folder of ours (every entry named
     as ``ours`` says): an output folder is replaced whole, so a mistyped ``--out`` must never
     take a folder of something else with it."""
-    from eee.findings import Finding, Refused
+    from eee.reporting.findings import Finding, Refused
 
     if not out.exists() and not out.is_symlink():
         return
@@ -342,10 +342,10 @@ def _filled(doc: dict[str, Any]) -> str | None:
 
 def default_loader() -> Loader:
     """Read a record as the current version (migrating in memory where a migration exists)."""
-    from eee.limits import RECORD_MAX_BYTES, read_regular
     from eee.migrate.chain import migrate_record
-    from eee.schemas import default_registry
-    from eee.strictjson import loads
+    from eee.store.limits import RECORD_MAX_BYTES, read_regular
+    from eee.store.schemas import default_registry
+    from eee.store.strictjson import loads
 
     registry = default_registry()
     current = registry.current
@@ -394,7 +394,7 @@ def iter_rows(
     of the records ``paths`` ((uuid, path) as :func:`record_paths` gives them).
     Records that cannot be read are appended to ``skipped`` (``path: why``)."""
     from eee.governance.status import read_ledger
-    from eee.strictjson import JSONProblem
+    from eee.store.strictjson import JSONProblem
 
     loader = loader or default_loader()
     ledger = ledger if ledger is not None else read_ledger(root)
@@ -548,7 +548,7 @@ def code_version() -> str:
     package = Path(eee.__file__).parent
     for path in sorted(package.rglob("*.py")):
         h.update(path.relative_to(package).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
-    from eee.schemas import default_registry
+    from eee.store.schemas import default_registry
 
     registry = default_registry()
     h.update(json.dumps(sorted(registry.ordered)).encode())

@@ -11,8 +11,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from eee.limits import INT_MAX_DIGITS, JSON_MAX_DEPTH, RECORD_MAX_BYTES, read_regular
-from eee.tree import Unreadable
+from eee.store.limits import INT_MAX_DIGITS, JSON_MAX_DEPTH, RECORD_MAX_BYTES, read_regular
+from eee.store.tree import Unreadable
 
 
 class _Reject(ValueError):

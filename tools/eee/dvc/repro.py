@@ -1,4 +1,4 @@
-"""``python -m eee.dvcrepro [ARGS...]``: stock ``dvc repro ARGS`` whose stage index leaves
+"""``python -m eee.dvc.repro [ARGS...]``: stock ``dvc repro ARGS`` whose stage index leaves
 out the store's ``data/`` folder.
 
 Before it runs anything, DVC builds its index of every stage in the repository: it walks the
@@ -20,7 +20,7 @@ import sys
 from collections.abc import Iterator
 from typing import Any
 
-from eee.paths import DATA_DIR
+from eee.store.paths import DATA_DIR
 
 SKIPPED = (DATA_DIR,)  # top-level folders the stage index does not walk
 
@@ -64,7 +64,7 @@ def prune_index_walk(skipped: tuple[str, ...] = SKIPPED) -> bool:
 
 def main(argv: list[str]) -> int:
     if not prune_index_walk():
-        print("eee.dvcrepro: DVC's stage collection is not as expected; running stock dvc repro", file=sys.stderr)
+        print("eee.dvc.repro: DVC's stage collection is not as expected; running stock dvc repro", file=sys.stderr)
     from dvc.cli import main as dvc_main
 
     return int(dvc_main(["repro", *argv]) or 0)

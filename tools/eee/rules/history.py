@@ -15,7 +15,7 @@
   (``GIT_NO_REPLACE_OBJECTS``, set for every git call of the tools); replace refs, grafts
   and a shallow clone are reported, since they can hide or cut history.
 - **Crafted trees.** Tree entries with ``..``, ``.``, ``.git``, empty or absolute
-  components are findings (:func:`eee.paths.tree_path_problem`), never file names.
+  components are findings (:func:`eee.store.paths.tree_path_problem`), never file names.
 """
 
 from __future__ import annotations
@@ -25,10 +25,10 @@ import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
-from eee.findings import ERROR, WARNING, Finding
-from eee.gitutil import Change, GitError, git, parse_raw, verify_commit
-from eee.paths import DATA_DIR, RECORD_SUFFIX
+from eee.git.cli import Change, GitError, git, parse_raw, verify_commit
+from eee.reporting.findings import ERROR, WARNING, Finding
 from eee.rules.commit import REGISTRY, protected_kind, registry_findings
+from eee.store.paths import DATA_DIR, RECORD_SUFFIX
 
 ANCHOR_ENV = "EEE_AUDIT_ANCHOR"
 _NONE = {"", "0" * 40, "0" * 64}  # CI variables name "no previous commit" with zeros
@@ -227,9 +227,9 @@ def _uuid_collisions(
 def raw_changes(parent: str | None, commit: str, cwd: Path) -> list[Change]:
     """What ``commit`` changed against ``parent``, by walking the raw tree objects: the
     audit's way through a tree that ``git diff-tree`` cannot read (a crafted entry). Every
-    path comes back, however it is spelled; :func:`eee.paths.tree_path_problem` says which
+    path comes back, however it is spelled; :func:`eee.store.paths.tree_path_problem` says which
     ones are no file names."""
-    from eee.tree import GitTree  # lazy: the tree imports gitutil; only for a crafted tree
+    from eee.store.tree import GitTree  # lazy: the tree imports gitutil; only for a crafted tree
 
     zero = "0" * 40
     out: list[Change] = []
