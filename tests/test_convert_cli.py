@@ -69,7 +69,7 @@ def test_dry_run_writes_nothing(store: Path, capsys: pytest.CaptureFixture[str])
     assert code == 2  # tiny_nosamples has no samples file: converted with a warning
     captured = capsys.readouterr()
     assert "would write data/tiny_mc/acme/tiny-lm/" in captured.out and "(4 rows)" in captured.out
-    assert "tiny_nosamples: warning: no samples file" in captured.err  # findings go to stderr
+    assert "tiny_nosamples: [convert] warning: no samples file" in captured.err  # findings go to stderr
     assert not (store / "data").exists() and not staged(store)
 
 

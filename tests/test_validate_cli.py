@@ -73,7 +73,7 @@ def test_rich_format_prints_location_message_and_hint(tmp_path: Path, capsys: py
     line = next(i for i, text in enumerate(bad.read_text().splitlines(), 1) if '"score": 0.5' in text)
     assert out[0].endswith(
         f"{FIXED_UUID}.json:{line}::$.evaluation_results[0].score_details.score: "
-        "score 0.5 is outside the declared range [1, Infinity]"
+        "[score] score 0.5 is outside the declared range [1, Infinity]"
     )
     assert out[1].strip().startswith("hint: ")
 

@@ -200,7 +200,12 @@ def test_a_folder_whose_files_are_not_consecutive_stays_in_one_chunk(
         FileResult("data/b/d/m/x.json", "record", "0.3.0"),
         FileResult('we"ird\\ né\u2028 \x01.jsonl', "sidecar", "0.2.2,0.3.0", rows=12, suppressed=3),
         FileResult(
-            "e.yaml", "event", findings=[Finding("e.yaml", "$", "m"), Finding("e.yaml", "$", "w", severity="warning")]
+            "e.yaml",
+            "event",
+            findings=[
+                Finding("e.yaml", "$", "m", check="event"),
+                Finding("e.yaml", "$", "w", severity="warning", check="event"),
+            ],
         ),
         FileResult("", "input", None, rows=0),
     ],

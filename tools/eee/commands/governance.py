@@ -71,13 +71,18 @@ def _parser(command: str) -> argparse.ArgumentParser:
                 help="the one open dispute or flag event to close (default: every open one)",
             )
         if command == "flag":
-            p.add_argument("--rule", required=True, metavar="CHECK", help="the rule (check) the record breaks")
+            p.add_argument(
+                "--rule",
+                required=True,
+                metavar="ID",
+                help="the rule the record breaks: the [id] its finding shows (`eee rules` lists them)",
+            )
             p.add_argument(
                 "--json-path",
                 dest="path",
                 required=True,
                 metavar="JSONPATH",
-                help="the JSON path that breaks it, e.g. '$.a.b[0]'",
+                help="the JSON path of the finding, as the finding writes it, e.g. '$.a.b[0]'",
             )
         if command == "mark-duplicate":
             p.add_argument("--of", required=True, metavar="UUID", help="the record that stands (uuid or unique prefix)")
@@ -167,6 +172,8 @@ def run(command: str, argv: list[str]) -> int:
 
     args = _parser(command).parse_args(argv)
     try:
+        if command == "flag":
+            _check_flag_arguments(args.rule, args.path)
         root = store_of(args.store)
     except UsageError as exc:
         return usage_error(f"eee {command}", exc)
@@ -218,6 +225,21 @@ def run(command: str, argv: list[str]) -> int:
             file=sys.stderr,
         )
     return EXIT_OK
+
+
+def _check_flag_arguments(rule: str, path: str) -> None:
+    """``--rule`` names a registered rule (a word for one gets the did-you-mean, never
+    accepted) and ``--json-path`` is a JSON path as findings write it; else UsageError."""
+    from eee.rules.registry import IDS, unknown_text
+    from eee.store.jsonpath import well_formed
+
+    if rule not in IDS:
+        raise UsageError(f"--rule {rule}: {unknown_text(rule)}")
+    if not well_formed(path):
+        raise UsageError(
+            f"--json-path {path!r} is not a JSON path as findings write it "
+            '($, then .name, [0] or ["other key"] steps): copy it from the finding'
+        )
 
 
 def args_new_file(kwargs: dict[str, Any]) -> bool:

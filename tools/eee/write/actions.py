@@ -191,7 +191,9 @@ def _place_record(root: Path, source: Path, old_rel: str, dry_run: bool) -> tupl
     # validated on the store as it would be (an overlay): nothing is placed unless it is valid
     errors, _ = placement.check(root, [new])
     if errors:
-        head = Finding(str(source), "$", f"the corrected record does not validate ({len(errors)} errors)")
+        head = Finding(
+            str(source), "$", f"the corrected record does not validate ({len(errors)} errors)", check="refused"
+        )
         raise Refused(
             [head, *(Finding(str(source), f.pointer, f.message, f.hint, f.line, check=f.check) for f in errors)]
         )
@@ -202,6 +204,19 @@ def _place_record(root: Path, source: Path, old_rel: str, dry_run: bool) -> tupl
     except placement.WriteFailed as exc:
         raise refusal(f"cannot write the corrected record: {exc.error.strerror}", file=str(exc.path)) from None
     return new.uuid, new.rel, written[0]
+
+
+def _check_flag(rule: str | None, path: str | None) -> None:
+    """A flag names a registered rule and a JSON path as findings write it; else Refused."""
+    from eee.rules.registry import IDS, unknown_text
+    from eee.store.jsonpath import well_formed
+
+    if not rule or not path:
+        raise refusal("flag needs --rule ID and --json-path '$.json.path'")
+    if rule not in IDS:
+        raise refusal(unknown_text(rule))
+    if not well_formed(path):
+        raise refusal(f"{path!r} is not a JSON path as findings write it", "copy the JSON path from the finding")
 
 
 def _later(now: dt.datetime, step: int) -> dt.datetime:
@@ -251,8 +266,8 @@ def perform(
             )
         if outcome != "corrected" and (replacement is not None or new_record is not None):
             raise refusal(f"a replacement goes with the outcome corrected, not {outcome}")
-    if action == "flag" and (not rule or not path):
-        raise refusal("flag needs --rule CHECK and --json-path '$.json.path'")
+    if action == "flag":
+        _check_flag(rule, path)
     who = actor(root)
     written: list[Path] = []
     with ledger_lock(root):
