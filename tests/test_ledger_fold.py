@@ -13,8 +13,8 @@ from conftest import PROJECT
 from eee.governance import ACTION_NAMES, ACTIONS, ACTIONS_IN, OUTCOMES, STATUSES
 from eee.governance.events import make_event, schema_errors
 from eee.governance.history import Entered
-from eee.governance.rules import time_problem
 from eee.governance.status import FIELDS, flagged_findings, fold
+from eee.rules.ledger import time_problem
 
 A = "aaaaaaaa-0000-4000-8000-000000000001"
 B = "bbbbbbbb-0000-4000-8000-000000000002"

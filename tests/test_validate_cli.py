@@ -165,7 +165,7 @@ def test_an_event_naming_no_record_is_reported_through_a_symlinked_store(tmp_pat
 def test_a_large_ledger_lists_the_records_once_and_finds_the_same(tmp_path: Path) -> None:
     """Past 64 named uuids the check lists every record once instead of one pattern per uuid."""
     from eee.governance.events import make_event, write
-    from eee.rules.events import _LIST_ALL_ABOVE
+    from eee.rules.ledger import _LIST_ALL_ABOVE
 
     _store(tmp_path, GOOD)
     actor = {"name": "M", "email": "m@example.org"}

@@ -8,7 +8,8 @@ from pathlib import Path
 
 from eee.commands import Parser, add_store
 from eee.reporting.reporters import FORMATS, Streamed, render
-from eee.validation.validate import SECTIONS, Options, run
+from eee.validation.pool import SECTIONS
+from eee.validation.validate import Options, run
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -5,8 +5,9 @@ record's status is. Events are applied in the order they entered history (the co
 that added each, then file name; uncommitted events last): see
 :mod:`eee.governance.history`. Never in the order of the times they declare: an event
 whose declared time is earlier than its record's previous event, or far from its
-commit's time, is illegal (:func:`eee.governance.rules.time_problem`). An event that is
-illegal in the record's state at that point is reported and not applied.
+commit's time, is illegal (:func:`eee.rules.ledger.time_problem`). An event that is
+illegal in the record's state at that point (:func:`eee.rules.ledger.check_event`) is
+reported and not applied.
 
 Status precedence: retracted > superseded > disputed > flagged > active. A duplicate
 keeps its status; ``duplicate_of`` (and the IsIdenticalTo relation) say it repeats
@@ -40,16 +41,9 @@ from eee.governance import (
 from eee.governance.events import EventFileError, load_all
 from eee.governance.history import UNCOMMITTED, Entered, entered
 from eee.governance.history import order_key as _history_key
-from eee.governance.rules import parse_time, time_problem
+from eee.rules.ledger import IllegalEvent, check_event, companion_problem, parse_time, time_problem
 
 Event = dict[str, Any]
-
-
-class IllegalEvent(Exception):
-    def __init__(self, message: str, hint: str | None = None) -> None:
-        super().__init__(message)
-        self.message = message
-        self.hint = hint
 
 
 class RecordState:
@@ -127,11 +121,6 @@ class RecordState:
             },
             "history": list(self.history),
         }
-
-
-def _who(event: Event) -> str:
-    actor = event.get("actor") or {}
-    return f"{event.get('timestamp', '?')} by {actor.get('name', '?')}"
 
 
 def event_name(event: Event) -> str:
@@ -257,122 +246,12 @@ class Ledger:
             "relations": json.dumps(relations, ensure_ascii=False) if relations else None,
         }
 
-    # --- legality ---------------------------------------------------------------------------
-
-    def check(self, event: Event, exists: Callable[[str], bool] | None = None) -> None:
-        """Raise IllegalEvent unless ``event`` is legal in the current state."""
-        action, uuid = event.get("action"), event.get("record")
-        if not isinstance(uuid, str):
-            raise IllegalEvent("the event names no record")
-        if exists is not None and not exists(uuid):
-            raise IllegalEvent(f"no record {uuid} in the store", "check the uuid (tools/status <uuid> shows a record)")
-        st = self.state(uuid)
-        if action == "retract":
-            if st.retraction is not None:
-                raise IllegalEvent(
-                    f"record {uuid} is already retracted ({_who(st.retraction)}: {st.retraction.get('reason')})",
-                    "a retraction stands until `tools/reinstate` undoes it",
-                )
-        elif action == "reinstate":
-            if st.retraction is None:
-                raise IllegalEvent(f"record {uuid} is not retracted; there is nothing to reinstate")
-        elif action == "supersede":
-            self._check_supersede(uuid, event.get("replacement"), exists)
-        elif action == "dispute":
-            if st.retraction is not None:
-                raise IllegalEvent(f"record {uuid} is retracted; there is nothing left to dispute")
-            if st.dispute is not None:
-                raise IllegalEvent(
-                    f"record {uuid} is already disputed ({_who(st.dispute)}, {st.dispute.get('reference')})",
-                    "add to the open discussion, or resolve it first",
-                )
-        elif action == "flag":
-            if st.retraction is not None:
-                raise IllegalEvent(f"record {uuid} is retracted; there is nothing left to flag")
-            for f in st.open_flags:
-                if (f.get("rule"), f.get("path")) == (event.get("rule"), event.get("path")):
-                    raise IllegalEvent(
-                        f"record {uuid} is already flagged for {event.get('rule')} at {event.get('path')} ({_who(f)})",
-                        "resolve the open flag first",
-                    )
-        elif action == "resolve":
-            self._check_resolve(uuid, st, event, exists)
-        elif action == "duplicate":
-            self._check_duplicate(uuid, st, event.get("of"), exists)
-        else:
-            raise IllegalEvent(f"unknown action {action!r}")
-
-    def _check_supersede(self, uuid: str, new: Any, exists: Callable[[str], bool] | None) -> None:
-        st = self.state(uuid)
-        if st.retraction is not None:
-            raise IllegalEvent(
-                f"record {uuid} is retracted; a retracted record is not superseded",
-                "reinstate it first if the retraction was an error",
-            )
-        if st.superseded_by is not None:
-            raise IllegalEvent(
-                f"record {uuid} is already superseded by {st.superseded_by}",
-                f"supersede {st.superseded_by} instead",
-            )
-        if not isinstance(new, str):
-            raise IllegalEvent("a supersede event needs a replacement")
-        if new == uuid:
-            raise IllegalEvent("a record cannot supersede itself")
-        if exists is not None and not exists(new):
-            raise IllegalEvent(f"the replacement {new} does not exist in the store", "add the corrected record first")
-        repl = self.state(new)
-        if repl.retraction is not None:
-            raise IllegalEvent(f"the replacement {new} is itself retracted", "supersede with a record that stands")
-        if repl.preceded_by is not None:
-            raise IllegalEvent(f"the replacement {new} already replaces {repl.preceded_by}")
-        chain = self.successors(new)
-        if uuid in chain:
-            path = " -> ".join([uuid, *chain[: chain.index(uuid) + 1]])
-            raise IllegalEvent(f"superseding would make a cycle: {path}", "a replacement must be a new record")
-
-    def _check_resolve(self, uuid: str, st: RecordState, event: Event, exists: Callable[[str], bool] | None) -> None:
-        open_ids = ([st.dispute.get("id")] if st.dispute else []) + [f.get("id") for f in st.open_flags]
-        if not open_ids:
-            raise IllegalEvent(f"record {uuid} has no open dispute or flag; there is nothing to resolve")
-        target = event.get("resolves")
-        if target is not None and target not in open_ids:
-            raise IllegalEvent(
-                f"event {target} is not an open dispute or flag of record {uuid}",
-                "open ones: " + ", ".join(str(i) for i in open_ids),
-            )
-        outcome = event.get("outcome")
-        if outcome == "retracted" and st.retraction is not None:
-            raise IllegalEvent(f"record {uuid} is already retracted", "resolve with the outcome upheld")
-        if outcome == "corrected" and (
-            event.get("event_schema", "1.0.0") != "1.0.0" or event.get("replacement") is not None
-        ):
-            self._check_supersede(uuid, event.get("replacement"), exists)
-
-    def _check_duplicate(self, uuid: str, st: RecordState, of: Any, exists: Callable[[str], bool] | None) -> None:
-        if not isinstance(of, str):
-            raise IllegalEvent("a duplicate event names the record that stands (`of`)")
-        if of == uuid:
-            raise IllegalEvent("a record cannot duplicate itself")
-        if exists is not None and not exists(of):
-            raise IllegalEvent(f"the record {of} (that stands) does not exist in the store", "check the uuid")
-        if st.duplicate_of is not None:
-            raise IllegalEvent(f"record {uuid} is already marked a duplicate of {st.duplicate_of}")
-        seen = {uuid}
-        nxt: str | None = of
-        while nxt is not None:
-            if nxt in seen:
-                raise IllegalEvent(
-                    f"marking {uuid} a duplicate of {of} would make a cycle", "the record that stands is the original"
-                )
-            seen.add(nxt)
-            nxt = self.state(nxt).duplicate_of
-        if self.state(of).retraction is not None:
-            raise IllegalEvent(f"the record {of} is retracted; it does not stand", "name a record that stands")
-
     # --- effects ----------------------------------------------------------------------------
 
     def apply(self, event: Event, exists: Callable[[str], bool] | None = None) -> None:
-        self.check(event, exists)
+        """Apply ``event``; :class:`eee.rules.ledger.IllegalEvent` (nothing applied) when the
+        ledger's rules refuse it (:func:`eee.rules.ledger.check_event`)."""
+        check_event(self, event, exists)
         uuid, action = event["record"], event["action"]
         st = self._get(uuid)
         st.history.append(event)
@@ -405,32 +284,6 @@ class Ledger:
             other = self._get(of)
             other.duplicates.append(uuid)
             other.history.append(event)
-
-
-def _companion(events: list[Event], i: int, key: Callable[[Event], Any]) -> str | None:
-    """Why the resolve ``events[i]`` lacks the retraction or supersession its outcome says
-    is in the same commit (None when it is there)."""
-    event = events[i]
-    outcome, uuid = event.get("outcome"), event.get("record")
-    if event.get("event_schema", "1.0.0") == "1.0.0" or outcome not in ("retracted", "corrected"):
-        return None  # 1.0.0 outcomes were words only; they are read as they were written
-    commit = key(event)
-    for later in events[i + 1 :]:
-        if key(later) != commit:
-            break
-        if later.get("record") != uuid:
-            continue
-        if outcome == "retracted" and later.get("action") == "retract":
-            return None
-        if (
-            outcome == "corrected"
-            and later.get("action") == "supersede"
-            and later.get("replacement") == event.get("replacement")
-        ):
-            return None
-    if outcome == "retracted":
-        return f"the outcome is retracted, but no retraction of {uuid} follows in the same commit"
-    return f"the outcome is corrected, but no supersession of {uuid} by {event.get('replacement')} follows in the same commit"
 
 
 def fold(
@@ -466,7 +319,7 @@ def fold(
             if problem:
                 raise IllegalEvent(*problem)
             if event.get("action") == "resolve":
-                missing = _companion(ordered, i, commit_of)
+                missing = companion_problem(ordered, i, commit_of)
                 if missing:
                     raise IllegalEvent(missing, "write the resolution with its tool (tools/resolve --outcome ...)")
             ledger.apply(event, exists)

@@ -15,6 +15,6 @@ def main(argv: list[str]) -> int:
     ]
     if not paths:
         return 0
-    from eee.imports.check import check_manifests
+    from eee.rules.imports import check_manifests
 
     return emit(check_manifests(paths))

@@ -6,25 +6,20 @@ outcome (with the reason, and for a flagged record its flags and their events).
 
 Written here as block YAML whose strings are all double-quoted (with escapes for what is
 not printable), which is fast to write and reads back identically; read with the YAML
-loader like every governance file. :func:`manifest_findings` is the one check, for the hook and the audit.
+loader like every governance file. Its rules (what a manifest must say, and name) are
+:mod:`eee.rules.imports`.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from typing import Any
 
 from eee.imports import (
     IMPORTS_DIR,
-    MANIFEST_SCHEMA,
     MANIFEST_SCHEMA_VERSION,
     MANIFEST_SUFFIX,
-    OUTCOMES,
-    PRESENT,
-    REFUSED,
 )
-from eee.reporting.findings import Finding
 
 ID_RE = re.compile(r"^[0-9]{8}T[0-9]{6}\.[0-9]{6}Z-import-[0-9a-f]{6}$")
 TOP_ORDER = ("manifest_schema", "id", "source", "revision", "time", "tool", "actor", "counts", "files")
@@ -121,124 +116,4 @@ def loads(text: str) -> dict[str, Any]:
     return doc
 
 
-def manifest_findings(
-    doc: dict[str, Any],
-    rel: str,
-    exists: Callable[[str], bool],
-    sha256_of: Callable[[str], str | None],
-    file: str | None = None,
-) -> list[Finding]:
-    """Everything wrong with the manifest ``doc`` at ``rel``: its schema, its id, its
-    arithmetic, and references to what is not in the tree (``exists``: a path of the
-    tree; ``sha256_of``: a file's sha256 in the tree, None when it cannot say)."""
-    from eee.store.jsonpath import format_path
-    from eee.store.schemas import default_registry
-
-    file = file or rel
-    out: list[Finding] = []
-    validator = default_registry().other_validator(*MANIFEST_SCHEMA)
-    for err in list(validator.iter_errors(doc))[:10]:
-        out.append(
-            Finding(
-                file,
-                format_path(list(err.instance_path)),
-                f"{err.message} (import manifest schema)",
-                None,
-                check="import",
-            )
-        )
-    if out:
-        return out
-    stem = rel.rsplit("/", 1)[-1][: -len(MANIFEST_SUFFIX)]
-    if doc["id"] != stem or not rel.startswith(IMPORTS_DIR + "/") or rel.count("/") != 2:
-        out.append(
-            Finding(
-                file,
-                "$.id",
-                f"id {doc['id']!r} differs from the file name",
-                f"a manifest is {IMPORTS_DIR}/<id>{MANIFEST_SUFFIX}",
-                check="import",
-            )
-        )
-    files = doc["files"]
-    counted = {o: 0 for o in OUTCOMES}
-    for item in files:
-        counted[item["outcome"]] += 1
-    declared = doc["counts"]
-    for outcome in OUTCOMES:
-        if declared.get(outcome) != counted[outcome]:
-            out.append(
-                Finding(
-                    file,
-                    f"$.counts.{outcome}",
-                    f"counts {declared.get(outcome)} {outcome} files, the list holds {counted[outcome]}",
-                    "the counts are the files' outcomes, counted",
-                    check="import",
-                )
-            )
-    if declared.get("total") != len(files):
-        out.append(
-            Finding(
-                file,
-                "$.counts.total",
-                f"total {declared.get('total')} differs from the {len(files)} files listed",
-                None,
-                check="import",
-            )
-        )
-    for i, item in enumerate(files):
-        store = item.get("store")
-        if item["outcome"] == REFUSED:
-            continue
-        where = format_path(["files", i, "store"])
-        if item["kind"] == "sidecar":
-            if not (exists(store) or exists(store + ".dvc")):
-                out.append(
-                    Finding(
-                        file,
-                        where,
-                        f"names sidecar {store}, which has no DVC pointer in the tree",
-                        "commit the manifest with (or after) the files it lists",
-                        check="import",
-                    )
-                )
-            continue
-        if not exists(store):
-            out.append(
-                Finding(
-                    file,
-                    where,
-                    f"names {store}, which is not in the tree",
-                    "commit the manifest with (or after) the files it lists",
-                    check="import",
-                )
-            )
-            continue
-        if item["outcome"] != PRESENT or item.get("sha256"):
-            actual = sha256_of(store)
-            if actual is not None and actual != item.get("sha256"):
-                out.append(
-                    Finding(
-                        file,
-                        format_path(["files", i, "sha256"]),
-                        f"sha256 differs from {store}'s ({actual})",
-                        "a manifest names the exact bytes it imported",
-                        check="import",
-                    )
-                )
-        for j, flag in enumerate(item.get("flags", [])):
-            event = f"governance/events/{flag['event']}.yaml"
-            if not exists(event):
-                out.append(
-                    Finding(
-                        file,
-                        format_path(["files", i, "flags", j, "event"]),
-                        f"names flag event {flag['event']}, which is not in the tree",
-                        "commit the flag events with the records they flag",
-                        check="import",
-                    )
-                )
-    return out
-
-
-__all__ = ["ID_RE", "MANIFEST_SCHEMA_VERSION", "dumps", "loads", "manifest_findings", "path_for"]
+__all__ = ["ID_RE", "MANIFEST_SCHEMA_VERSION", "dumps", "loads", "path_for"]

@@ -409,7 +409,8 @@ class Planner:
         earlier batch), and against records of its own batch whose path sorts first."""
         if doc is None or entry.store is None:
             return []
-        from eee.governance.duplicates import compare, facts, finding
+        from eee.governance.duplicates import compare, facts
+        from eee.rules.duplicates import finding
 
         mine = facts(str(entry.uuid), doc)
         matches = list(self.store_duplicates(entry.store, mine)) if self.store_duplicates else []

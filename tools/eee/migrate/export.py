@@ -43,7 +43,7 @@ from eee.store.paths import (
 )
 from eee.store.schemas import EVAL, Registry, default_registry
 from eee.store.strictjson import canonical
-from eee.validation.validate import Display, collect
+from eee.validation.collect import Display, collect
 
 Progress = Callable[[int, int], None]
 

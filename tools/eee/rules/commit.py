@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from eee.reporting.findings import ERROR, Finding
-from eee.rules.layout import case_clash
+from eee.rules.layout import CLASH_HINT, case_clash
 from eee.rules.record import folder_findings
 from eee.store.paths import (
     DATA_DIR,
@@ -186,7 +186,7 @@ def naming_findings(
                 file,
                 "$",
                 f"{clash[0]!r} {clash_text(clash[0].rsplit('/', 1)[-1], name)} {folder}/{name!r} in the tree",
-                "two paths that differ only in case collide on macOS and Windows; use the existing spelling",
+                CLASH_HINT,
                 check="naming",
             )
         )

@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 from eee.git.cli import GitError, commit_changes, git_dir, rev_list, verify_commit
-from eee.governance.duplicates import audit_duplicates
 from eee.imports import IMPORTS_DIR
 from eee.reporting.findings import FileResult, Finding, Summary
 from eee.rules.commit import (
@@ -24,8 +23,9 @@ from eee.rules.commit import (
     released_versions,
     sample_findings,
 )
-from eee.rules.events import check_events
+from eee.rules.duplicates import audit_duplicates
 from eee.rules.history import anchor_findings, anchor_from, merge_findings, raw_changes, replacement_findings
+from eee.rules.ledger import check_events
 from eee.store.limits import RECORD_MAX_BYTES
 from eee.store.paths import DATA_DIR, EVENT, EVENTS_DIR, RECORD_SUFFIX, file_kind, tree_path_problem
 from eee.store.strictjson import JSONProblem, loads
@@ -111,7 +111,7 @@ def _audit(tree: GitTree, commit: str, parent: str | None, cwd: Path, parents: t
     findings += sample_findings([c.path for c in present if c.path not in clash_only], where)
     added_manifests = [c.path for c in present if c.path.startswith(IMPORTS_DIR + "/")]
     if added_manifests:  # import manifests: schema, arithmetic, what they name is in the commit
-        from eee.imports.check import check_manifests
+        from eee.rules.imports import check_manifests
 
         findings += check_manifests(added_manifests, commit, cwd, where)
     data_changes = [c.path for c in present if c.path.startswith(DATA_DIR + "/")]

@@ -41,8 +41,9 @@ from eee.governance.events import (
 from eee.governance.history import entered
 from eee.governance.index import PrefixProblem, RecordIndex, resolve_uuid
 from eee.governance.relations import derived_from
-from eee.governance.status import IllegalEvent, Ledger, fold
+from eee.governance.status import Ledger, fold
 from eee.reporting.findings import Finding, Refused, refusal
+from eee.rules.ledger import IllegalEvent
 from eee.store.jsonlite import load_object
 from eee.store.limits import RECORD_MAX_BYTES, Unreadable, read_regular
 from eee.store.paths import EVENTS_DIR, canonical_folders
@@ -328,7 +329,6 @@ def perform(
             for event in events:
                 check_event_schema(event)
                 try:
-                    ledger.check(event, exists=index.exists)
                     ledger.apply(event, exists=index.exists)
                 except IllegalEvent as exc:
                     raise refusal(exc.message, exc.hint) from None
