@@ -97,5 +97,5 @@ def test_cycle_message_names_the_path() -> None:
 def test_event_yaml_round_trip_keeps_text_types() -> None:
     event = make_event("dispute", A, "line one\nline two", ME, reference="https://example.org/d/1")
     text = dumps(event)
-    assert 'timestamp: "' in text and 'event_schema: "1.1.0"' in text
+    assert 'timestamp: "' in text and 'event_schema: "1.2.0"' in text
     assert load_text(text) == event

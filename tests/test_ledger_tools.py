@@ -51,15 +51,18 @@ def events(repo: Path) -> list[Path]:
 
 
 def test_flag_then_resolve(store: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from eee.governance.status import flagged_findings, read_ledger
+    from eee.governance.status import read_ledger
+    from eee.rules.flags import flags_of
 
     path = "$.evaluation_results[0].score_details.score"
     argv = [A[:8], "--rule", "score", "--json-path", path, "--reason", "HELM's -1 for missing", "--commit"]
-    assert run("flag", argv) == 0
+    assert run("flag", argv) == 2  # written; the record breaks no rule, so the flag accepts nothing: a warning
+    assert "[flag-unmatched]" in capsys.readouterr().err
     info = status(A, capsys)
     assert info["status"] == "flagged" and info["flagged"]
     assert info["flags"][0]["rule"] == "score" and info["flags"][0]["path"] == path
-    assert flagged_findings(read_ledger(store), A) == {("score", path)}
+    (flag,) = flags_of(read_ledger(store), A)
+    assert (flag.rule, flag.path, flag.record_path) == ("score", path, info["path"]) and len(str(flag.sha256)) == 64
     assert run("flag", argv) == 1  # the same finding is flagged once
     assert "already flagged" in capsys.readouterr().err
     assert run("resolve", [A[:8], "--outcome", "upheld", "--reason", "checked: -1 means missing", "--commit"]) == 0
@@ -248,7 +251,9 @@ def test_status_catalogue_and_site_agree_for_every_action_and_outcome(
     monkeypatch.chdir(repo)
     monkeypatch.setenv("EEE_PYTHON", sys.executable)
     for command, argv in SCENARIO:
-        assert run(command, [*argv, "--commit"]) == 0, (command, argv, capsys.readouterr().err)
+        # the records break no rule: each flag accepts nothing, and says so (a warning, exit 2)
+        expected = 2 if command == "flag" else 0
+        assert run(command, [*argv, "--commit"]) == expected, (command, argv, capsys.readouterr().err)
     assert git(repo, "status", "--porcelain").stdout == ""
 
     statuses = {u: status(u, capsys) for u in R}

@@ -4,6 +4,7 @@ one the one-process run of the whole list writes, byte for byte."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -158,7 +159,9 @@ def test_flags_are_accepted_chunk_by_chunk(tmp_path: Path, capsys: pytest.Captur
     _fill(root)
     who = {"name": "Test Contributor", "email": "contributor@example.org"}
     for i in (4, 13, 31):  # out of bounds, in three chunks: each accepted by its flag
-        write_flag(root, _uuid(i), "score", "$.evaluation_results[0].score_details.score", "checked", who)
+        record = next((root / "data").rglob(f"{_uuid(i)}.json"))
+        rel, digest = record.relative_to(root).as_posix(), hashlib.sha256(record.read_bytes()).hexdigest()
+        write_flag(root, _uuid(i), "score", "$.evaluation_results[0].score_details.score", "checked", who, rel, digest)
     git(root, "add", "-A")
     monkeypatch.setattr(pool, "CHUNK", 3)
     monkeypatch.setattr(pool, "PARALLEL_MIN", 10)

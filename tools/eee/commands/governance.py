@@ -15,7 +15,17 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from eee.commands import EXIT_ERRORS, EXIT_OK, UsageError, add_store, parser, refused, store_of, usage_error
+from eee.commands import (
+    EXIT_ERRORS,
+    EXIT_OK,
+    EXIT_WARNINGS,
+    UsageError,
+    add_store,
+    parser,
+    refused,
+    store_of,
+    usage_error,
+)
 from eee.git.cli import GitError
 from eee.governance import BY_COMMAND, OUTCOMES
 from eee.reporting.findings import Refused, refusal
@@ -217,6 +227,13 @@ def run(command: str, argv: list[str]) -> int:
             print(f"  {verb} {path}")
         if result["committed"]:
             print(f"  committed {result['commit'][:10]}")
+        for warning in result.get("warnings") or []:
+            print(
+                f"{warning['file']}::{warning['pointer']}: [{warning['check']}] warning: {warning['message']}\n"
+                f"    hint: {warning['hint']}",
+                file=sys.stderr,
+            )
+    code = EXIT_WARNINGS if result.get("warnings") else EXIT_OK
     if not result["dry_run"] and not result["committed"]:
         paths = " ".join(result["event_paths"] + ([result["replacement_path"]] if args_new_file(kwargs) else []))
         print(
@@ -224,7 +241,7 @@ def run(command: str, argv: list[str]) -> int:
             f"(git add {paths} && git commit, or run the tool with --commit)",
             file=sys.stderr,
         )
-    return EXIT_OK
+    return code
 
 
 def _check_flag_arguments(rule: str, path: str) -> None:

@@ -22,7 +22,7 @@ The API other modules use:
   ``duplicates``, ``resolution``, ``history``);
 - ``Ledger.relations(uuid)`` -> DataCite relations, both ways;
 - ``Ledger.record_fields(uuid)`` -> the catalogue's governance columns (:data:`FIELDS`);
-- :func:`flagged_findings` (ledger, uuid) -> {(rule, path)} the record's flags accept.
+- what a record's flags accept: :func:`eee.rules.flags.flags_of` (ledger, uuid).
 """
 
 from __future__ import annotations
@@ -41,7 +41,14 @@ from eee.governance import (
 from eee.governance.events import EventFileError, load_all
 from eee.governance.history import UNCOMMITTED, Entered, entered
 from eee.governance.history import order_key as _history_key
-from eee.rules.ledger import IllegalEvent, check_event, companion_problem, parse_time, time_problem
+from eee.rules.ledger import (
+    IllegalEvent,
+    binding_problem,
+    check_event,
+    companion_problem,
+    parse_time,
+    time_problem,
+)
 
 Event = dict[str, Any]
 
@@ -105,7 +112,14 @@ class RecordState:
             "dispute_reference": self.dispute.get("reference") if self.dispute else None,
             "flagged": bool(self.open_flags),
             "flags": [
-                {"rule": f.get("rule"), "path": f.get("path"), "reason": f.get("reason"), "event": f.get("id")}
+                {
+                    "rule": f.get("rule"),
+                    "path": f.get("path"),
+                    "record_path": f.get("record_path"),
+                    "sha256": f.get("sha256"),
+                    "reason": f.get("reason"),
+                    "event": f.get("id"),
+                }
                 for f in self.open_flags
             ],
             "duplicate_of": self.duplicate_of,
@@ -318,6 +332,9 @@ def fold(
             )
             if problem:
                 raise IllegalEvent(*problem)
+            unbound = binding_problem(event, entry.commit is not None, now)
+            if unbound:
+                raise IllegalEvent(*unbound)
             if event.get("action") == "resolve":
                 missing = companion_problem(ordered, i, commit_of)
                 if missing:
@@ -339,16 +356,3 @@ def read_ledger(root: Path, exists: Callable[[str], bool] | None = None, now: fl
     Unreadable event files are left out here; reporting them is the validator's job."""
     events = [e for _, e in load_all(root) if not isinstance(e, EventFileError)]
     return fold(events, exists=exists, entered=entered(root) if events else {}, now=now)
-
-
-def flagged_findings(ledger: Ledger, uuid: str) -> set[tuple[str, str]]:
-    """The (rule, JSON path) pairs the ledger's flags name for record ``uuid``.
-
-    Every flag ever applied counts, open or resolved: a resolution settles the concern,
-    but the record (which never changes) still breaks the rule, and the gate keeps
-    accepting exactly the flagged findings."""
-    return {
-        (str(f.get("rule")), str(f.get("path")))
-        for f in ledger.state(uuid).flags
-        if isinstance(f.get("rule"), str) and isinstance(f.get("path"), str)
-    }

@@ -70,8 +70,11 @@ def new_import_id(now: dt.datetime) -> str:
     return f"{now.strftime('%Y%m%dT%H%M%S.%fZ')}-import-{secrets.token_hex(3)}"
 
 
-def write_flag(root: Path, record: str, rule: str, path: str, reason: str, who: dict[str, str]) -> str:
-    """Write one flag event (the one place an import writes the ledger); returns its id.
+def write_flag(
+    root: Path, record: str, rule: str, path: str, reason: str, who: dict[str, str], record_path: str, sha256: str
+) -> str:
+    """Write one flag event (the one place an import writes the ledger); returns its id. The
+    flag names the record's path and the sha256 of the bytes it accepts.
 
     The ledger's own event (:func:`eee.governance.events.make_event`, dumped only when it
     reads back), written like the import's records: exclusive and atomic, no fsync (the
@@ -79,7 +82,7 @@ def write_flag(root: Path, record: str, rule: str, path: str, reason: str, who: 
     from eee.governance.events import dumps, make_event, path_for
     from eee.store.fsutil import write_new
 
-    event = make_event("flag", record, reason, who, rule=rule, path=path)
+    event = make_event("flag", record, reason, who, rule=rule, path=path, record_path=record_path, sha256=sha256)
     target = path_for(root, event)
     target.parent.mkdir(parents=True, exist_ok=True)
     write_new(target, dumps(event).encode("utf-8"), durable=False)
@@ -307,7 +310,9 @@ def _write_batch(root: Path, planned: Batch, who: dict[str, str], report: Report
             if entry.source != entry.store:
                 where += f" (relocated to {entry.store})"
             reason = f"Imported from {where} with a {flag.rule} finding at {flag.path}: {flag.message}"
-            flag.event = write_flag(root, str(entry.uuid), flag.rule, flag.path, reason, who)
+            flag.event = write_flag(
+                root, str(entry.uuid), flag.rule, flag.path, reason, who, str(entry.store), str(entry.sha256)
+            )
             rel = f"governance/events/{flag.event}.yaml"
             done.files.append(root / rel)
             staged.append(rel)

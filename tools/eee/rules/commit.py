@@ -177,7 +177,7 @@ def naming_findings(
 ) -> list[Finding]:
     """Layout, uuid, portable names, case-only collisions, folders from model_info.id."""
     file = where(path)
-    out = [Finding(file, "$", msg, hint, check="naming") for msg, hint in layout_problems(path)]
+    out = [Finding(file, "$", msg, hint, check="layout") for msg, hint in layout_problems(path)]
     clash = case_clash(siblings, path)
     if clash:
         folder, _, name = clash[1].rpartition("/")
@@ -187,7 +187,7 @@ def naming_findings(
                 "$",
                 f"{clash[0]!r} {clash_text(clash[0].rsplit('/', 1)[-1], name)} {folder}/{name!r} in the tree",
                 CLASH_HINT,
-                check="naming",
+                check="layout",
             )
         )
     sp = classify(path)

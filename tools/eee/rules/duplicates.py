@@ -17,6 +17,7 @@ from typing import Any
 from eee.git.cli import git
 from eee.governance.duplicates import (
     BUILD_COMMAND,
+    HOOK_LIMIT,
     DuplicateIndex,
     Facts,
     Match,
@@ -190,3 +191,24 @@ def _ledger_at(cwd_text: str, commit: str) -> Any:
         except (EventFileError, UnicodeDecodeError):
             continue
     return fold(events, entered=entered(cwd, commit))
+
+
+def duplicate_warnings(tree: Any, rel: str) -> list[Finding] | None:
+    """The duplicate rule's warnings for the record ``rel`` of ``tree`` as the gate or the
+    audit would give them: a commit's tree (:class:`eee.store.tree.GitTree`) against the store
+    at that commit, the index or a git work tree against HEAD's records; None where no
+    duplicates index can answer (outside git, or an index too far behind HEAD)."""
+    from eee.store.jsonlite import tree_object
+    from eee.store.staged import IndexTree
+    from eee.store.tree import GitTree, WorkTree
+
+    if isinstance(tree, GitTree) and not isinstance(tree, IndexTree):
+        return audit_duplicates(tree.commit, [rel], Path(tree.repo), tree.display)
+    root = tree.repo if isinstance(tree, IndexTree) else tree.root if isinstance(tree, WorkTree) else None
+    if root is None or not (Path(root) / ".git").exists():
+        return None
+    stale: list[str] = []
+    found = staged_findings(
+        Path(root), [rel], lambda path: tree_object(tree, path), tree.display, limit=HOOK_LIMIT, notice=stale.append
+    )
+    return None if stale else found

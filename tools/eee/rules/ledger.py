@@ -31,9 +31,9 @@ from eee.governance.events import EventCache, EventFileError, git_dir_of, load_b
 from eee.governance.history import Entered, in_git
 from eee.governance.history import entered as history_of
 from eee.governance.index import RecordIndex
-from eee.reporting.findings import FileResult, Finding
-from eee.store.limits import EVENT_MAX_BYTES
-from eee.store.paths import EVENT_SUFFIX, EVENTS_DIR, RECORD_SUFFIX
+from eee.reporting.findings import WARNING, FileResult, Finding
+from eee.store.limits import EVENT_MAX_BYTES, RECORD_MAX_BYTES
+from eee.store.paths import EVENT_SUFFIX, EVENTS_DIR, RECORD_SUFFIX, tree_path_problem
 from eee.store.schemas import default_registry
 from eee.store.staged import IndexTree
 from eee.store.tree import SYMLINK, EmptyTree, GitTree, Overlay, Tree, Unreadable, WorkTree
@@ -252,7 +252,79 @@ def check_events(tree: Tree, paths: list[str], exists: Callable[[str], bool] | N
                     check="ledger",
                 )
             )
+    _unmatched(tree, results, everything, folded, entered)
     return list(results.values())
+
+
+def _unmatched(
+    tree: Tree,
+    results: dict[str, FileResult],
+    everything: list[tuple[str, Event]],
+    folded: Ledger,
+    entered: dict[str, Entered],
+) -> None:
+    """A warning (``flag-unmatched``) on each flag event checked that accepts nothing: its
+    record path is not in the tree or holds other bytes than it names, or the record has no
+    finding of its rule at its JSON path (see :mod:`eee.rules.flags`)."""
+    applied = {id(e) for state in folded.states.values() for e in state.flags}
+    checked = [(rel, e) for rel, e in everything if rel in results and id(e) in applied]
+    if not checked:
+        return
+    from eee.rules.flags import content_ids, flag_of, legacy_binding, record_findings
+
+    base = _base(tree)
+    repo = (
+        base.repo
+        if isinstance(base, GitTree)
+        else base.root
+        if isinstance(base, WorkTree) and in_git(base.root)
+        else None
+    )
+    for rel, event in checked:
+        flag = flag_of(event)
+        if flag.record_path is None:
+            added = entered.get(rel.rsplit("/", 1)[-1])
+            if repo is None or added is None or added.commit is None:
+                continue  # not in git, or not committed (refused on its own): nothing to bind it to
+            flag = legacy_binding(flag, repo, added.commit)
+            if flag.record_path is None:
+                _warn(
+                    results[rel],
+                    f"it binds no record: at the commit that added it ({added.commit[:10]}), "
+                    f"no single record carries the uuid {flag.record}",
+                )
+                continue
+        assert flag.record_path is not None
+        try:
+            data = tree.read(flag.record_path, RECORD_MAX_BYTES)
+        except Unreadable:
+            _warn(results[rel], f"the record it accepts, {flag.record_path}, is not in the tree")
+            continue
+        sha256, blob = content_ids(data)
+        if not (sha256 == flag.sha256 if flag.sha256 is not None else blob == flag.blob):
+            _warn(results[rel], f"{flag.record_path} holds other bytes than the ones it accepts")
+            continue
+        found = record_findings(tree, flag.record_path, flag.rule)
+        if found is not None and (flag.rule, flag.path) not in found:
+            _warn(
+                results[rel],
+                f"{flag.record_path} has no [{flag.rule}] finding at {flag.path}",
+                f"flag the finding as the report shows it; resolve this flag (`eee resolve {flag.record[:8]} "
+                f"--event {flag.event} --outcome upheld --reason ...`)",
+            )
+
+
+def _warn(result: FileResult, why: str, hint: str | None = None) -> None:
+    result.findings.append(
+        Finding(
+            result.file,
+            "$",
+            f"the flag accepts nothing: {why}",
+            hint or "a flag accepts one finding of one record's bytes (`eee rules flag-unmatched`)",
+            severity=WARNING,
+            check="flag-unmatched",
+        )
+    )
 
 
 # --- time -------------------------------------------------------------------------------------
@@ -343,6 +415,9 @@ def check_event(ledger: Ledger, event: Event, exists: Callable[[str], bool] | No
                 "add to the open discussion, or resolve it first",
             )
     elif action == "flag":
+        problem = _flag_problem(uuid, event)
+        if problem is not None:
+            raise problem
         if st.retraction is not None:
             raise IllegalEvent(f"record {uuid} is retracted; there is nothing left to flag")
         for f in st.open_flags:
@@ -455,3 +530,53 @@ def companion_problem(events: list[Event], i: int, key: Callable[[Event], Any]) 
     if outcome == "retracted":
         return f"the outcome is retracted, but no retraction of {uuid} follows in the same commit"
     return f"the outcome is corrected, but no supersession of {uuid} by {event.get('replacement')} follows in the same commit"
+
+
+# --- flags: a registered rule a flag may accept, bound to one record's bytes ---------------------
+
+
+def _flag_problem(uuid: str, event: Event) -> IllegalEvent | None:
+    """Why a flag event can never accept anything (None when it can): its rule is not a
+    registered one a flag may accept, its JSON path is not one a finding writes, or the
+    record path it names is not the record's."""
+    from eee.rules.registry import BY_ID, unknown_text
+    from eee.store.jsonpath import well_formed
+
+    rule, path, record_path = event.get("rule"), event.get("path"), event.get("record_path")
+    if isinstance(rule, str) and rule not in BY_ID:
+        return IllegalEvent(f"the flag names {unknown_text(rule)}", "flag the [id] the finding shows")
+    if isinstance(rule, str) and not BY_ID[rule].flaggable:
+        return IllegalEvent(
+            f"a flag never accepts a finding of rule {rule!r}: {BY_ID[rule].summary}",
+            "JSON, schema, version, identity and layout errors are fixed, never flagged (`eee rules "
+            f"{rule}` says how a finding of it is settled)",
+        )
+    if isinstance(path, str) and not well_formed(path):
+        return IllegalEvent(
+            f"the flag's JSON path {path!r} is not one a finding writes", "copy the JSON path from the finding"
+        )
+    if isinstance(record_path, str) and (
+        record_path.rsplit("/", 1)[-1] != f"{uuid}{RECORD_SUFFIX}"
+        or record_path.count("/") != 4
+        or not record_path.startswith("data/")
+        or tree_path_problem(record_path) is not None
+    ):
+        return IllegalEvent(
+            f"the flag names record {uuid} at {record_path}, a path that is not that record's",
+            "write flags with `eee flag`, which names the record's own path and bytes",
+        )
+    return None
+
+
+def binding_problem(event: Event, committed: bool, now: float | None) -> tuple[str, str] | None:
+    """(message, hint) for a flag about to be committed (``now`` given, not ``committed``)
+    that names no record path and sha256 (a flag of 1.1.0 or earlier): flags written from
+    event schema 1.2.0 on name the bytes they accept."""
+    if event.get("action") != "flag" or committed or now is None:
+        return None
+    if isinstance(event.get("record_path"), str) and isinstance(event.get("sha256"), str):
+        return None
+    return (
+        "a new flag names the record's path (record_path) and the sha256 of the bytes it accepts (event schema 1.2.0)",
+        "write flags with `eee flag`, which names them",
+    )

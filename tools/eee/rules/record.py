@@ -223,7 +223,7 @@ def sidecar_pointer_findings(doc: dict[str, Any], file: str, where: StorePath) -
                 "$.detailed_evaluation_results.file_path",
                 f"file_path {file_path!r} {problem}",
                 f"the sidecar shares the record's uuid and folder: {expected}",
-                check="sidecar",
+                check="sidecar-path",
             )
         )
     fmt = der.get("format")
@@ -234,7 +234,7 @@ def sidecar_pointer_findings(doc: dict[str, Any], file: str, where: StorePath) -
                 "$.detailed_evaluation_results.format",
                 f"format {fmt!r}: the store keeps per-sample results as JSON Lines",
                 "convert the file to JSON Lines and set format to 'jsonl'",
-                check="sidecar",
+                check="sidecar-path",
             )
         )
     return out
@@ -453,7 +453,8 @@ def check_record(
     """Check the record ``rel`` of ``tree`` into ``result``: strict JSON, an object, a known
     ``schema_version``, its schema (at most ``cap`` findings), and with ``repo_checks`` the
     store's rules (``where``: the path as :func:`eee.rules.layout.layout_findings` placed it).
-    Returns the parsed document (None when it is unreadable)."""
+    Schema errors beyond ``cap`` are counted in ``result.suppressed``. Returns the parsed
+    document (None when it is unreadable)."""
     findings = result.findings
     try:
         data = tree.read(rel, RECORD_MAX_BYTES)  # never through a link: a link is refused here
@@ -493,8 +494,10 @@ def check_record(
         )
     else:
         result.schema_version = version
-        schema_valid, found = document_findings(registry, version, EVAL, doc, file, limit=cap)
+        beyond: list[int] = []
+        schema_valid, found = document_findings(registry, version, EVAL, doc, file, limit=cap, beyond=beyond)
         findings.extend(found)
+        result.suppressed += sum(beyond)  # never shown, never accepted by a flag: always counted
     if repo_checks:
         findings.extend(score_findings(doc, file, schema_valid))
         if where is not None and where.kind == "record" and where.benchmark is not None:

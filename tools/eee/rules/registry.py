@@ -133,8 +133,8 @@ RULES: tuple[Rule, ...] = (
         True,
         ("model-id", "model_info.id", "folders", "developer", "name"),
         "The record's <developer>/<model> folders are not the ones its model_info.id gives, or model_info.id "
-        "has no developer part. The validator warns; the gate refuses a record being added. (Commits of "
-        "earlier versions also reported path layout problems under this id; they are `layout` now.)",
+        "has no developer part. The validator warns; the gate refuses a record being added. (Before the rule "
+        "registry the gate also reported path layout problems under this id; they are `layout` now.)",
         "Readers and the catalogue find a model's records by their folders, which are always taken from "
         "model_info.id the same way.",
         "Move the record to the folders the hint names, or fix model_info.id; for an imported record whose id "
@@ -192,6 +192,21 @@ RULES: tuple[Rule, ...] = (
         + _NEVER
         + ".",
     ),
+    Rule(
+        "sidecar-path",
+        "error",
+        "sidecar",
+        "what a record declares about its sidecar's path or format is not its own",
+        "point detailed_evaluation_results.file_path at <uuid>_samples.jsonl beside the record, format jsonl",
+        True,
+        ("file_path", "sidecar-format", "format"),
+        "The record's detailed_evaluation_results.file_path names another file than its own sidecar (the one "
+        "with its uuid in its folder), or points outside its folder, or its format is not jsonl.",
+        "Readers find a record's per-sample rows beside it by its uuid; a record that says otherwise misleads "
+        "whoever follows the path it declares.",
+        "Fix the record before it is committed; a committed record is superseded, or (an imported record whose "
+        "declaration is what the source says) " + _FLAG.format(id="sidecar-path") + ".",
+    ),
     # --- the store's paths and files ------------------------------------------------------------
     Rule(
         "layout",
@@ -207,6 +222,18 @@ RULES: tuple[Rule, ...] = (
         "Every path must check out the same on every system, and name one record by its uuid.",
         "Move or rename the file before it is committed (a committed record never moves: add it again under "
         "the right path and retract the old one). " + _NEVER + ".",
+    ),
+    Rule(
+        "uuid",
+        "error",
+        "store",
+        "one uuid names two records",
+        "give the later record a fresh uuid",
+        False,
+        ("identity", "collision", "same-uuid"),
+        "Two records at different paths carry the same uuid (a merge brought in one of them).",
+        "A uuid names one record for ever: events, status, catalogue rows and links all find a record by it.",
+        "Give the later record a fresh uuid (add it again under the new one). " + _NEVER + ".",
     ),
     Rule(
         "input",
@@ -303,6 +330,21 @@ RULES: tuple[Rule, ...] = (
         "a time it cannot have, or flags a rule no flag may accept.",
         "A record's status is a fold over its events; every reader must reach the same one.",
         "Remove the event before it is committed; write the one the status allows. " + _NEVER + ".",
+    ),
+    Rule(
+        "flag-unmatched",
+        "warning",
+        "ledger",
+        "a flag that accepts no finding",
+        "check the flag's rule, JSON path and record (`eee status <uuid>`); resolve it if it is no longer needed",
+        False,
+        ("unmatched", "unused-flag", "stale-flag"),
+        "A flag event names a rule and a JSON path that no finding of the record it is bound to has (a wrong "
+        "path, a rule the record does not break), or a record path or content that is not in the tree: it "
+        "accepts nothing. (A flag of rule duplicates is checked where the duplicates index is at hand: in git.)",
+        "A flag is written to accept one finding; one that accepts nothing is a mistake nobody would see.",
+        "Flag the finding as its report shows it ([rule] and JSON path), and resolve the flag that matches "
+        "nothing (`eee resolve <uuid> --event <id> --outcome upheld`).",
     ),
     # --- import manifests -----------------------------------------------------------------------
     Rule(

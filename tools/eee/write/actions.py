@@ -220,6 +220,46 @@ def _check_flag(rule: str | None, path: str | None) -> None:
         raise refusal(f"{path!r} is not a JSON path as findings write it", "copy the JSON path from the finding")
 
 
+def _flagged_bytes(root: Path, rel: str) -> dict[str, str]:
+    """What a flag of the record at ``rel`` accepts: its path and the sha256 of its bytes as
+    committed (HEAD's blob; a record not committed yet: the index's, else the work tree's)."""
+    import hashlib
+
+    for spec in (f"HEAD:{rel}", f":{rel}"):
+        try:
+            data = git("cat-file", "blob", spec, cwd=root)
+            break
+        except GitError:
+            continue
+    else:
+        try:
+            data = read_regular(root / rel, RECORD_MAX_BYTES, "record")
+        except (Unreadable, OSError) as exc:
+            raise refusal(f"cannot read the record to flag: {exc}", file=rel) from None
+    return {"record_path": rel, "sha256": hashlib.sha256(data).hexdigest()}
+
+
+def _unmatched(root: Path, event: dict[str, Any]) -> list[dict[str, Any]]:
+    """A warning when the flag accepts no finding of the record it names (its rule is not
+    broken at its JSON path): the flag is written, and the gate says the same."""
+    from eee.rules.flags import record_findings
+    from eee.store.tree import WorkTree
+
+    rel = str(event["record_path"])
+    found = record_findings(WorkTree(root), rel, str(event["rule"]))
+    if found is None or (event["rule"], event["path"]) in found:
+        return []
+    warning = Finding(
+        rel,
+        str(event["path"]),
+        f"the flag accepts nothing: the record has no [{event['rule']}] finding at {event['path']}",
+        "flag the finding as `eee validate` shows it: its [rule] and JSON path",
+        severity="warning",
+        check="flag-unmatched",
+    )
+    return [warning.to_dict()]
+
+
 def _later(now: dt.datetime, step: int) -> dt.datetime:
     return now + dt.timedelta(microseconds=step)
 
@@ -324,6 +364,7 @@ def perform(
                         path=path,
                         now=now,
                         reference=None if BY_NAME[action].reference == "no" else reference,
+                        **(_flagged_bytes(root, old_rel) if action == "flag" else {}),
                     )
                 ]
             for event in events:
@@ -346,6 +387,7 @@ def perform(
                 "event_paths": [p.relative_to(root).as_posix() for p in event_paths],
                 "dry_run": dry_run,
                 "committed": False,
+                "warnings": _unmatched(root, events[0]) if action == "flag" else [],
             }
             if dry_run:
                 return result
