@@ -20,7 +20,7 @@ from eee.analysis.samples import (
     primary,
     read_samples,
 )
-from eee.catalog.table import normalised_score
+from eee.catalog.table import LEFT_OUT, normalised_score
 from eee.rules.record import as_float
 
 SEED = 20260501  # the bootstrap's fixed seed: the same inputs give the same interval
@@ -277,6 +277,12 @@ def compare_records(
         "samples": None,
         "notes": [],
     }
+    for side, rec in (("a", a), ("b", b)):
+        if rec.status in LEFT_OUT:
+            report["notes"].append(
+                f"{side.upper()} {rec.uuid} is {rec.status}: not active (left out of the statistics, "
+                "the comparisons of --model and the IRT fit unless --all is given)"
+            )
     groups: list[dict[str, ResultSamples] | None] = []
     for side, rec in (("a", a), ("b", b)):
         state = rec.sidecar_state()

@@ -87,12 +87,22 @@ def _load_doc(path: Path) -> dict[str, Any]:
     return doc
 
 
+def lifecycle(state: Any) -> str:
+    """The status the analyses show: ``retracted``, ``superseded`` or ``duplicate`` when
+    the ledger takes the record out of the default statistics (one meaning of active: the
+    catalogue's :func:`eee.catalog.table.exclusion`), else the fold's status (active,
+    flagged, disputed)."""
+    from eee.catalog.table import exclusion
+
+    return exclusion(state) or str(state.status)
+
+
 def _status_of(root: Path, uuid: str, ledger: Any = None) -> str:
     if ledger is None:
         from eee.governance.status import read_ledger
 
         ledger = read_ledger(root)
-    return str(ledger.state(uuid).status)
+    return lifecycle(ledger.state(uuid))
 
 
 def resolve(root: Path, ref: str, ledger: Any = None) -> StoredRecord:
@@ -149,7 +159,7 @@ def records_of(
                 state = ledger.state(uuid)
                 if active_only and not is_active(state):
                     continue
-                status = str(state.status)
+                status = lifecycle(state)
                 try:
                     doc = _load_doc(path)
                 except Refused:
@@ -209,20 +219,13 @@ class SidecarProblem(Exception):
         self.message = message
 
 
-def read_samples(path: Path) -> dict[str, ResultSamples]:
-    """The per-sample scores of a sidecar, by result key, in the order results first appear.
-    Raises SidecarProblem on a row that is not JSON or has no sample id or numeric score."""
-    import numpy as np
+def _rows(path: Path) -> Iterator[tuple[int, str, str, Any, float, float]]:
+    """The rows of a sidecar, streamed (one line in memory at a time): (line number, result
+    key, sample id, sample hash as given, score, is_correct as 1.0/0.0/nan). Blank lines are
+    skipped. Raises SidecarProblem on a row that is not JSON or has no sample id or numeric
+    score, and on a file the store's limits refuse (a link, too large, a line too long)."""
     import orjson
 
-    acc: dict[str, tuple[dict[str, int], list[str], list[str | None], list[float], list[float], list[int]]] = {}
-    last_key: Any = None
-    index: dict[str, int] = {}
-    ids: list[str] = []
-    hashes: list[str | None] = []
-    scores: list[float] = []
-    corrects: list[float] = []
-    counts: list[int] = []
     nan = float("nan")
     loads = orjson.loads
     lines = iter_lines(path)  # a regular file, never through a link, every line within its cap
@@ -231,7 +234,7 @@ def read_samples(path: Path) -> dict[str, ResultSamples]:
         try:
             line = next(lines)
         except StopIteration:
-            break
+            return
         except Unreadable as exc:
             raise SidecarProblem(n + 1, exc.message) from None
         n += 1
@@ -257,16 +260,32 @@ def read_samples(path: Path) -> dict[str, ResultSamples]:
             else:
                 raise SidecarProblem(n, "no sample_id")
         key = row.get("evaluation_result_id") or row.get("evaluation_name") or ""
-        if key != last_key:
-            index, ids, hashes, scores, corrects, counts = acc.setdefault(str(key), ({}, [], [], [], [], []))
-            last_key = key
         correct = ev.get("is_correct")
         c = (1.0 if correct else 0.0) if type(correct) is bool else nan
+        yield n, key if type(key) is str else str(key), sid, row.get("sample_hash"), score, c
+
+
+def read_samples(path: Path) -> dict[str, ResultSamples]:
+    """The per-sample scores of a sidecar, by result key, in the order results first appear.
+    Raises SidecarProblem on a row that is not JSON or has no sample id or numeric score."""
+    import numpy as np
+
+    acc: dict[str, tuple[dict[str, int], list[str], list[str | None], list[float], list[float], list[int]]] = {}
+    last_key: Any = None
+    index: dict[str, int] = {}
+    ids: list[str] = []
+    hashes: list[str | None] = []
+    scores: list[float] = []
+    corrects: list[float] = []
+    counts: list[int] = []
+    for _n, key, sid, h, score, c in _rows(path):
+        if key != last_key:
+            index, ids, hashes, scores, corrects, counts = acc.setdefault(key, ({}, [], [], [], [], []))
+            last_key = key
         at = index.get(sid)
         if at is None:
             index[sid] = len(ids)
             ids.append(sid)
-            h = row.get("sample_hash")
             hashes.append(h if type(h) is str else None)
             scores.append(score)
             corrects.append(c)
@@ -284,6 +303,102 @@ def read_samples(path: Path) -> dict[str, ResultSamples]:
         rs.correct = np.asarray(corrects, dtype=float)
         rs.repeated = sum(counts) - len(counts)
         out[key] = rs
+    return out
+
+
+class ResultOutcomes:
+    """The 0/1 outcomes of one result of one record, compact, for the Rasch fit: the samples
+    as indices into a list of sample ids shared by every record read (:class:`ItemIndex`),
+    one byte per outcome. Repeated samples (epochs) are averaged first, as in
+    :class:`ResultSamples`, whose rules (score when binary, else is_correct) decide."""
+
+    __slots__ = ("items", "key", "mean", "outcome", "repeated")
+
+    def __init__(self, key: str, items: Any, outcome: Any, mean: float, repeated: int) -> None:
+        self.key = key
+        self.items = items  # numpy int32: indices into the ItemIndex, one per sample
+        self.outcome = outcome  # numpy uint8 0/1, one per sample; None: non-binary, no is_correct
+        self.mean = mean  # mean score of the samples
+        self.repeated = repeated
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+
+class ItemIndex:
+    """Sample ids as small integers, shared by the records of one fit (each id kept once),
+    and the rows read into it so far: at most ``budget`` (None: no limit)."""
+
+    __slots__ = ("budget", "index", "rows")
+
+    def __init__(self, budget: int | None = None) -> None:
+        self.index: dict[str, int] = {}
+        self.budget = budget
+        self.rows = 0
+
+    def __len__(self) -> int:
+        return len(self.index)
+
+    def names(self) -> list[str]:
+        return list(self.index)  # insertion order: index k is the k-th name
+
+
+class TooManyRows(Exception):
+    """More rows than the reader was allowed to keep."""
+
+
+def read_outcomes(path: Path, items: ItemIndex) -> dict[str, ResultOutcomes]:
+    """The outcomes of a sidecar by result key (in the order results first appear), kept in
+    about 5 bytes per sample (plus each new sample id once in ``items``). Raises
+    SidecarProblem as :func:`read_samples`, and TooManyRows once ``items`` has taken more
+    rows than its budget (this file's included)."""
+    from array import array
+
+    import numpy as np
+
+    acc: dict[str, tuple[Any, Any, Any]] = {}
+    last_key: Any = None
+    index = items.index
+    ids: Any = None
+    scores: Any = None
+    corrects: Any = None
+    rows = items.rows
+    budget = items.budget
+    for _n, key, sid, _h, score, c in _rows(path):
+        if key != last_key:
+            ids, scores, corrects = acc.setdefault(key, (array("i"), array("d"), array("d")))
+            last_key = key
+        at = index.get(sid)
+        if at is None:
+            at = index[sid] = len(index)
+        ids.append(at)
+        scores.append(score)
+        corrects.append(c)
+        rows += 1
+        if budget is not None and rows > budget:
+            items.rows = rows
+            raise TooManyRows(rows)
+    items.rows = rows
+    out: dict[str, ResultOutcomes] = {}
+    for key, (ids, scores, corrects) in acc.items():
+        item = np.frombuffer(ids, dtype=np.int32).copy()
+        score = np.frombuffer(scores, dtype=float)
+        correct = np.frombuffer(corrects, dtype=float)
+        repeated = 0
+        uniq, first, inverse, counts = np.unique(item, return_index=True, return_inverse=True, return_counts=True)
+        if len(uniq) < len(item):  # repeated samples (epochs): their mean, in the order first seen
+            order = np.argsort(first, kind="stable")
+            item = uniq[order]
+            score = (np.bincount(inverse, score, len(uniq)) / counts)[order]
+            correct = (np.bincount(inverse, correct, len(uniq)) / counts)[order]
+            repeated = int(counts.sum()) - len(uniq)
+        if np.all((score == 0.0) | (score == 1.0)):
+            outcome = (score >= 0.5).astype(np.uint8)
+        elif np.all((correct == 0.0) | (correct == 1.0)):
+            outcome = (correct >= 0.5).astype(np.uint8)
+        else:
+            outcome = None
+        out[key] = ResultOutcomes(key, item, outcome, float(score.mean()), repeated)
     return out
 
 

@@ -36,12 +36,21 @@ def main(argv: list[str]) -> int:
     p.add_argument("--no-write", action="store_true", help="print only; write no Parquet")
     p.add_argument("--worst", type=int, default=10, metavar="N", help="worst-fitting items to list (default 10)")
     p.add_argument("--ridge", type=float, default=None, metavar="L", help="the ridge penalty (default 0.05)")
+    p.add_argument(
+        "--max-responses",
+        type=int,
+        default=None,
+        metavar="N",
+        help="read at most N per-sample rows (default 20,000,000; the fit takes about 60 bytes per row)",
+    )
     p.add_argument("--format", choices=("text", "json"), default="text", help="readable text (default) or JSON")
     args = p.parse_args(argv)
     if args.ridge is not None and not args.ridge >= 0:
         p.error("--ridge must be zero or positive")
     if args.worst < 0:
         p.error("--worst must be zero or positive")
+    if args.max_responses is not None and args.max_responses < 1:
+        p.error("--max-responses must be positive")
     try:
         root = store_of(args.store)
     except UsageError as exc:
@@ -57,7 +66,14 @@ def main(argv: list[str]) -> int:
         return EXIT_ERRORS
     from eee.analysis.irt import RIDGE, benchmark_irt, write_parquet
 
-    res = benchmark_irt(root, args.benchmark, args.result, args.all, RIDGE if args.ridge is None else args.ridge)
+    res = benchmark_irt(
+        root,
+        args.benchmark,
+        args.result,
+        args.all,
+        RIDGE if args.ridge is None else args.ridge,
+        max_responses=args.max_responses,
+    )
     summary = res.summary(args.worst)
     written = []
     if res.fit is not None and not args.no_write:
@@ -75,6 +91,7 @@ def main(argv: list[str]) -> int:
     for note in res.notes:
         print(f"note: {note}", file=sys.stderr)
     if res.fit is None:
+        print(f"eee irt: no fit for {args.benchmark}: {res.no_fit}", file=sys.stderr)
         return EXIT_ERRORS
     return EXIT_WARNINGS if res.notes else EXIT_OK
 
@@ -92,6 +109,11 @@ def render(s: dict) -> str:
         + ("" if fit["converged"] else " (NOT converged)")
         + f", {fit['responses']} responses, log-likelihood {fit['log_likelihood']:.2f}"
     )
+    if fit["items_answered_once"]:
+        out.append(
+            f"{fit['items_answered_once']} of the {s['items']} items were answered by one record only "
+            "(each difficulty rests on one response and the ridge)"
+        )
     out.append("abilities (highest first):")
     for r in s["abilities"]:
         out.append(
