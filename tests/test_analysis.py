@@ -604,41 +604,76 @@ def test_irt_leaves_out_the_records_that_share_no_sample_with_the_fitted_ones(
     )
 
 
-def test_outcomes_read_compactly_agree_with_the_samples_read_for_compare(tmp_path: Path) -> None:
-    """Repeated samples (epochs) averaged, several results, binary and continuous scores:
-    the fit's compact reader and compare's reader say the same."""
-    from eee.analysis.samples import ItemIndex, read_outcomes, read_samples
+def test_the_compact_reader_agrees_with_a_plain_reading_of_the_rows(tmp_path: Path) -> None:
+    """Repeated samples (epochs) averaged, several results, binary and continuous scores,
+    hashes: what read_samples keeps (keys and floats, the ids read again on demand) and the
+    fit's outcomes say what a plain dict-of-lists reading of the rows says."""
+    from collections import defaultdict
+
+    from eee.analysis.samples import RowBudget, read_outcomes, read_samples, sample_key
 
     rows = []
     for epoch in range(3):
         for i in range(5):
-            rows.append({"evaluation_result_id": "acc", "sample_id": f"q{i}", "evaluation": {"score": float(i % 2)}})
+            rows.append(
+                {
+                    "evaluation_result_id": "acc",
+                    "sample_id": f"q{i}",
+                    "sample_hash": f"h{i}-{epoch}",
+                    "evaluation": {"score": float(i % 2)},
+                }
+            )
             rows.append(
                 {
                     "evaluation_result_id": "f1",
-                    "sample_id": f"q{i}",
+                    "sample_id": f"q{4 - i}",
                     "evaluation": {"score": (i + epoch) / 10, "is_correct": i > 2},
                 }
             )
             rows.append({"evaluation_name": "mixed", "sample_id": i, "evaluation": {"score": float((i + epoch) % 2)}})
     path = tmp_path / "s.jsonl"
     path.write_text("\n".join(json.dumps(r) for r in rows) + "\n\n")
-    samples = read_samples(path)
-    index = ItemIndex()
-    outcomes = read_outcomes(path, index)
-    names = index.names()
-    assert list(outcomes) == list(samples) == ["acc", "f1", "mixed"]
-    assert index.rows == len(rows) and names == ["q0", "0", "q1", "1", "q2", "2", "q3", "3", "q4", "4"]
-    for key, s in samples.items():
-        o = outcomes[key]
-        assert [names[k] for k in o.items] == s.ids and o.repeated == s.repeated == 10
-        assert o.mean == pytest.approx(float(s.score.mean()))
-        want = s.outcomes()
+    plain: dict[str, dict[str, list[tuple[float, float, object]]]] = defaultdict(lambda: defaultdict(list))
+    for r in rows:
+        correct = r["evaluation"].get("is_correct")
+        plain[r.get("evaluation_result_id") or r["evaluation_name"]][str(r["sample_id"])].append(
+            (r["evaluation"]["score"], math.nan if correct is None else float(correct), r.get("sample_hash"))
+        )
+    budget = RowBudget()
+    samples = read_samples(path, budget)
+    assert budget.rows == len(rows) and list(samples) == list(plain) == ["acc", "f1", "mixed"]
+    outcomes = read_outcomes(path)
+    for key, by_id in plain.items():
+        g = samples[key]
+        assert g.ids is None and len(g) == len(by_id) and g.repeated == len(rows) // 3 - len(by_id)
+        assert g.names(list(range(len(g)))) == list(by_id)  # in the order first seen
+        ids = list(by_id)
+        assert g.names([3, 0, 3]) == [ids[3], ids[0], ids[3]]
+        assert [k.tobytes() for k in g.keys] == [sample_key(i) for i in by_id]
+        assert g.score.tolist() == pytest.approx([sum(x[0] for x in v) / len(v) for v in by_id.values()])
+        want_c = [sum(x[1] for x in v) / len(v) for v in by_id.values()]
+        assert g.correct.tolist() == pytest.approx(want_c, nan_ok=True)
+        hashes, has = g.hash_keys()
+        assert has.tolist() == [v[0][2] is not None for v in by_id.values()]
+        assert [h.tobytes() for h, x in zip(hashes, has, strict=True) if x] == [
+            sample_key(v[0][2]) for v in by_id.values() if v[0][2] is not None
+        ]
+        o, want = outcomes[key], g.outcomes()
         assert (o.outcome is None) == (want is None)
         if want is not None:
             assert o.outcome.tolist() == (want >= 0.5).astype(int).tolist()
-    assert outcomes["mixed"].outcome is None  # epochs disagree: averaged to 0.5, no is_correct
-    assert outcomes["f1"].outcome.tolist() == [0, 0, 0, 1, 1]  # continuous score: is_correct decides
+    assert outcomes["mixed"].outcome is None  # epochs disagree: averaged to 1/3 or 2/3, no is_correct
+    assert outcomes["f1"].outcome.tolist() == [0, 0, 0, 1, 1]  # continuous score: is_correct decides (q4 first)
+    assert outcomes["acc"].outcome.tolist() == [0, 1, 0, 1, 0]
+
+
+def test_keys_agreeing_on_their_first_half_are_still_told_apart() -> None:
+    from eee.analysis.samples import first_seen
+
+    raw = [b"A" * 8 + b"1" * 8, b"A" * 8 + b"2" * 8, b"B" * 16, b"A" * 8 + b"1" * 8, b"A" * 8 + b"2" * 8]
+    keys = np.frombuffer(b"".join(raw), dtype="V16")
+    first, group = first_seen(keys)
+    assert first.tolist() == [0, 1, 2] and group.tolist() == [0, 1, 2, 0, 1]
 
 
 def test_irt_reads_no_more_rows_than_its_limit(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -646,13 +681,13 @@ def test_irt_reads_no_more_rows_than_its_limit(tmp_path: Path, capsys: pytest.Ca
 
     store, _ = _sim_store(tmp_path, models=4, items=30)
     args = ["--store", str(store), "--benchmark", "qa-bench", "--no-write"]
-    assert irt.main([*args, "--max-responses", "100"]) == 1
+    assert irt.main([*args, "--max-rows", "100"]) == 1
     err = capsys.readouterr().err
-    assert "more than 100 per-sample rows" in err and "--max-responses" in err
-    assert irt.main([*args, "--max-responses", "120"]) == 0
+    assert "more than 100 per-sample rows" in err and "--max-rows" in err
+    assert irt.main([*args, "--max-rows", "120"]) == 0
     capsys.readouterr()
     with pytest.raises(SystemExit) as exit_:
-        irt.main([*args, "--max-responses", "0"])
+        irt.main([*args, "--max-rows", "0"])
     assert exit_.value.code == 64
 
 
@@ -664,7 +699,7 @@ def test_the_analysis_stage_writes_a_page_for_every_benchmark_it_cannot_fit(
     import subprocess
     import sys
 
-    import eee.analysis.irt as irt_module
+    import eee.analysis.samples as samples_module
     from eee.commands import analysis
 
     store, _ = _sim_store(tmp_path, models=4, items=30)  # fits: 120 rows
@@ -680,7 +715,7 @@ def test_the_analysis_stage_writes_a_page_for_every_benchmark_it_cannot_fit(
     # continuous scores: is_correct is what the sidecars say, so make it absent
     for side in (store / "data" / "continuous").rglob("*_samples.jsonl"):
         side.write_text(side.read_text().replace(', "is_correct": false', "").replace(', "is_correct": true', ""))
-    monkeypatch.setattr(irt_module, "MAX_RESPONSES", 150)
+    monkeypatch.setattr(samples_module, "MAX_ROWS", 150)
     assert analysis.main(["--store", str(store)]) == 0
     pages = store / "build" / "analysis" / "pages"
     why = {
@@ -745,3 +780,44 @@ def test_compare_and_irt_count_a_duplicate_as_not_active(tmp_path: Path, capsys:
     assert json.loads(capsys.readouterr().out)["records"] == 2
     assert irt.main(["--store", str(store), "--benchmark", "qa-bench", "--no-write", "--format", "json", "--all"]) == 0
     assert json.loads(capsys.readouterr().out)["records"] == 4
+
+
+def test_compare_matches_sidecars_by_hash_and_lists_the_ids_read_again(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Two sidecars with no sample id in common but the same sample hashes: matched by hash,
+    as in the comparison by hand; the disagreeing samples are named with A's ids."""
+    from eee.commands import compare
+
+    store = tmp_path / "store"
+    pa = place(store, uuid_of(1), "acme/widget-7b", "helm", [1, 1, 0, 0, 1], ids=[f"a{i}" for i in range(5)])
+    pb = place(store, uuid_of(2), "acme/widget-7b", "lm_eval", [1, 0, 1, 0], ids=[f"b{i}" for i in range(4)])
+    for path, hashes in ((pa, ["h0", "h1", "h2", "h3", "h4"]), (pb, ["h3", "h2", "h1", "h0"])):
+        side = path.with_name(path.stem + "_samples.jsonl")
+        rows = [json.loads(line) for line in side.read_text().splitlines()]
+        for row, h in zip(rows, hashes, strict=True):
+            row["sample_hash"] = h
+        side.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    assert compare.main(["--store", str(store), uuid_of(1), uuid_of(2), "--format", "json"]) == 0
+    (res,) = json.loads(capsys.readouterr().out)["samples"]["results"]
+    # a0~b3 (1,0) a1~b2 (1,1) a2~b1 (0,0) a3~b0 (0,1); a4 has no partner
+    assert (res["matched_by"], res["overlap"], res["only_a"], res["only_b"]) == ("sample_hash", 4, 1, 0)
+    assert [s["sample_id"] for s in res["disagreeing_samples"]] == ["a0", "a3"]
+    assert compare.main(["--store", str(store), uuid_of(1), uuid_of(2), "--list", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "2 samples disagree, first 1:" in out and "a0: A 1, B 0" in out and "a3:" not in out
+
+
+def test_compare_reads_no_more_rows_than_its_limit(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from eee.commands import compare
+
+    store = tmp_path / "store"
+    place(store, uuid_of(1), "acme/widget-7b", "helm", [1, 0] * 30)
+    place(store, uuid_of(2), "acme/widget-7b", "lm_eval", [0, 1] * 30)
+    args = ["--store", str(store), uuid_of(1), uuid_of(2), "--format", "json"]
+    assert compare.main([*args, "--max-rows", "100"]) == 2
+    rep = json.loads(capsys.readouterr().out)
+    assert rep["samples"] is None and rep["aggregates"]
+    assert any("more than 100 rows" in n and f"B {uuid_of(2)}" in n and "--max-rows" in n for n in rep["notes"])
+    assert compare.main([*args, "--max-rows", "120"]) == 0
+    assert json.loads(capsys.readouterr().out)["samples"]["results"][0]["overlap"] == 60

@@ -28,9 +28,6 @@ from typing import Any
 RIDGE = 0.05
 MAX_ITER = 500
 TOL = 1e-6
-# responses (per-sample rows) read for one fit: the reading keeps about 5 bytes per row and
-# the fit about 60 bytes per response at its peak, so the default stays near 1 GB
-MAX_RESPONSES = 20_000_000
 
 
 class RaschFit:
@@ -284,13 +281,10 @@ def _choose_key(groups: list[dict[str, Any]], wanted: str | None) -> str | None:
 def _compact(ids: Any) -> tuple[Any, Any]:
     """(column of each cell, the ids of the columns): columns numbered in the order their
     id first appears among the cells."""
-    import numpy as np
+    from eee.analysis.samples import first_seen
 
-    uniq, first, inverse = np.unique(ids, return_index=True, return_inverse=True)
-    order = np.argsort(first, kind="stable")
-    rank = np.empty(len(order), dtype=np.int32)
-    rank[order] = np.arange(len(order), dtype=np.int32)
-    return rank[inverse.ravel()], uniq[order]
+    first, cols = first_seen(ids)
+    return cols, ids[first]
 
 
 def linked(rows: Any, cols: Any, m: int, n: int) -> Any:
@@ -318,21 +312,24 @@ def benchmark_irt(
     include_all: bool = False,
     ridge: float = RIDGE,
     records: list[Any] | None = None,
-    max_responses: int | None = None,
+    max_rows: int | None = None,
 ) -> BenchmarkIRT:
     """Fit the Rasch model over the sidecars of the (active) records of ``benchmark``.
 
     One respondent per record (the same model under two harnesses is two respondents); items
     are sample ids of one result per record: ``result`` if given, else the result id most
-    records share, else each record's main result (most samples). Sidecars are streamed and
-    kept as compact outcomes; at most ``max_responses`` rows are read (default
-    :data:`MAX_RESPONSES`; beyond: no fit, said so). Records whose samples no fitted record
-    shares are left out, named in a note."""
+    records share, else each record's main result (most samples). Sidecars are streamed
+    into compact outcomes (a 16-byte key and one byte per sample), at most ``max_rows``
+    rows in all (default :data:`eee.analysis.samples.MAX_ROWS`; beyond: no fit, said so); the names of the items
+    fitted are read again afterwards, from as few sidecars as hold them. Records whose
+    samples no fitted record shares are left out, named in a note."""
     import numpy as np
 
     from eee.analysis.samples import (
+        MAX_ROWS,
         NOT_PULLED,
-        ItemIndex,
+        ROW_BYTES,
+        RowBudget,
         SidecarProblem,
         TooManyRows,
         primary,
@@ -340,11 +337,10 @@ def benchmark_irt(
         records_of,
     )
 
-    if max_responses is None:
-        max_responses = MAX_RESPONSES
+    limit = MAX_ROWS if max_rows is None else max_rows
     out = BenchmarkIRT(benchmark)
     recs = records if records is not None else records_of(root, benchmark, active_only=not include_all)
-    index = ItemIndex(max_responses)
+    budget = RowBudget(limit)
     loaded = []
     for rec in recs:
         state = rec.sidecar_state()
@@ -354,12 +350,12 @@ def benchmark_irt(
                 out.notes.append(f"{rec.uuid}: sidecar not pulled (run `eee samples pull`)")
             continue
         try:
-            groups = read_outcomes(rec.sidecar, index)
+            groups = read_outcomes(rec.sidecar, budget)
         except TooManyRows:
             out.no_fit = (
-                f"the sidecars hold more than {max_responses:,} per-sample rows (the limit was passed in "
-                f"{rec.uuid}): more than one fit reads by default; fit one result with `eee irt --benchmark "
-                f"{benchmark} --max-responses N` where there is memory for it (about 60 bytes per row)"
+                f"the sidecars hold more than {limit:,} per-sample rows (the limit was passed in {rec.uuid}): "
+                f"more than one fit reads by default; run `eee irt --benchmark {benchmark} --max-rows N` "
+                f"where there is memory for it (about {ROW_BYTES} bytes per row)"
             )
             return out
         except (OSError, SidecarProblem) as exc:
@@ -375,6 +371,7 @@ def benchmark_irt(
     key = _choose_key([g for _, g in loaded], result)
     out.result_key = key
     chosen = []
+    fitted = []  # the records, for naming the items
     for rec, groups in loaded:
         g = groups.get(key) if key is not None else None
         if g is None:
@@ -386,23 +383,22 @@ def benchmark_irt(
             out.notes.append(f"{rec.uuid}: result {g.key!r} has non-binary scores and no is_correct; left out")
             continue
         chosen.append(g)
+        fitted.append(rec)
         out.respondents.append(
             {"record_uuid": rec.uuid, "model_id": rec.model_id, "eval_library": rec.eval_library, "result": g.key}
         )
     del loaded
     m = len(chosen)
     rows = np.repeat(np.arange(m, dtype=np.int32), [len(g) for g in chosen])
-    ids = np.concatenate([g.items for g in chosen]) if chosen else np.zeros(0, dtype=np.int32)
+    keys = np.concatenate([g.keys for g in chosen]) if chosen else np.zeros(0, dtype="V16")
     y = np.concatenate([g.outcome for g in chosen]) if chosen else np.zeros(0, dtype=np.uint8)
     del chosen
-    cols, col_ids = _compact(ids)
-    names = index.names()
-    out.items = [names[k] for k in col_ids.tolist()]
-    if m < 2 or len(col_ids) < 2:
+    cols, col_keys = _compact(keys)
+    del keys
+    if m < 2 or len(col_keys) < 2:
         out.no_fit = "a Rasch fit needs at least two records with binary per-sample scores and two items"
         return out
-    per_item = np.bincount(cols, minlength=len(col_ids))
-    if not (per_item >= 2).any():
+    if not (np.bincount(cols, minlength=len(col_keys)) >= 2).any():
         what = f"of result {key!r} " if key is not None else ""
         out.no_fit = (
             f"no sample id {what}is shared by two of the {m} records: each answered samples no other did, "
@@ -410,7 +406,7 @@ def benchmark_irt(
             "benchmark's sample ids)"
         )
         return out
-    group = linked(rows, cols, m, len(col_ids))
+    group = linked(rows, cols, m, len(col_keys))
     sizes = np.bincount(group, minlength=m)
     responses = np.bincount(group, weights=np.bincount(rows, minlength=m), minlength=m)
     best = max(range(m), key=lambda k: (sizes[k], responses[k], -k))
@@ -426,19 +422,42 @@ def benchmark_irt(
         cell = keep[rows]
         renumber = np.cumsum(keep, dtype=np.int64) - 1
         rows = renumber[rows[cell]].astype(np.int32)
-        cols, kept_ids = _compact(col_ids[cols[cell]])
+        cols, col_keys = _compact(col_keys[cols[cell]])
         y = y[cell]
-        out.items = [names[k] for k in kept_ids.tolist()]
         out.respondents = [r for r, k in zip(out.respondents, keep.tolist(), strict=True) if k]
+        fitted = [r for r, k in zip(fitted, keep.tolist(), strict=True) if k]
         m = len(out.respondents)
-        if len(out.items) < 2:
+        if len(col_keys) < 2:
             out.no_fit = "a Rasch fit needs at least two records with binary per-sample scores and two items"
             return out
-    out.answered_once = int(np.count_nonzero(np.bincount(cols, minlength=len(out.items)) == 1))
-    out.fit = fit_rasch_cells(rows, cols, y, (m, len(out.items)), ridge=ridge)
+    names = _item_names(fitted, col_keys)
+    if names is None:
+        out.no_fit = "the sidecars changed while they were read (sample ids read first were not found again); run again"
+        return out
+    out.items = names
+    out.answered_once = int(np.count_nonzero(np.bincount(cols, minlength=len(names)) == 1))
+    out.fit = fit_rasch_cells(rows, cols, y, (m, len(names)), ridge=ridge)
     if not out.fit.converged:
         out.notes.append(f"the fit did not converge in {out.fit.iterations} iterations")
     return out
+
+
+def _item_names(records: list[Any], keys: Any) -> list[str] | None:
+    """The sample id of each key, read again from the sidecars of ``records`` in order, each
+    only as far as needed (the first few usually name every item); None when one is missing."""
+    from eee.analysis.samples import SidecarProblem, name_samples
+
+    wanted = {k.tobytes(): i for i, k in enumerate(keys)}
+    names: list[str | None] = [None] * len(keys)
+    left = len(names)
+    for rec in records:
+        try:
+            left -= name_samples(rec.sidecar, wanted, names, left)
+        except (OSError, SidecarProblem):
+            continue
+        if not left:
+            return [name for name in names if name is not None]  # every one
+    return None
 
 
 def write_parquet(res: BenchmarkIRT, folder: Path) -> list[Path]:

@@ -11,6 +11,7 @@ belongs to (``evaluation_result_id``, else ``evaluation_name``), ``evaluation.sc
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -174,34 +175,156 @@ def pointer_exists(rec: StoredRecord) -> bool:
     return rec.path.with_name(rec.uuid + SIDECAR_SUFFIX + POINTER_SUFFIX).is_file()
 
 
-class ResultSamples:
-    """The per-sample scores of one result of one record."""
+class SidecarProblem(Exception):
+    def __init__(self, line: int, message: str) -> None:
+        super().__init__(f"line {line}: {message}")
+        self.line = line
+        self.message = message
 
-    __slots__ = ("correct", "hashes", "ids", "key", "repeated", "score")
+
+# The rows one analysis reads by default (eee irt: every sidecar of the benchmark; eee
+# compare: the two sidecars of a pair; --max-rows changes it): at its peak an analysis holds
+# about ROW_BYTES per row read (benchmarks/bench_analysis.py), so the default stays near 1 GB.
+MAX_ROWS = 8_000_000
+ROW_BYTES = 130
+
+
+class RowBudget:
+    """How many sidecar rows one analysis may still read: at most ``limit`` (None: any)."""
+
+    __slots__ = ("limit", "rows")
+
+    def __init__(self, limit: int | None = None) -> None:
+        self.limit = limit
+        self.rows = 0
+
+
+class TooManyRows(Exception):
+    """More rows than the analysis's :class:`RowBudget` allows."""
+
+
+def sample_key(text: str) -> bytes:
+    """A sample id (or hash) as a fixed 16 bytes (BLAKE2b-128): what the analyses compare
+    samples by, so that they hold 16 bytes per sample however long the ids are and however
+    many are distinct (a collision is as unlikely as one of the store's content digests)."""
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+
+
+def keys_of(texts: list[str]) -> Any:
+    """:func:`sample_key` of each text, as a numpy array of 16-byte values."""
+    import numpy as np
+
+    return np.frombuffer(b"".join(sample_key(t) for t in texts), dtype="V16").copy()
+
+
+def first_seen(keys: Any) -> tuple[Any, Any]:
+    """Distinct values of ``keys`` (a numpy array; 16-byte sample keys or integers) in the
+    order first seen: (the index of each one's first occurrence, the number of the distinct
+    value at each position). Sample keys are sorted by their first 8 bytes, then checked on
+    the other 8 (exact; the full 16-byte sort only if two keys agree on the first half)."""
+    import numpy as np
+
+    n = len(keys)
+    uniq = first = inverse = None
+    if keys.dtype.kind == "V" and keys.dtype.itemsize == 16:
+        pairs = np.ascontiguousarray(keys).view(np.uint64).reshape(n, 2)
+        uniq, first, inverse = np.unique(pairs[:, 0], return_index=True, return_inverse=True)
+        inverse = inverse.ravel()
+        if not np.array_equal(pairs[first[inverse], 1], pairs[:, 1]):
+            uniq = None
+    if uniq is None:
+        uniq, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+        inverse = inverse.ravel()
+    order = np.argsort(first, kind="stable")
+    rank = np.empty(len(order), dtype=np.int32)
+    rank[order] = np.arange(len(order), dtype=np.int32)
+    return first[order], rank[inverse]
+
+
+class ResultSamples:
+    """The per-sample scores of one result of one record, one entry per distinct sample in
+    the order first seen. Read from a sidecar (:func:`read_samples`) it keeps 32 bytes per
+    sample: the sample's 16-byte key and two floats; the sample ids and hashes are read
+    again from the sidecar for the few samples that are shown (:meth:`names`,
+    :meth:`hash_keys`). Built by hand, ``ids`` (and ``hashes``) are given instead."""
+
+    __slots__ = ("correct", "hashes", "ids", "key", "keys", "path", "repeated", "score")
 
     def __init__(self, key: str) -> None:
         self.key = key
-        self.ids: list[str] = []
-        self.hashes: list[str | None] = []
+        self.ids: list[str] | None = None  # the sample ids, when kept
+        self.hashes: list[str | None] | None = None  # their sample hashes, when kept
+        self.keys: Any = None  # numpy void16: sample_key of each sample (from ids when not set)
+        self.path: Path | None = None  # the sidecar the samples were read from
         self.score: Any = None  # numpy float array, one per sample
         self.correct: Any = None  # numpy float array of 0/1, nan where is_correct is absent
         self.repeated = 0  # rows that repeated a sample already seen (averaged in)
 
     def __len__(self) -> int:
-        return len(self.ids)
+        return len(self.ids) if self.keys is None and self.ids is not None else len(self.sample_keys())
+
+    def sample_keys(self) -> Any:
+        if self.keys is None:
+            self.keys = keys_of(self.ids or [])
+        return self.keys
+
+    def names(self, positions: list[int]) -> list[str]:
+        """The sample ids at ``positions``; read again from the sidecar, only as far as needed."""
+        if self.ids is not None:
+            return [self.ids[k] for k in positions]
+        keys = self.sample_keys()
+        wanted: dict[bytes, int] = {}
+        for k in positions:
+            wanted.setdefault(keys[k].tobytes(), len(wanted))
+        found: list[str | None] = [None] * len(wanted)
+        if wanted and self.path is not None:
+            name_samples(self.path, wanted, found, len(wanted))
+        if any(name is None for name in found):
+            raise SidecarProblem(0, "the sidecar changed while it was read (a sample id was not found again)")
+        return [str(found[wanted[keys[k].tobytes()]]) for k in positions]
+
+    def hash_keys(self) -> tuple[Any, Any]:
+        """(the :func:`sample_key` of each sample's hash, whether it has one): the hash of its
+        first row, as given (``hashes``) or read again from the sidecar."""
+        import numpy as np
+
+        n = len(self)
+        out = np.zeros(n, dtype="V16")
+        has = np.zeros(n, dtype=bool)
+        if self.hashes is not None:
+            for k, h in enumerate(self.hashes):
+                if h:
+                    out[k] = np.frombuffer(sample_key(h), dtype="V16")[0]
+                    has[k] = True
+            return out, has
+        if self.path is None:
+            return out, has
+        at = {k.tobytes(): i for i, k in enumerate(self.sample_keys())}
+        seen = np.zeros(n, dtype=bool)
+        for _n, key, sid, h, _score, _c in _rows(self.path):
+            if key != self.key:
+                continue
+            i = at.get(sample_key(sid))
+            if i is None or seen[i]:
+                continue
+            seen[i] = True
+            if type(h) is str and h:
+                out[i] = np.frombuffer(sample_key(h), dtype="V16")[0]
+                has[i] = True
+        return out, has
 
     @property
     def binary(self) -> bool:
         import numpy as np
 
-        return len(self.ids) > 0 and bool(np.all((self.score == 0.0) | (self.score == 1.0)))
+        return len(self) > 0 and bool(np.all((self.score == 0.0) | (self.score == 1.0)))
 
     @property
     def has_correct(self) -> bool:
         import numpy as np
 
         c = self.correct
-        return len(self.ids) > 0 and bool(np.all((c == 0.0) | (c == 1.0)))  # no nan, no averaged epochs
+        return len(self) > 0 and bool(np.all((c == 0.0) | (c == 1.0)))  # no nan, no averaged epochs
 
     def outcomes(self) -> Any:
         """0/1 outcomes: the score when it is binary, else is_correct (None when neither)."""
@@ -210,13 +333,6 @@ class ResultSamples:
         if self.has_correct:
             return self.correct
         return None
-
-
-class SidecarProblem(Exception):
-    def __init__(self, line: int, message: str) -> None:
-        super().__init__(f"line {line}: {message}")
-        self.line = line
-        self.message = message
 
 
 def _rows(path: Path) -> Iterator[tuple[int, str, str, Any, float, float]]:
@@ -265,141 +381,98 @@ def _rows(path: Path) -> Iterator[tuple[int, str, str, Any, float, float]]:
         yield n, key if type(key) is str else str(key), sid, row.get("sample_hash"), score, c
 
 
-def read_samples(path: Path) -> dict[str, ResultSamples]:
-    """The per-sample scores of a sidecar, by result key, in the order results first appear.
-    Raises SidecarProblem on a row that is not JSON or has no sample id or numeric score."""
-    import numpy as np
-
-    acc: dict[str, tuple[dict[str, int], list[str], list[str | None], list[float], list[float], list[int]]] = {}
-    last_key: Any = None
-    index: dict[str, int] = {}
-    ids: list[str] = []
-    hashes: list[str | None] = []
-    scores: list[float] = []
-    corrects: list[float] = []
-    counts: list[int] = []
-    for _n, key, sid, h, score, c in _rows(path):
-        if key != last_key:
-            index, ids, hashes, scores, corrects, counts = acc.setdefault(key, ({}, [], [], [], [], []))
-            last_key = key
-        at = index.get(sid)
-        if at is None:
-            index[sid] = len(ids)
-            ids.append(sid)
-            hashes.append(h if type(h) is str else None)
-            scores.append(score)
-            corrects.append(c)
-            counts.append(1)
-        else:  # a repeated sample (epochs): running mean
-            k = counts[at] + 1
-            scores[at] += (score - scores[at]) / k
-            corrects[at] += (c - corrects[at]) / k
-            counts[at] = k
-    out: dict[str, ResultSamples] = {}
-    for key, (_index, ids, hashes, scores, corrects, counts) in acc.items():
-        rs = ResultSamples(key)
-        rs.ids, rs.hashes = ids, hashes
-        rs.score = np.asarray(scores, dtype=float)
-        rs.correct = np.asarray(corrects, dtype=float)
-        rs.repeated = sum(counts) - len(counts)
-        out[key] = rs
-    return out
-
-
-class ResultOutcomes:
-    """The 0/1 outcomes of one result of one record, compact, for the Rasch fit: the samples
-    as indices into a list of sample ids shared by every record read (:class:`ItemIndex`),
-    one byte per outcome. Repeated samples (epochs) are averaged first, as in
-    :class:`ResultSamples`, whose rules (score when binary, else is_correct) decide."""
-
-    __slots__ = ("items", "key", "mean", "outcome", "repeated")
-
-    def __init__(self, key: str, items: Any, outcome: Any, mean: float, repeated: int) -> None:
-        self.key = key
-        self.items = items  # numpy int32: indices into the ItemIndex, one per sample
-        self.outcome = outcome  # numpy uint8 0/1, one per sample; None: non-binary, no is_correct
-        self.mean = mean  # mean score of the samples
-        self.repeated = repeated
-
-    def __len__(self) -> int:
-        return len(self.items)
-
-
-class ItemIndex:
-    """Sample ids as small integers, shared by the records of one fit (each id kept once),
-    and the rows read into it so far: at most ``budget`` (None: no limit)."""
-
-    __slots__ = ("budget", "index", "rows")
-
-    def __init__(self, budget: int | None = None) -> None:
-        self.index: dict[str, int] = {}
-        self.budget = budget
-        self.rows = 0
-
-    def __len__(self) -> int:
-        return len(self.index)
-
-    def names(self) -> list[str]:
-        return list(self.index)  # insertion order: index k is the k-th name
-
-
-class TooManyRows(Exception):
-    """More rows than the reader was allowed to keep."""
-
-
-def read_outcomes(path: Path, items: ItemIndex) -> dict[str, ResultOutcomes]:
-    """The outcomes of a sidecar by result key (in the order results first appear), kept in
-    about 5 bytes per sample (plus each new sample id once in ``items``). Raises
-    SidecarProblem as :func:`read_samples`, and TooManyRows once ``items`` has taken more
-    rows than its budget (this file's included)."""
+def read_samples(path: Path, budget: RowBudget | None = None) -> dict[str, ResultSamples]:
+    """The per-sample scores of a sidecar, by result key, in the order results first appear,
+    streamed into 32 bytes per row (repeated samples, epochs, averaged at the end). Raises
+    SidecarProblem on a row that is not JSON or has no sample id or numeric score, and
+    TooManyRows once ``budget`` has given out its rows (this file's included)."""
     from array import array
 
     import numpy as np
 
+    blake = hashlib.blake2b
     acc: dict[str, tuple[Any, Any, Any]] = {}
     last_key: Any = None
-    index = items.index
-    ids: Any = None
+    keys: Any = None
     scores: Any = None
     corrects: Any = None
-    rows = items.rows
-    budget = items.budget
+    if budget is None:
+        budget = RowBudget()
+    rows, limit = budget.rows, budget.limit
     for _n, key, sid, _h, score, c in _rows(path):
+        rows += 1
+        if limit is not None and rows > limit:
+            budget.rows = rows
+            raise TooManyRows(rows)
         if key != last_key:
-            ids, scores, corrects = acc.setdefault(key, (array("i"), array("d"), array("d")))
+            keys, scores, corrects = acc.setdefault(key, (bytearray(), array("d"), array("d")))
             last_key = key
-        at = index.get(sid)
-        if at is None:
-            at = index[sid] = len(index)
-        ids.append(at)
+        keys += blake(sid.encode("utf-8", "surrogatepass"), digest_size=16).digest()  # sample_key, inline
         scores.append(score)
         corrects.append(c)
-        rows += 1
-        if budget is not None and rows > budget:
-            items.rows = rows
-            raise TooManyRows(rows)
-    items.rows = rows
-    out: dict[str, ResultOutcomes] = {}
-    for key, (ids, scores, corrects) in acc.items():
-        item = np.frombuffer(ids, dtype=np.int32).copy()
+    budget.rows = rows
+    out: dict[str, ResultSamples] = {}
+    for key, (keys, scores, corrects) in acc.items():
+        rs = ResultSamples(key)
+        rs.path = path
+        sample = np.frombuffer(keys, dtype="V16")
         score = np.frombuffer(scores, dtype=float)
         correct = np.frombuffer(corrects, dtype=float)
-        repeated = 0
-        uniq, first, inverse, counts = np.unique(item, return_index=True, return_inverse=True, return_counts=True)
-        if len(uniq) < len(item):  # repeated samples (epochs): their mean, in the order first seen
-            order = np.argsort(first, kind="stable")
-            item = uniq[order]
-            score = (np.bincount(inverse, score, len(uniq)) / counts)[order]
-            correct = (np.bincount(inverse, correct, len(uniq)) / counts)[order]
-            repeated = int(counts.sum()) - len(uniq)
-        if np.all((score == 0.0) | (score == 1.0)):
-            outcome = (score >= 0.5).astype(np.uint8)
-        elif np.all((correct == 0.0) | (correct == 1.0)):
-            outcome = (correct >= 0.5).astype(np.uint8)
-        else:
-            outcome = None
-        out[key] = ResultOutcomes(key, item, outcome, float(score.mean()), repeated)
+        first, group = first_seen(sample)
+        if len(first) < len(sample):  # repeated samples (epochs): their mean, in the order first seen
+            counts = np.bincount(group, minlength=len(first))
+            rs.keys = sample[first]
+            rs.score = np.bincount(group, score, len(first)) / counts
+            rs.correct = np.bincount(group, correct, len(first)) / counts
+            rs.repeated = len(group) - len(first)
+        else:  # arrays of their own, not views of the buffers they were read into
+            rs.keys, rs.score, rs.correct = sample.copy(), score.copy(), correct.copy()
+        out[key] = rs
     return out
+
+
+def name_samples(path: Path, wanted: dict[bytes, int], names: list[str | None], left: int) -> int:
+    """Fill ``names[wanted[k]]`` with the sample id whose :func:`sample_key` is ``k``, for the
+    ids of the sidecar at ``path`` still unnamed (``left`` of them); stops reading once every
+    one is named. Returns how many it named. Raises SidecarProblem as :func:`read_samples`."""
+    blake = hashlib.blake2b
+    found = 0
+    rows = _rows(path)
+    try:
+        for _n, _key, sid, _h, _score, _c in rows:
+            at = wanted.get(blake(sid.encode("utf-8", "surrogatepass"), digest_size=16).digest())
+            if at is not None and names[at] is None:
+                names[at] = sid
+                found += 1
+                if found == left:
+                    break
+    finally:
+        rows.close()  # the file is closed when the reading stops early
+    return found
+
+
+class ResultOutcomes:
+    """The 0/1 outcomes of one result of one record, for the Rasch fit: 17 bytes per sample
+    (its key and one byte), by the rules of :meth:`ResultSamples.outcomes`."""
+
+    __slots__ = ("key", "keys", "mean", "outcome")
+
+    def __init__(self, g: ResultSamples) -> None:
+        import numpy as np
+
+        o = g.outcomes()
+        self.key = g.key
+        self.keys = g.sample_keys()
+        self.outcome = None if o is None else (o >= 0.5).astype(np.uint8)  # None: non-binary, no is_correct
+        self.mean = float(g.score.mean()) if len(g) else float("nan")
+
+    def __len__(self) -> int:
+        return len(self.keys)
+
+
+def read_outcomes(path: Path, budget: RowBudget | None = None) -> dict[str, ResultOutcomes]:
+    """:func:`read_samples` kept as outcomes (17 bytes per sample)."""
+    return {key: ResultOutcomes(g) for key, g in read_samples(path, budget).items()}
 
 
 def primary(groups: dict[str, ResultSamples], doc: dict[str, Any] | None = None) -> ResultSamples:

@@ -41,9 +41,20 @@ def main(argv: list[str]) -> int:
     p.add_argument(
         "--list", type=int, default=20, metavar="N", help="disagreeing samples to list in text output (default 20)"
     )
+    p.add_argument(
+        "--max-rows",
+        type=int,
+        default=None,
+        metavar="N",
+        help="read at most N rows of the two sidecars together (default 8,000,000; about 130 bytes per row)",
+    )
     args = p.parse_args(argv)
     if args.list < 0:
         p.error("--list must be zero or positive")
+    if args.max_rows is not None and args.max_rows < 1:
+        p.error("--max-rows must be positive")
+    # JSON lists every disagreeing sample; text shows --list of them (their ids are read again)
+    listed = None if args.format == "json" else args.list
     by_pair = args.model is not None or args.benchmark is not None
     if by_pair and (args.records or args.model is None or args.benchmark is None):
         p.error("give either two records, or --model and --benchmark (not both)")
@@ -74,7 +85,7 @@ def main(argv: list[str]) -> int:
                         check="analysis",
                     )
                 )
-            report = compare_many(recs)
+            report = compare_many(recs, listed, args.max_rows)
             reports = report["comparisons"]
             text = render_many(report, args.list)
         else:
@@ -91,7 +102,7 @@ def main(argv: list[str]) -> int:
                         check="analysis",
                     )
                 )
-            report = compare_records(a, b, args.result_a, args.result_b)
+            report = compare_records(a, b, args.result_a, args.result_b, listed, args.max_rows)
             reports = [report]
             text = render(report, args.list)
     except Refused as exc:

@@ -37,11 +37,11 @@ def main(argv: list[str]) -> int:
     p.add_argument("--worst", type=int, default=10, metavar="N", help="worst-fitting items to list (default 10)")
     p.add_argument("--ridge", type=float, default=None, metavar="L", help="the ridge penalty (default 0.05)")
     p.add_argument(
-        "--max-responses",
+        "--max-rows",
         type=int,
         default=None,
         metavar="N",
-        help="read at most N per-sample rows (default 20,000,000; the fit takes about 60 bytes per row)",
+        help="read at most N per-sample rows in all (default 8,000,000; about 130 bytes per row)",
     )
     p.add_argument("--format", choices=("text", "json"), default="text", help="readable text (default) or JSON")
     args = p.parse_args(argv)
@@ -49,8 +49,8 @@ def main(argv: list[str]) -> int:
         p.error("--ridge must be zero or positive")
     if args.worst < 0:
         p.error("--worst must be zero or positive")
-    if args.max_responses is not None and args.max_responses < 1:
-        p.error("--max-responses must be positive")
+    if args.max_rows is not None and args.max_rows < 1:
+        p.error("--max-rows must be positive")
     try:
         root = store_of(args.store)
     except UsageError as exc:
@@ -72,7 +72,7 @@ def main(argv: list[str]) -> int:
         args.result,
         args.all,
         RIDGE if args.ridge is None else args.ridge,
-        max_responses=args.max_responses,
+        max_rows=args.max_rows,
     )
     summary = res.summary(args.worst)
     written = []
