@@ -575,6 +575,7 @@ def test_irt_says_at_once_that_disjoint_sample_ids_share_no_item(
     assert irt.main(["--store", str(store), "--benchmark", "qa-bench", "--format", "json"]) == 1
     s = json.loads(capsys.readouterr().out)
     assert "fit" not in s and "is shared by two of the 6 records" in s["no_fit"]
+    assert (s["records"], s["items"]) == (6, 24)
 
 
 def test_irt_leaves_out_the_records_that_share_no_sample_with_the_fitted_ones(
@@ -821,3 +822,21 @@ def test_compare_reads_no_more_rows_than_its_limit(tmp_path: Path, capsys: pytes
     assert any("more than 100 rows" in n and f"B {uuid_of(2)}" in n and "--max-rows" in n for n in rep["notes"])
     assert compare.main([*args, "--max-rows", "120"]) == 0
     assert json.loads(capsys.readouterr().out)["samples"]["results"][0]["overlap"] == 60
+
+
+def test_ids_read_again_are_the_ids_read_first_or_the_change_is_said(tmp_path: Path) -> None:
+    """The fit names its items, and compare its listed samples, by reading the sidecar again:
+    a sidecar that changed in between is said to have changed, never misnamed."""
+    from eee.analysis.irt import _item_names
+    from eee.analysis.samples import SidecarProblem, keys_of, read_samples, resolve
+
+    store = tmp_path / "store"
+    place(store, uuid_of(1), "acme/a", "helm", [1, 0, 1, 1])
+    rec = resolve(store, uuid_of(1))
+    assert _item_names([rec], keys_of(["s000002", "s000000"])) == ["s000002", "s000000"]
+    assert _item_names([rec], keys_of(["s000002", "gone"])) is None
+    (g,) = read_samples(rec.sidecar).values()
+    assert g.names([3, 1]) == ["s000003", "s000001"]
+    rec.sidecar.write_text(rec.sidecar.read_text().replace("s000003", "t000003"))
+    with pytest.raises(SidecarProblem, match="changed while it was read"):
+        g.names([3, 1])

@@ -196,7 +196,8 @@ class BenchmarkIRT:
     def __init__(self, benchmark: str) -> None:
         self.benchmark = benchmark
         self.respondents: list[dict[str, Any]] = []  # one per record fitted
-        self.items: list[str] = []
+        self.items: list[str] = []  # the sample ids of the items fitted
+        self.item_count = 0  # distinct items of the records read (named in ``items`` when fitted)
         self.notes: list[str] = []
         self.result_key: str | None = None
         self.fit: RaschFit | None = None
@@ -210,7 +211,7 @@ class BenchmarkIRT:
         out: dict[str, Any] = {
             "benchmark": self.benchmark,
             "records": len(self.respondents),
-            "items": len(self.items),
+            "items": self.item_count,
             "result": self.result_key,
             "notes": self.notes,
         }
@@ -395,6 +396,7 @@ def benchmark_irt(
     del chosen
     cols, col_keys = _compact(keys)
     del keys
+    out.item_count = len(col_keys)
     if m < 2 or len(col_keys) < 2:
         out.no_fit = "a Rasch fit needs at least two records with binary per-sample scores and two items"
         return out
@@ -423,6 +425,7 @@ def benchmark_irt(
         renumber = np.cumsum(keep, dtype=np.int64) - 1
         rows = renumber[rows[cell]].astype(np.int32)
         cols, col_keys = _compact(col_keys[cols[cell]])
+        out.item_count = len(col_keys)
         y = y[cell]
         out.respondents = [r for r, k in zip(out.respondents, keep.tolist(), strict=True) if k]
         fitted = [r for r, k in zip(fitted, keep.tolist(), strict=True) if k]
