@@ -90,17 +90,19 @@ def test_convert_ends_with_the_command_that_pushes_its_sidecars(
 ) -> None:
     """The last step (upload the sidecars) is said once, as a command that works as printed."""
     import shlex
-
-    from eee.cli import main as eee_main
+    import subprocess
 
     assert main(["lm_eval", "--log-path", str(HARNESS / "lm_eval"), "--include-samples"]) == 2
     out = capsys.readouterr().out
-    lines = [line for line in out.splitlines() if "eee samples push" in line]
+    lines = [line for line in out.splitlines() if " samples push " in line]
     assert len(lines) == 1 and lines[0] == out.rstrip("\n").splitlines()[-1]
     command = lines[0].split("`")[1]
+    words = shlex.split(command)
+    assert words[0] != "eee" and Path(words[0]).name == "eee"  # `eee` is not on PATH: the environment's own
     sidecars = sorted(f for f in git(store, "diff", "--cached", "--name-only").stdout.split() if f.endswith(".dvc"))
-    assert command == "eee samples push " + " ".join(f.removesuffix(".dvc") for f in sidecars)
+    assert words[1:] == ["samples", "push", *(f.removesuffix(".dvc") for f in sidecars)]
     assert commit(store, "converted").returncode == 0
     assert not any((tmp_path / "remote").rglob("*.*"))
-    assert eee_main(shlex.split(command)[1:]) == 0
+    proc = subprocess.run(words, cwd=store, capture_output=True, text=True)  # as printed, from where it was printed
+    assert proc.returncode == 0, proc.stdout + proc.stderr
     assert any(p.is_file() for p in (tmp_path / "remote").rglob("*")), "the command uploaded the sidecars"
