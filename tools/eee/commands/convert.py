@@ -186,7 +186,7 @@ def rerun_command(argv: list[str], uuids: list[str]) -> str:
 
 def main(argv: list[str]) -> int:
     p = build_parser()
-    args = p.parse_args(argv)
+    args = p.parse_intermixed_args(argv)  # PATH may follow the options
     from eee.convert.common import Settings, place, preflight
     from eee.convert.mapping import MappingError, load_models
 

@@ -67,10 +67,10 @@ from eee.convert.common import (
     record,
     sha256_text,
 )
+from eee.convert.mapping import plain_id
 from eee.convert.metrics import metric_config
 from eee.reporting.findings import Finding, Refused
 from eee.store.jsonpath import format_path, json_type
-from eee.store.paths import canonical_folders
 
 HARNESS = "alpaca_eval"
 VERSION_READ = "0.6.6"
@@ -186,7 +186,7 @@ def _version(baseline: str | None, annotator: str | None, file: Path, where: str
 def _model_id(name: str, settings: Settings) -> str | None:
     if settings.model_id or name in settings.model_ids:
         return settings.model_id or settings.model_ids[name]
-    if canonical_folders(name) is not None:
+    if plain_id(name):
         return name
     developer = family_developer(name)
     return f"{developer}/{name}" if developer else None

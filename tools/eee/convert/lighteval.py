@@ -56,6 +56,7 @@ from eee.convert.common import (
     text,
 )
 from eee.convert.metrics import metric_config
+from eee.store.jsonpath import format_path
 from eee.store.limits import LOG_MAX_BYTES, Unreadable, open_regular
 
 HARNESS = "lighteval"
@@ -145,7 +146,7 @@ def convert_file(results_file: Path, settings: Settings, batch: Batch) -> None:
         config = _task_config(configs, key, task)
         out = _results(values, config, results_file, key, task, shots, _iso(stamp))
         if not out:
-            batch.warn(results_file, f"$.results[{key!r}]", f"task {key} has no numeric metric; not converted")
+            batch.warn(results_file, format_path(["results", key]), f"task {key} has no numeric metric; not converted")
             continue
         eval_id = evaluation_id(task, info["id"], stamp)
         rows = None
@@ -154,7 +155,7 @@ def convert_file(results_file: Path, settings: Settings, batch: Batch) -> None:
             if details is None or not details.is_file():
                 batch.warn(
                     results_file,
-                    f"$.results[{key!r}]",
+                    format_path(["results", key]),
                     f"no details file details_{key}_{stamp}.parquet for task {key}; converted without per-sample sidecar",
                     "run lighteval with --save-details to keep per-sample results, or convert without --include-samples",
                 )

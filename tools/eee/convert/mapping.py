@@ -49,6 +49,7 @@ from __future__ import annotations
 
 import difflib
 import math
+import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -60,6 +61,8 @@ from eee.store.limits import KIB, Unreadable, read_regular
 from eee.store.paths import canonical_folders, component_problem
 
 MAPPING_MAX_BYTES = 256 * KIB
+# a model id a log or table may give as it is: developer/model in plain characters
+PLAIN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._:+-]*$")
 RELATIONSHIPS = ("first_party", "third_party", "collaborative", "other")
 SOURCE_TYPES = ("documentation", "evaluation_run")
 DIRECTIONS = ("higher", "lower")
@@ -195,23 +198,23 @@ class _Node:
 _EXAMPLE = "see the mapping format in tools/eee/convert/mapping.py (and the shipped mappings beside it)"
 
 
-def model_ids(node: _Node, key: str) -> dict[str, str]:
+def model_ids(file: Path, path: list[str | int], ids: Any) -> dict[str, str]:
     """A mapping of model names to developer/model ids, every id checked."""
-    if key not in node.value or node.value[key] is None:
+    if ids is None:
         return {}
-    ids = node.value[key]
     if not isinstance(ids, dict):
-        raise node.error(
-            key,
+        raise MappingError(
+            file,
+            path,
             f"expected a mapping of model names to ids, found {json_type(ids)}",
             "write `name: developer/model`, one per line",
         )
     out: dict[str, str] = {}
     for name, model_id in ids.items():
-        where = [*node.path, key, str(name)]
-        if not isinstance(model_id, str) or canonical_folders(model_id) is None or model_id != model_id.strip():
+        where = [*path, str(name)]
+        if not isinstance(model_id, str) or not plain_id(model_id):
             raise MappingError(
-                node.file,
+                file,
                 where,
                 f"{model_id!r} is not a developer/model id"[:300],
                 "write the model's id as developer/model (letters, digits, . _ -), e.g. openai/gpt-4o",
@@ -220,10 +223,14 @@ def model_ids(node: _Node, key: str) -> dict[str, str]:
     return out
 
 
+def plain_id(text: str) -> bool:
+    """Whether ``text`` is a developer/model id in plain characters (``org/model-1.5``)."""
+    return PLAIN_ID.match(text) is not None and canonical_folders(text) is not None
+
+
 def load_models(path: Path) -> dict[str, str]:
     """A ``--models`` file: ``name: developer/model`` per line (a YAML mapping)."""
-    doc = read_yaml(path, "models file")
-    return model_ids(_Node(path, [], {"ids": doc}, "a models file"), "ids") if doc is not None else {}
+    return model_ids(path, [], read_yaml(path, "models file"))
 
 
 @dataclass
@@ -399,7 +406,7 @@ def load_mapping(path: Path) -> Mapping:
         dataset_urls=dataset.urls("url") if dataset else [],
         library=library,
         model_column=str(model.text("column", "the column that names the model")),
-        ids=model_ids(model, "ids"),
+        ids=model_ids(path, ["model", "ids"], model.value.get("ids")),
         setting=setting,
         metrics=metrics,
     )

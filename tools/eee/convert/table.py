@@ -37,10 +37,9 @@ from eee.convert.common import (
     record,
     sha256_text,
 )
-from eee.convert.mapping import Mapping, Metric, load_mapping
+from eee.convert.mapping import Mapping, Metric, load_mapping, plain_id
 from eee.reporting.findings import Finding, Refused
 from eee.store.jsonpath import format_path, json_type
-from eee.store.paths import canonical_folders
 
 CELL_MAX_CHARS = 10_000
 
@@ -243,7 +242,7 @@ def convert(path: Path, settings: Settings) -> Batch:
                 )
             )
             continue
-        model_id = mapping.ids.get(name) or settings.model_ids.get(name) or (name if canonical_folders(name) else None)
+        model_id = mapping.ids.get(name) or settings.model_ids.get(name) or (name if plain_id(name) else None)
         if model_id is None:
             errors.append(
                 _cell_error(
