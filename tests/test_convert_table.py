@@ -78,6 +78,10 @@ def test_cocoabench_round_trip() -> None:
     assert time["metric_config"]["lower_is_better"] is True and time["metric_config"]["max_score"] == "Infinity"
     assert time["metric_config"]["metric_unit"] == "seconds"
     assert record["model_info"]["name"] == "GPT-5.4"
+    assert record["source_metadata"]["source_organization_name"] == "CocoaBench"  # the mapping's
+    mapping = MAPPINGS / "cocoabench.mapping.yaml"
+    given = table.convert(TABLES / "cocoabench.csv", Settings(mapping=mapping, source_organization="My Lab"))
+    assert given.outputs[0].record["source_metadata"]["source_organization_name"] == "My Lab"
 
 
 def test_corebench_hard_round_trip() -> None:

@@ -224,7 +224,9 @@ def convert(path: Path, settings: Settings) -> Batch:
         )
     if not rows:
         raise InputError(path, "$", "the table has no rows", "give the table with one row per model")
-    settings = replace(settings, source_organization=mapping.organization, evaluator_relationship=mapping.relationship)
+    # the mapping names who provides the table; --source-organization, given, wins
+    organization = mapping.organization if settings.source_organization == "unknown" else settings.source_organization
+    settings = replace(settings, source_organization=organization, evaluator_relationship=mapping.relationship)
     batch = Batch()
     errors: list[Finding] = []
     seen: dict[tuple[str, ...], str] = {}
