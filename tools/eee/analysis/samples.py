@@ -346,39 +346,36 @@ def _rows(path: Path) -> Iterator[tuple[int, str, str, Any, float, float]]:
     loads = orjson.loads
     lines = iter_lines(path)  # a regular file, never through a link, every line within its cap
     n = 0
-    while True:
-        try:
-            line = next(lines)
-        except StopIteration:
-            return
-        except Unreadable as exc:
-            raise SidecarProblem(n + 1, exc.message) from None
-        n += 1
-        try:
-            row = loads(line)
-        except orjson.JSONDecodeError as exc:
-            if not line.strip():
-                continue
-            raise SidecarProblem(n, f"not JSON ({exc})") from None
-        if type(row) is not dict:
-            raise SidecarProblem(n, "not a JSON object")
-        sid = row.get("sample_id")
-        ev = row.get("evaluation")
-        score = ev.get("score") if type(ev) is dict else None
-        if type(score) is not float:
-            if isinstance(score, int):  # bool included: True is 1
-                score = float(score)
-            else:
-                raise SidecarProblem(n, "no numeric evaluation.score")
-        if type(sid) is not str:
-            if isinstance(sid, int) and not isinstance(sid, bool):
-                sid = str(sid)
-            else:
-                raise SidecarProblem(n, "no sample_id")
-        key = row.get("evaluation_result_id") or row.get("evaluation_name") or ""
-        correct = ev.get("is_correct")
-        c = (1.0 if correct else 0.0) if type(correct) is bool else nan
-        yield n, key if type(key) is str else str(key), sid, row.get("sample_hash"), score, c
+    try:
+        for line in lines:
+            n += 1
+            try:
+                row = loads(line)
+            except orjson.JSONDecodeError as exc:
+                if not line.strip():
+                    continue
+                raise SidecarProblem(n, f"not JSON ({exc})") from None
+            if type(row) is not dict:
+                raise SidecarProblem(n, "not a JSON object")
+            sid = row.get("sample_id")
+            ev = row.get("evaluation")
+            score = ev.get("score") if type(ev) is dict else None
+            if type(score) is not float:
+                if isinstance(score, int):  # bool included: True is 1
+                    score = float(score)
+                else:
+                    raise SidecarProblem(n, "no numeric evaluation.score")
+            if type(sid) is not str:
+                if isinstance(sid, int) and not isinstance(sid, bool):
+                    sid = str(sid)
+                else:
+                    raise SidecarProblem(n, "no sample_id")
+            key = row.get("evaluation_result_id") or row.get("evaluation_name") or ""
+            correct = ev.get("is_correct")
+            c = (1.0 if correct else 0.0) if type(correct) is bool else nan
+            yield n, key if type(key) is str else str(key), sid, row.get("sample_hash"), score, c
+    except Unreadable as exc:  # from the reading (a link, too large, a line too long)
+        raise SidecarProblem(n + 1, exc.message) from None
 
 
 def read_samples(path: Path, budget: RowBudget | None = None) -> dict[str, ResultSamples]:
