@@ -4,9 +4,13 @@ A record is named by its uuid or by a unique prefix of at least 8 hex digits. It
 is read from the work tree (``<uuid>_samples.jsonl`` beside the record); a sidecar that
 DVC tracks but that was not pulled is reported as such, never treated as empty.
 
-Only what the statistics need is kept from a row: the sample id and hash, the result it
-belongs to (``evaluation_result_id``, else ``evaluation_name``), ``evaluation.score`` and
-``evaluation.is_correct``. Rows repeating a sample within one result (epochs) are averaged.
+Sidecars are streamed, and only what the statistics need is kept from a row, in 32 bytes:
+the sample id as a 16-byte key (:func:`sample_key`), ``evaluation.score`` and
+``evaluation.is_correct``, grouped by the result the row belongs to
+(``evaluation_result_id``, else ``evaluation_name``). Rows repeating a sample within one
+result (epochs) are averaged. The ids (and sample hashes) of the few samples a report
+names are read again from the sidecar. Memory follows the rows read, whatever the ids;
+one analysis reads at most :data:`MAX_ROWS` rows unless told otherwise.
 """
 
 from __future__ import annotations

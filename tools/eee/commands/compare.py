@@ -21,6 +21,8 @@ from eee.reporting.findings import Finding, Refused
 
 
 def main(argv: list[str]) -> int:
+    from eee.analysis.samples import MAX_ROWS, ROW_BYTES
+
     p = parser(
         "eee compare",
         "Compare two records of one benchmark sample by sample (matched by sample id), or every record "
@@ -46,7 +48,7 @@ def main(argv: list[str]) -> int:
         type=int,
         default=None,
         metavar="N",
-        help="read at most N rows of the two sidecars together (default 8,000,000; about 130 bytes per row)",
+        help=f"read at most N rows of the two sidecars together (default {MAX_ROWS:,}; about {ROW_BYTES} bytes per row)",
     )
     args = p.parse_args(argv)
     if args.list < 0:

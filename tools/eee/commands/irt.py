@@ -14,6 +14,8 @@ IRT_DIR = "build/analysis/irt"
 
 
 def main(argv: list[str]) -> int:
+    from eee.analysis.samples import MAX_ROWS, ROW_BYTES
+
     p = parser(
         "eee irt",
         "Fit a Rasch (one-parameter logistic) model over the per-sample rows of every active record of a "
@@ -41,7 +43,7 @@ def main(argv: list[str]) -> int:
         type=int,
         default=None,
         metavar="N",
-        help="read at most N per-sample rows in all (default 8,000,000; about 130 bytes per row)",
+        help=f"read at most N per-sample rows in all (default {MAX_ROWS:,}; about {ROW_BYTES} bytes per row)",
     )
     p.add_argument("--format", choices=("text", "json"), default="text", help="readable text (default) or JSON")
     args = p.parse_args(argv)
