@@ -164,7 +164,9 @@ def test_usage_errors_exit_64(store: Path, capsys: pytest.CaptureFixture[str]) -
         main(["inspect"])
     assert info.value.code == 64
     assert "--log-path" in capsys.readouterr().err
-    assert main(["inspect", "--log-path", str(INSPECT_LOG), "--model-id", "no-developer"]) == 64
+    with pytest.raises(SystemExit) as info:
+        main(["inspect", "--log-path", str(INSPECT_LOG), "--model-id", "no-developer"])
+    assert info.value.code == 64
     captured = capsys.readouterr()
     assert "expected DEVELOPER/MODEL" in captured.err and captured.out == ""
 
@@ -177,7 +179,9 @@ def test_missing_log_path(store: Path, capsys: pytest.CaptureFixture[str]) -> No
 
 def test_outside_a_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.chdir(tmp_path)
-    assert main(["inspect", "--log-path", str(INSPECT_LOG)]) == 64  # no store: a usage error
+    with pytest.raises(SystemExit) as info:
+        main(["inspect", "--log-path", str(INSPECT_LOG)])  # no store: a usage error
+    assert info.value.code == 64
     assert "not a store" in capsys.readouterr().err
 
 

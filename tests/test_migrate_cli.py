@@ -168,7 +168,9 @@ def test_the_data_folder_of_a_git_work_tree_is_refused(tmp_path: Path) -> None:
 def test_usage_errors_and_refusals_write_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     store = _store(tmp_path / "store")
     out = tmp_path / "out"
-    assert main([str(store), "--to", "0.9.0", "--out", str(out)]) == 64  # a usage error
+    with pytest.raises(SystemExit) as exc:
+        main([str(store), "--to", "0.9.0", "--out", str(out)])  # a usage error
+    assert exc.value.code == 64
     captured = capsys.readouterr()
     assert "unknown schema version '0.9.0'" in captured.err and captured.out == ""
     assert main([str(store / "nowhere"), "--out", str(out)]) == 1  # refused

@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from eee.commands import EXIT_CODES_TEXT, EXIT_USAGE, Parser, UsageError, refused, usage_error
+from eee.commands import EXIT_CODES_TEXT, Parser, UsageError, add_dry_run, add_store, refused
 from eee.reporting.findings import Finding, Refused
 
 if TYPE_CHECKING:
@@ -60,16 +60,27 @@ def build_parser() -> argparse.ArgumentParser:
         help="how the evaluator relates to the model's developer (default: third_party)",
     )
     p.add_argument("--eval-library-version", metavar="VERSION", help="harness version, when the log does not say")
-    p.add_argument("--model-id", metavar="DEVELOPER/MODEL", help="the model's id, when the log's name has no developer")
     p.add_argument(
-        "--store",
-        type=Path,
-        metavar="DIR",
+        "--model-id",
+        type=_model_id,
+        metavar="DEVELOPER/MODEL",
+        help="the model's id, when the log's name has no developer",
+    )
+    add_store(
+        p,
         help="the store (default: the git work tree that contains the current folder; a plain folder only with --no-stage)",
+        find=False,
     )
     p.add_argument("--no-stage", action="store_true", help="write and add to DVC, but do not `git add`")
-    p.add_argument("--dry-run", action="store_true", help="print what would be written; write nothing")
+    add_dry_run(p, help="print what would be written; write nothing")
     return p
+
+
+def _model_id(text: str) -> str:
+    """``--model-id``: DEVELOPER/MODEL (else argparse's usage error)."""
+    if "/" not in text.strip("/"):
+        raise argparse.ArgumentTypeError(f"{text!r}: expected DEVELOPER/MODEL")
+    return text
 
 
 def _print(findings: list[Finding]) -> None:
@@ -96,8 +107,6 @@ def _store_root(store: Path | None, stage: bool) -> Path:
     from eee.git.cli import GitError, toplevel
 
     where = store if store is not None else Path.cwd()
-    if not where.is_dir():
-        raise UsageError(f"--store {where}: no such folder")
     try:
         return toplevel(where)
     except GitError:
@@ -114,14 +123,10 @@ def main(argv: list[str]) -> int:
     args = p.parse_args(argv)
     from eee.convert.common import Settings, place, preflight
 
-    if args.model_id is not None and "/" not in args.model_id.strip("/"):
-        p.print_usage(sys.stderr)
-        print(f"eee convert: error: --model-id {args.model_id!r}: expected DEVELOPER/MODEL", file=sys.stderr)
-        return EXIT_USAGE
     try:
         root = _store_root(args.store, stage=not args.no_stage)
     except UsageError as exc:
-        return usage_error("eee convert", exc)
+        p.store_error(str(exc))
     settings = Settings(
         source_organization=args.source_organization,
         evaluator_relationship=args.evaluator_relationship,

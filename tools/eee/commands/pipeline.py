@@ -19,16 +19,7 @@ import sys
 from pathlib import Path
 
 from eee.catalog.table import CATALOG_DIR
-from eee.commands import (
-    EXIT_ERRORS,
-    EXIT_OK,
-    EXIT_WARNINGS,
-    Parser,
-    UsageError,
-    add_store,
-    store_of,
-    usage_error,
-)
+from eee.commands import EXIT_ERRORS, EXIT_OK, EXIT_WARNINGS, Parser, add_store
 
 OUTPUTS = {
     "validation report": "build/validate/report.json",
@@ -121,10 +112,7 @@ def main(argv: list[str]) -> int:
     add_store(p)
     p.add_argument("--no-pull", action="store_true", help="do not fetch sidecars from the DVC remote first")
     args = p.parse_args(argv)
-    try:
-        root = store_of(args.store)
-    except UsageError as exc:
-        return usage_error("eee pipeline", exc)
+    root = args.store
     if not (root / "dvc.yaml").is_file():
         print(f"eee pipeline: {root} has no dvc.yaml: not a store with the pipeline", file=sys.stderr)
         print("    hint: run it inside the datastore's checkout, or pass --store DIR", file=sys.stderr)
