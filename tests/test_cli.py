@@ -267,6 +267,8 @@ def test_a_closed_pipe_ends_quietly() -> None:
 
 OUTPUTS = [
     ["--help"],
+    ["status", "--list"],
+    ["status", "--list", "--format", "json"],
     ["validate", "data/reward-bench"],
     ["validate", "--format", "json", "data/reward-bench"],
 ]
