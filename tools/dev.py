@@ -9,7 +9,8 @@ usage: python3 tools/dev.py {run,test,setup,models} [ARGS...]
     python3 tools/dev.py models   # regenerate the pydantic models from the current schema
 
 Exit codes: those of the command run (0 clean, 1 errors, 2 warnings only), 64 for an
-unknown command (with a suggestion when one is close). Progress goes to stderr.
+unknown command (with a suggestion when one is close). Progress goes to stderr; `run`'s
+summary ends with the validation's findings grouped by rule.
 
 Set-up is idempotent: the virtual environment lives in .venv and is reinstalled only
 when pyproject.toml changes. Uses only the standard library, so it runs before anything
