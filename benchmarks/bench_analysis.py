@@ -199,7 +199,7 @@ def _irt_at_scale(kind: str, records: int, pool: int) -> None:
             rec = place(store, uuid_of(1000 + m), f"lab{m % 40}/model-{m}", "helm", list(scores), ids, "scale")
             sidecars.append(rec.with_name(rec.stem + "_samples.jsonl"))
         size = sum(s.stat().st_size for s in sidecars) / 1e6
-        args = ["irt", "--store", str(store), "--benchmark", "scale", "--no-write"]
+        args = ["irt", "--store", str(store), "--benchmark", "scale", "--dry-run"]
         took, rss, rc, err = _measure(args, ok=(0, 1, 2))
         floor, floor_rss = _floor_rss(sidecars)
     said = "fit" if rc in (0, 2) else ("no item shared" if "is shared by two" in err else f"exit {rc}")

@@ -238,7 +238,7 @@ def test_irt_command_writes_parquet(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert spearmanr([est[u] for u in truth], list(truth.values()))[0] > 0.8
     ((n, worst),) = duckdb.sql(f"SELECT count(*), max(outfit) FROM '{folder}/items.parquet'").fetchall()
     assert n == 150 and worst >= 1
-    assert irt.main(["--store", str(store), "--benchmark", "qa-bench", "--no-write"]) == 0
+    assert irt.main(["--store", str(store), "--benchmark", "qa-bench", "--dry-run"]) == 0
     assert "worst-fitting items" in capsys.readouterr().out
     assert irt.main(["--store", str(store), "--benchmark", "missing"]) == 1
     assert "no benchmark 'missing'" in capsys.readouterr().err
@@ -313,7 +313,7 @@ def test_real_inspect_sidecars_compare_and_fit(tmp_path: Path, capsys: pytest.Ca
     assert (t["both_correct"], t["only_a_correct"], t["only_b_correct"], t["both_wrong"]) == (1, 0, 2, 0)
     assert t["mcnemar_exact_p"] == pytest.approx(0.5)
     assert res["difference"] == pytest.approx(-2 / 3)
-    assert irt.main(["--store", str(store), "--benchmark", "ai2_arc", "--no-write", "--format", "json"]) == 0
+    assert irt.main(["--store", str(store), "--benchmark", "ai2_arc", "--dry-run", "--format", "json"]) == 0
     s = json.loads(capsys.readouterr().out)
     assert s["records"] == 2 and s["items"] == 5
     assert s["abilities"][0]["model_id"].startswith("anthropic/")
@@ -349,7 +349,7 @@ def test_the_stores_own_sidecars_when_pulled(capsys: pytest.CaptureFixture[str])
         groups = read_samples(record.with_name(record.stem + "_samples.jsonl"))
         assert groups and all(len(g) > 0 for g in groups.values())
     bench = pulled[0].parts[-4]
-    assert irt.main(["--store", str(PROJECT), "--benchmark", bench, "--no-write"]) in (0, 1, 2)
+    assert irt.main(["--store", str(PROJECT), "--benchmark", bench, "--dry-run"]) in (0, 1, 2)
 
 
 @pytest.mark.slow
@@ -590,14 +590,14 @@ def test_irt_leaves_out_the_records_that_share_no_sample_with_the_fitted_ones(
     place(store, uuid_of(50), "iso/a", "helm", [1, 0, 1], ids=["p1", "p2", "p3"])
     place(store, uuid_of(51), "iso/b", "helm", [0, 0, 1], ids=["p1", "p2", "p3"])
     place(store, uuid_of(52), "iso/c", "helm", [1, 1, 0, 1], ids=["z1", "z2", "z3", "z4"])
-    assert irt.main(["--store", str(store), "--benchmark", "qa-bench", "--no-write", "--format", "json"]) == 2
+    assert irt.main(["--store", str(store), "--benchmark", "qa-bench", "--dry-run", "--format", "json"]) == 2
     captured = capsys.readouterr()
     s = json.loads(captured.out)
     assert "3 record(s) share no sample id with the 6 records fitted" in captured.err
     assert all(uuid_of(n) in captured.err for n in (50, 51, 52))
     assert s["records"] == 6 and not {"p1", "z1"} & {w["item"] for w in s["worst_fitting_items"]}
     # the same fit as over the six records alone
-    assert irt.main(["--store", str(alone), "--benchmark", "qa-bench", "--no-write", "--format", "json"]) == 0
+    assert irt.main(["--store", str(alone), "--benchmark", "qa-bench", "--dry-run", "--format", "json"]) == 0
     t = json.loads(capsys.readouterr().out)
     assert s["items"] == t["items"] and s["fit"]["log_likelihood"] == pytest.approx(t["fit"]["log_likelihood"])
     assert {r["record_uuid"]: r["ability"] for r in s["abilities"]} == pytest.approx(
@@ -681,7 +681,7 @@ def test_irt_reads_no_more_rows_than_its_limit(tmp_path: Path, capsys: pytest.Ca
     from eee.commands import irt
 
     store, _ = _sim_store(tmp_path, models=4, items=30)
-    args = ["--store", str(store), "--benchmark", "qa-bench", "--no-write"]
+    args = ["--store", str(store), "--benchmark", "qa-bench", "--dry-run"]
     assert irt.main([*args, "--max-rows", "100"]) == 1
     err = capsys.readouterr().err
     assert "more than 100 per-sample rows" in err and "--max-rows" in err
@@ -756,14 +756,14 @@ def test_compare_and_irt_count_a_duplicate_as_not_active(tmp_path: Path, capsys:
     args = ["--store", str(store), "--model", "acme/widget-7b", "--benchmark", "qa-bench", "--format", "json"]
     assert compare.main(args) == 0
     assert len(json.loads(capsys.readouterr().out)["records"]) == 3
-    assert irt.main(["--store", str(store), "--benchmark", "qa-bench", "--no-write", "--format", "json"]) == 0
+    assert irt.main(["--store", str(store), "--benchmark", "qa-bench", "--dry-run", "--format", "json"]) == 0
     assert json.loads(capsys.readouterr().out)["records"] == 4
     me = {"name": "M", "email": "m@example.org"}
     write(store, make_event("duplicate", uuid_of(3), "same run", me, of=uuid_of(1)))
     assert compare.main(args) == 0
     rep = json.loads(capsys.readouterr().out)
     assert {r["uuid"] for r in rep["records"]} == {uuid_of(1), uuid_of(2)}
-    assert irt.main(["--store", str(store), "--benchmark", "qa-bench", "--no-write", "--format", "json"]) == 0
+    assert irt.main(["--store", str(store), "--benchmark", "qa-bench", "--dry-run", "--format", "json"]) == 0
     s = json.loads(capsys.readouterr().out)
     assert s["records"] == 3 and uuid_of(3) not in {r["record_uuid"] for r in s["abilities"]}
     assert compare.main([*args, "--all"]) == 0
@@ -777,9 +777,9 @@ def test_compare_and_irt_count_a_duplicate_as_not_active(tmp_path: Path, capsys:
     write(store, make_event("retract", uuid_of(2), "bad run", me))
     assert compare.main(args) == 1  # one active record left
     assert "1 active record(s)" in capsys.readouterr().err
-    assert irt.main(["--store", str(store), "--benchmark", "qa-bench", "--no-write", "--format", "json"]) == 0
+    assert irt.main(["--store", str(store), "--benchmark", "qa-bench", "--dry-run", "--format", "json"]) == 0
     assert json.loads(capsys.readouterr().out)["records"] == 2
-    assert irt.main(["--store", str(store), "--benchmark", "qa-bench", "--no-write", "--format", "json", "--all"]) == 0
+    assert irt.main(["--store", str(store), "--benchmark", "qa-bench", "--dry-run", "--format", "json", "--all"]) == 0
     assert json.loads(capsys.readouterr().out)["records"] == 4
 
 
@@ -804,7 +804,7 @@ def test_compare_matches_sidecars_by_hash_and_lists_the_ids_read_again(
     # a0~b3 (1,0) a1~b2 (1,1) a2~b1 (0,0) a3~b0 (0,1); a4 has no partner
     assert (res["matched_by"], res["overlap"], res["only_a"], res["only_b"]) == ("sample_hash", 4, 1, 0)
     assert [s["sample_id"] for s in res["disagreeing_samples"]] == ["a0", "a3"]
-    assert compare.main(["--store", str(store), uuid_of(1), uuid_of(2), "--list", "1"]) == 0
+    assert compare.main(["--store", str(store), uuid_of(1), uuid_of(2), "--show", "1"]) == 0
     out = capsys.readouterr().out
     assert "2 samples disagree, first 1:" in out and "a0: A 1, B 0" in out and "a3:" not in out
 
