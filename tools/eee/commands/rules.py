@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import textwrap
 
-from eee.commands import EXIT_OK, UsageError, parser, usage_error
+from eee.commands import EXIT_OK, OUTPUT_FORMATS, add_format, parser
 from eee.rules.registry import BY_ID, RULES, Rule, unknown_text
 
 
@@ -55,7 +55,7 @@ def main(argv: list[str]) -> int:
         "why it exists, how a finding of it is settled.",
     )
     p.add_argument("rule", nargs="?", metavar="ID", help="the rule to explain (default: list them all)")
-    p.add_argument("--format", choices=("rich", "json"), default="rich", help="output format (default: rich)")
+    add_format(p, OUTPUT_FORMATS)
     args = p.parse_args(argv)
     if args.rule is None:
         if args.format == "json":
@@ -65,6 +65,6 @@ def main(argv: list[str]) -> int:
         return EXIT_OK
     rule = BY_ID.get(args.rule)
     if rule is None:
-        return usage_error("eee rules", UsageError(unknown_text(args.rule)))
+        p.error(unknown_text(args.rule))  # exit 64
     print(json.dumps(_dict(rule), indent=2, ensure_ascii=False) if args.format == "json" else _explain(rule))
     return EXIT_OK

@@ -411,6 +411,20 @@ RULES: tuple[Rule, ...] = (
         "Fix the input, or read the warning and decide.",
     ),
     Rule(
+        "mapping",
+        "error",
+        "tool",
+        "a converter's mapping (or models) file that cannot be used",
+        "fix the key the message names in the mapping file",
+        False,
+        ("mapping-file", "models-file"),
+        "A mapping file of `eee convert table` (or a models file) is not valid YAML, misses a key, names a "
+        "column the table does not have, or gives a value the record format does not allow.",
+        "A table becomes records only through a mapping that says what each column is; a wrong one would "
+        "write wrong records.",
+        "Fix the mapping file and convert again; nothing was written.",
+    ),
+    Rule(
         "migrate",
         "error",
         "tool",
