@@ -79,7 +79,7 @@ def main(argv: list[str]) -> int:
     if options.repo_checks:  # like the gate: what a record's flag events name is accepted, not an error
         from eee.validation.flagged import IndexFlags
 
-        accepted = IndexFlags()
+        accepted = IndexFlags(args.store)  # the flags of the store named, else of the current folder
     # the results go to the report as they come: the run keeps the counts and the findings only
     report = Streamed(SECTIONS, accepted)
     try:
