@@ -173,7 +173,8 @@ def make_store(tmp: Path, hooks: bool | str = True, with_dvc: bool = False, name
 
 
 def commit(repo: Path, message: str, *extra: str) -> subprocess.CompletedProcess[str]:
-    """``git commit`` through the installed hooks; returns the process (check returncode)."""
+    """``git commit`` through the installed hooks; returns the process (check returncode: git
+    exits 1 when a hook refuses the commit)."""
     return git(repo, "commit", "-m", message, *extra, check=False, env=hook_env())
 
 

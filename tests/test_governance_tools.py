@@ -243,7 +243,7 @@ def test_hook_refuses_an_illegal_event_written_by_hand(store: Path) -> None:
     copy.write_text(text)
     git(store, "add", "-A")
     proc = commit(store, "retract again by hand")
-    assert proc.returncode != 0
+    assert proc.returncode == 1
     assert "is already retracted" in proc.stdout + proc.stderr
 
 
@@ -256,5 +256,5 @@ def test_an_event_for_a_record_outside_the_commit_is_refused(store: Path, capsys
     capsys.readouterr()
     git(store, "add", "governance")
     proc = commit(store, "a retraction of a record outside the commit")
-    assert proc.returncode != 0, proc.stdout + proc.stderr
+    assert proc.returncode == 1, proc.stdout + proc.stderr
     assert C in proc.stdout + proc.stderr

@@ -42,7 +42,7 @@ def _outcomes() -> tuple[dict[Path, Result], dict[Path, MigrationRefused]]:
 def test_all_real_records_migrate_or_are_refused_with_a_reason() -> None:
     migrated, refused = _outcomes()
     real_records().assert_count(len(migrated) + len(refused))
-    assert migrated, "most real records migrate"
+    assert len(migrated) > len(refused), "most real records migrate"
     for path, exc in refused.items():
         first = exc.findings[0]
         assert first.check == "score" and "is outside the declared range" in first.message, (path, first)
