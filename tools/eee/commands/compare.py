@@ -5,22 +5,14 @@ test for binary scores, the samples that disagree); aggregates only without side
 from __future__ import annotations
 
 import json
-import sys
 
-from eee.commands import (
-    EXIT_OK,
-    EXIT_USAGE,
-    EXIT_WARNINGS,
-    UsageError,
-    add_store,
-    parser,
-    refused,
-    store_of,
-)
+from eee.commands import EXIT_OK, EXIT_WARNINGS, OUTPUT_FORMATS, add_all, add_format, add_store, count, parser, refused
 from eee.reporting.findings import Finding, Refused
 
 
 def main(argv: list[str]) -> int:
+    from eee.analysis.samples import MAX_ROWS, ROW_BYTES
+
     p = parser(
         "eee compare",
         "Compare two records of one benchmark sample by sample (matched by sample id), or every record "
@@ -34,26 +26,31 @@ def main(argv: list[str]) -> int:
         "--result-a", metavar="KEY", help="the result (evaluation_result_id) of A to compare (default: matched)"
     )
     p.add_argument("--result-b", metavar="KEY", help="the result of B to compare (default: as --result-a)")
+    add_all(p, help="with --model: include retracted, superseded and duplicate records")
+    add_format(p, OUTPUT_FORMATS)
     p.add_argument(
-        "--all", action="store_true", help="with --model: include retracted, superseded and duplicate records"
+        "--show",
+        type=count(0),
+        default=20,
+        metavar="N",
+        help="disagreeing samples to show in rich output (default 20)",
     )
-    p.add_argument("--format", choices=("text", "json"), default="text", help="readable text (default) or JSON")
     p.add_argument(
-        "--list", type=int, default=20, metavar="N", help="disagreeing samples to list in text output (default 20)"
+        "--max-rows",
+        type=count(1),
+        default=None,
+        metavar="N",
+        help=f"read at most N rows of the two sidecars together (default {MAX_ROWS:,}; about {ROW_BYTES} bytes per row)",
     )
     args = p.parse_args(argv)
-    if args.list < 0:
-        p.error("--list must be zero or positive")
+    # JSON lists every disagreeing sample; rich output shows --show of them (their ids are read again)
+    listed = None if args.format == "json" else args.show
     by_pair = args.model is not None or args.benchmark is not None
     if by_pair and (args.records or args.model is None or args.benchmark is None):
         p.error("give either two records, or --model and --benchmark (not both)")
     if not by_pair and len(args.records) != 2:
         p.error("give two records to compare (uuids or prefixes), or --model M --benchmark B")
-    try:
-        root = store_of(args.store)
-    except UsageError as exc:
-        print(f"eee compare: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+    root = args.store
     from eee.analysis.compare import compare_many, compare_records, render, render_many
     from eee.analysis.samples import records_of, resolve
     from eee.governance.status import read_ledger
@@ -74,9 +71,9 @@ def main(argv: list[str]) -> int:
                         check="analysis",
                     )
                 )
-            report = compare_many(recs)
+            report = compare_many(recs, listed, args.max_rows)
             reports = report["comparisons"]
-            text = render_many(report, args.list)
+            text = render_many(report, args.show)
         else:
             a, b = (resolve(root, ref, ledger) for ref in args.records)
             if a.uuid == b.uuid:
@@ -91,9 +88,9 @@ def main(argv: list[str]) -> int:
                         check="analysis",
                     )
                 )
-            report = compare_records(a, b, args.result_a, args.result_b)
+            report = compare_records(a, b, args.result_a, args.result_b, listed, args.max_rows)
             reports = [report]
-            text = render(report, args.list)
+            text = render(report, args.show)
     except Refused as exc:
         return refused("eee compare", exc)
     if args.format == "json":

@@ -3,17 +3,31 @@ record of a benchmark; abilities, difficulties with standard errors, worst-fitti
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
-from pathlib import Path
 
-from eee.commands import EXIT_ERRORS, EXIT_OK, EXIT_USAGE, EXIT_WARNINGS, UsageError, add_store, parser, store_of
+from eee.commands import (
+    EXIT_ERRORS,
+    EXIT_OK,
+    EXIT_WARNINGS,
+    OUTPUT_FORMATS,
+    add_all,
+    add_dry_run,
+    add_format,
+    add_out,
+    add_store,
+    count,
+    parser,
+)
 from eee.reporting.findings import Finding
 
 IRT_DIR = "build/analysis/irt"
 
 
 def main(argv: list[str]) -> int:
+    from eee.analysis.samples import MAX_ROWS, ROW_BYTES
+
     p = parser(
         "eee irt",
         "Fit a Rasch (one-parameter logistic) model over the per-sample rows of every active record of a "
@@ -26,27 +40,21 @@ def main(argv: list[str]) -> int:
         metavar="KEY",
         help="the result (evaluation_result_id) whose samples are the items (default: the most shared)",
     )
-    p.add_argument("--all", action="store_true", help="include retracted, superseded and duplicate records")
+    add_all(p)
+    add_out(p, "DIR", help=f"write abilities.parquet and items.parquet here (default: {IRT_DIR}/<B>)")
+    add_dry_run(p, help="print the fit only; write no Parquet")
+    p.add_argument("--worst", type=count(0), default=10, metavar="N", help="worst-fitting items to list (default 10)")
+    p.add_argument("--ridge", type=_ridge, default=None, metavar="L", help="the ridge penalty (default 0.05)")
     p.add_argument(
-        "--out",
-        type=Path,
-        metavar="DIR",
-        help=f"write abilities.parquet and items.parquet here (default: {IRT_DIR}/<B>)",
+        "--max-rows",
+        type=count(1),
+        default=None,
+        metavar="N",
+        help=f"read at most N per-sample rows in all (default {MAX_ROWS:,}; about {ROW_BYTES} bytes per row)",
     )
-    p.add_argument("--no-write", action="store_true", help="print only; write no Parquet")
-    p.add_argument("--worst", type=int, default=10, metavar="N", help="worst-fitting items to list (default 10)")
-    p.add_argument("--ridge", type=float, default=None, metavar="L", help="the ridge penalty (default 0.05)")
-    p.add_argument("--format", choices=("text", "json"), default="text", help="readable text (default) or JSON")
+    add_format(p, OUTPUT_FORMATS)
     args = p.parse_args(argv)
-    if args.ridge is not None and not args.ridge >= 0:
-        p.error("--ridge must be zero or positive")
-    if args.worst < 0:
-        p.error("--worst must be zero or positive")
-    try:
-        root = store_of(args.store)
-    except UsageError as exc:
-        print(f"eee irt: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+    root = args.store
     if not (root / "data" / args.benchmark).is_dir():
         from eee.reporting.reporters import text_lines
 
@@ -57,10 +65,17 @@ def main(argv: list[str]) -> int:
         return EXIT_ERRORS
     from eee.analysis.irt import RIDGE, benchmark_irt, write_parquet
 
-    res = benchmark_irt(root, args.benchmark, args.result, args.all, RIDGE if args.ridge is None else args.ridge)
+    res = benchmark_irt(
+        root,
+        args.benchmark,
+        args.result,
+        args.all,
+        RIDGE if args.ridge is None else args.ridge,
+        max_rows=args.max_rows,
+    )
     summary = res.summary(args.worst)
     written = []
-    if res.fit is not None and not args.no_write:
+    if res.fit is not None and not args.dry_run:
         folder = args.out if args.out is not None else root / IRT_DIR / args.benchmark
         try:
             written = write_parquet(res, folder)
@@ -75,8 +90,20 @@ def main(argv: list[str]) -> int:
     for note in res.notes:
         print(f"note: {note}", file=sys.stderr)
     if res.fit is None:
+        print(f"eee irt: no fit for {args.benchmark}: {res.no_fit}", file=sys.stderr)
         return EXIT_ERRORS
     return EXIT_WARNINGS if res.notes else EXIT_OK
+
+
+def _ridge(text: str) -> float:
+    """``--ridge``: zero or positive (else argparse's usage error)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, not {text!r}") from None
+    if not value >= 0:  # NaN too
+        raise argparse.ArgumentTypeError(f"must be zero or positive, not {text}")
+    return value
 
 
 def render(s: dict) -> str:
@@ -92,6 +119,11 @@ def render(s: dict) -> str:
         + ("" if fit["converged"] else " (NOT converged)")
         + f", {fit['responses']} responses, log-likelihood {fit['log_likelihood']:.2f}"
     )
+    if fit["items_answered_once"]:
+        out.append(
+            f"{fit['items_answered_once']} of the {s['items']} items were answered by one record only "
+            "(each difficulty rests on one response and the ridge)"
+        )
     out.append("abilities (highest first):")
     for r in s["abilities"]:
         out.append(
