@@ -61,6 +61,14 @@ def _record(uuid: str, **changes: Any) -> dict[str, Any]:
     return doc
 
 
+def write_flag(root: Path, record: str, rule: str, path: str, reason: str, who: dict[str, str]) -> str:
+    """An import's flag event (:func:`eee.imports.run.flag_event`) written as a file; its id."""
+    from eee.governance.events import write
+    from eee.imports.run import flag_event
+
+    return write(root, flag_event(record, rule, path, reason, who)).stem
+
+
 def _put(root: Path, rel: str, data: bytes) -> str:
     path = root / rel
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -298,8 +306,6 @@ def _commit(repo: Path, message: str) -> Any:
 
 @needs_flag
 def test_gate_accepts_a_record_only_with_exactly_its_flags(store: Path) -> None:
-    from eee.imports.run import write_flag
-
     who = {"name": "Test Contributor", "email": "contributor@example.org"}
     uuid = U["flagged"]
     bad = _record(uuid)
@@ -359,7 +365,6 @@ def test_a_manifest_is_checked_and_immutable(store: Path, tmp_path: Path, capsys
 
 @needs_flag
 def test_the_audit_accepts_a_record_flagged_with_it_or_later(store: Path) -> None:
-    from eee.imports.run import write_flag
     from eee.validation.audit import audit
 
     who = {"name": "Test Contributor", "email": "contributor@example.org"}

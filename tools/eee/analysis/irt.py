@@ -293,6 +293,8 @@ def write_parquet(res: BenchmarkIRT, folder: Path) -> list[Path]:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
+    from eee.store.fsutil import replace_file
+
     f = res.fit
     if f is None:
         return []
@@ -327,7 +329,7 @@ def write_parquet(res: BenchmarkIRT, folder: Path) -> list[Path]:
         path = folder / name
         tmp = folder / f".{name}.tmp-{os.getpid()}"
         pq.write_table(table, tmp, compression="zstd")
-        os.replace(tmp, path)
+        replace_file(tmp, path)
         written.append(path)
     return written
 
