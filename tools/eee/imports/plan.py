@@ -10,7 +10,8 @@ Outcomes (see :mod:`eee.imports`):
 
 - refused: a source name that cannot be used nor shown as it is (a control, invisible or
   bidirectional character, a byte that is not UTF-8: :func:`eee.store.paths.name_problem`;
-  the report and the manifest show it escaped), unreadable, not strict JSON, invalid under its declared schema version, a file
+  a ``..``, ``.git`` or empty component a crafted git tree may hold; the report and the
+  manifest show it escaped), unreadable, not strict JSON, invalid under its declared schema version, a file
   name that is not a uuid, not in the layout at all (no benchmark folder, not a record or
   sidecar), a uuid the store (or an earlier file of the source) holds with other content,
   a sidecar without its record or that does not match it;
@@ -43,6 +44,7 @@ from eee.store.paths import (
     portable_component,
     record_path_for_sidecar,
     sidecar_path_for,
+    tree_path_problem,
 )
 from eee.store.strictjson import JSONProblem, loads
 
@@ -226,7 +228,7 @@ class Planner:
         listing = []
         order: dict[str, int] = {}
         for rel in everything:
-            problem = name_problem(rel)
+            problem = name_problem(rel) or tree_path_problem(rel)
             order[rel if problem is None else shown(rel)] = len(order)
             if problem is None:
                 listing.append(rel)
