@@ -24,7 +24,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "gate": ("eee.commands.gate", "the default commit gate: the hooks on what is staged, without a runner's scans"),
     "migrate": ("eee.commands.migrate", "write copies of records migrated to a schema version"),
     "samples": ("eee.commands.samples", "add, push and pull per-sample sidecars (DVC)"),
-    "convert": ("eee.commands.convert", "convert HELM, lm-eval or Inspect AI logs into records"),
+    "convert": (
+        "eee.commands.convert",
+        "convert HELM, lm-eval, Inspect AI, lighteval or AlpacaEval logs, or a results table, into records",
+    ),
     "import": (
         "eee.commands.importer",
         "import a datastore snapshot (folder or git revision), every file accounted for",
