@@ -295,7 +295,7 @@ class Transaction:
                     os.unlink(leftover)
         if proc.returncode != 0:
             output = (proc.stdout + proc.stderr).decode(errors="replace").strip()
-            raise refusal("the commit was refused:\n" + output, refused_hint, file=paths[0] if paths else "")
+            raise refusal("the commit was refused:\n" + output, refused_hint)
         head = cli.resolve("HEAD^{commit}", self.root)
         assert head is not None
         self.commits.append(head)
