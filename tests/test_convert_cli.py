@@ -161,20 +161,20 @@ def test_a_failing_dvc_add_undoes_everything(store: Path, monkeypatch: pytest.Mo
 
 
 def test_usage_errors_exit_64(store: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    with pytest.raises(SystemExit) as info:
-        main(["inspct", "--log-path", str(INSPECT_LOG)])
-    assert info.value.code == 64
-    assert main(["inspect"]) == 64
-    assert "give PATH (or --log-path PATH)" in capsys.readouterr().err
-    assert main(["inspect", str(INSPECT_LOG), "--log-path", str(INSPECT_LOG)]) == 64
-    assert "not both" in capsys.readouterr().err
-    assert main(["inspect", "--log-path", str(INSPECT_LOG), "--model-id", "no-developer"]) == 64
-    captured = capsys.readouterr()
-    assert "expected DEVELOPER/MODEL" in captured.err and captured.out == ""
-    assert main(["table", str(INSPECT_LOG)]) == 64
-    assert "table needs --mapping FILE" in capsys.readouterr().err
-    assert main(["inspect", str(INSPECT_LOG), "--mapping", "m.yaml"]) == 64
-    assert "--mapping is for `eee convert table`" in capsys.readouterr().err
+    def usage(*argv: str) -> str:
+        with pytest.raises(SystemExit) as info:
+            main(list(argv))
+        assert info.value.code == 64
+        captured = capsys.readouterr()
+        assert captured.out == ""
+        return captured.err
+
+    assert "invalid choice: 'inspct'" in usage("inspct", "--log-path", str(INSPECT_LOG))
+    assert "give PATH (or --log-path PATH)" in usage("inspect")
+    assert "not both" in usage("inspect", str(INSPECT_LOG), "--log-path", str(INSPECT_LOG))
+    assert "expected DEVELOPER/MODEL" in usage("inspect", "--log-path", str(INSPECT_LOG), "--model-id", "no-developer")
+    assert "table needs --mapping FILE" in usage("table", str(INSPECT_LOG))
+    assert "--mapping is for `eee convert table`" in usage("inspect", str(INSPECT_LOG), "--mapping", "m.yaml")
     assert not (store / "data").exists()
 
 
@@ -191,7 +191,9 @@ def test_missing_log_path(store: Path, capsys: pytest.CaptureFixture[str]) -> No
 
 def test_outside_a_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.chdir(tmp_path)
-    assert main(["inspect", "--log-path", str(INSPECT_LOG)]) == 64  # no store: a usage error
+    with pytest.raises(SystemExit) as info:
+        main(["inspect", "--log-path", str(INSPECT_LOG)])  # no store: a usage error
+    assert info.value.code == 64
     assert "not a store" in capsys.readouterr().err
 
 
@@ -299,7 +301,9 @@ def test_uuid_fixes_the_uuid_of_the_record(store: Path) -> None:
 def test_a_malformed_uuid_is_a_usage_error(
     store: Path, capsys: pytest.CaptureFixture[str], given: str, message: str
 ) -> None:
-    assert main(["inspect", str(INSPECT_LOG), "--uuid", given]) == 64
+    with pytest.raises(SystemExit) as info:
+        main(["inspect", str(INSPECT_LOG), "--uuid", given])
+    assert info.value.code == 64
     assert message in capsys.readouterr().err
     assert not (store / "data").exists()
 
@@ -307,10 +311,14 @@ def test_a_malformed_uuid_is_a_usage_error(
 def test_a_uuid_given_twice_or_not_once_per_record_is_a_usage_error(
     store: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert main(["lm_eval", str(HARNESS / "lm_eval"), "--uuid", FIXED, "--uuid", FIXED]) == 64
-    assert "given twice" in capsys.readouterr().err
-    assert main(["lm_eval", str(HARNESS / "lm_eval"), "--uuid", FIXED]) == 64
-    assert "--uuid is given 1 time for 3 records" in capsys.readouterr().err
+    for argv, says in (
+        (["--uuid", FIXED, "--uuid", FIXED], "given twice"),
+        (["--uuid", FIXED], "--uuid is given 1 time for 3 records"),
+    ):
+        with pytest.raises(SystemExit) as info:
+            main(["lm_eval", str(HARNESS / "lm_eval"), *argv])
+        assert info.value.code == 64
+        assert says in capsys.readouterr().err
     assert not (store / "data").exists()
 
 

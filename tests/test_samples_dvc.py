@@ -109,7 +109,9 @@ def test_pointer_naming_another_file_is_an_error(store: Path) -> None:
 
 def test_outside_a_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.chdir(tmp_path)
-    assert samples_main(["pull"]) == 64  # no store: a usage error
+    with pytest.raises(SystemExit) as exc:
+        samples_main(["pull"])  # no store: a usage error
+    assert exc.value.code == 64
     captured = capsys.readouterr()
     assert "not inside a git work tree" in captured.err and captured.out == ""
 

@@ -25,7 +25,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from eee.commands import EXIT_CODES_TEXT, EXIT_USAGE, Parser, UsageError, refused, usage_error
+from eee.commands import EXIT_CODES_TEXT, Parser, UsageError, add_dry_run, add_store, refused
 from eee.reporting.findings import Finding, Refused
 
 if TYPE_CHECKING:
@@ -85,7 +85,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="how the evaluator relates to the model's developer (default: third_party)",
     )
     p.add_argument("--eval-library-version", metavar="VERSION", help="harness version, when the log does not say")
-    p.add_argument("--model-id", metavar="DEVELOPER/MODEL", help="the model's id, when the log's name has no developer")
+    p.add_argument(
+        "--model-id",
+        type=_model_id,
+        metavar="DEVELOPER/MODEL",
+        help="the model's id, when the log's name has no developer",
+    )
     p.add_argument(
         "--uuid",
         action="append",
@@ -93,19 +98,23 @@ def build_parser() -> argparse.ArgumentParser:
         help="the uuid of the record to write (default: a fresh one); once per record, in the order "
         "--dry-run lists them; refused when a record already has it",
     )
-    p.add_argument(
-        "--store",
-        type=Path,
-        metavar="DIR",
+    add_store(
+        p,
         help="the store (default: the git work tree that contains the current folder; a plain folder only with --no-stage)",
+        find=False,
     )
     p.add_argument("--no-stage", action="store_true", help="write and add to DVC, but do not `git add`")
-    p.add_argument(
-        "--dry-run",
-        action="store_true",
-        help="print what would be written, and the command (with its uuids) that writes exactly that; write nothing",
+    add_dry_run(
+        p, help="print what would be written, and the command (with its uuids) that writes exactly that; write nothing"
     )
     return p
+
+
+def _model_id(text: str) -> str:
+    """``--model-id``: DEVELOPER/MODEL (else argparse's usage error)."""
+    if "/" not in text.strip("/"):
+        raise argparse.ArgumentTypeError(f"{text!r}: expected DEVELOPER/MODEL")
+    return text
 
 
 def _print(findings: list[Finding]) -> None:
@@ -132,8 +141,6 @@ def _store_root(store: Path | None, stage: bool) -> Path:
     from eee.git.cli import GitError, toplevel
 
     where = store if store is not None else Path.cwd()
-    if not where.is_dir():
-        raise UsageError(f"--store {where}: no such folder")
     try:
         return toplevel(where)
     except GitError:
@@ -190,25 +197,23 @@ def main(argv: list[str]) -> int:
     from eee.convert.common import Settings, place, preflight
     from eee.convert.mapping import MappingError, load_models
 
-    if args.model_id is not None and "/" not in args.model_id.strip("/"):
-        p.print_usage(sys.stderr)
-        print(f"eee convert: error: --model-id {args.model_id!r}: expected DEVELOPER/MODEL", file=sys.stderr)
-        return EXIT_USAGE
+    if args.path is not None and args.log_path is not None:
+        p.error("give the path once: PATH or --log-path, not both")
+    path = args.path if args.path is not None else args.log_path
+    if path is None:
+        p.error("what to convert is missing: give PATH (or --log-path PATH)")
+    if args.harness == "table" and args.mapping is None:
+        p.error("table needs --mapping FILE: the YAML mapping that says which column is what")
+    if args.harness != "table" and args.mapping is not None:
+        p.error(f"--mapping is for `eee convert table`, not {args.harness}")
     try:
-        if args.path is not None and args.log_path is not None:
-            raise UsageError("give the path once: PATH or --log-path, not both")
-        path = args.path if args.path is not None else args.log_path
-        if path is None:
-            raise UsageError("what to convert is missing: give PATH (or --log-path PATH)")
-        if args.harness == "table" and args.mapping is None:
-            raise UsageError("table needs --mapping FILE: the YAML mapping that says which column is what")
-        if args.harness != "table" and args.mapping is not None:
-            raise UsageError(f"--mapping is for `eee convert table`, not {args.harness}")
         uuids = _check_uuids(args.uuid)
+    except UsageError as exc:
+        p.error(str(exc))
+    try:
         root = _store_root(args.store, stage=not args.no_stage)
     except UsageError as exc:
-        p.print_usage(sys.stderr)
-        return usage_error("eee convert", exc)
+        p.store_error(str(exc))
     try:
         model_ids = load_models(args.models) if args.models is not None else {}
     except MappingError as exc:
@@ -233,12 +238,9 @@ def main(argv: list[str]) -> int:
     for note in batch.notes:
         print(f"note: {note}", file=sys.stderr)
     if uuids is not None and len(uuids) != len(batch.outputs):
-        return usage_error(
-            "eee convert",
-            UsageError(
-                f"--uuid is given {_plural(len(uuids), 'time')} for {_plural(len(batch.outputs), 'record')}; "
-                "give one per record, in the order --dry-run lists them"
-            ),
+        p.error(
+            f"--uuid is given {_plural(len(uuids), 'time')} for {_plural(len(batch.outputs), 'record')}; "
+            "give one per record, in the order --dry-run lists them"
         )
     if args.dry_run:
         planned, errors, warnings = preflight(batch, root, check_dvc=False, uuids=uuids)
