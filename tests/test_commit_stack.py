@@ -17,6 +17,7 @@ import pytest
 
 from conftest import FIXED_UUID, PROJECT, commit, git, hook_env, make_store, place_record, record_of
 from eee.commands.governance import run
+from eee.commands.status import main as status
 from eee.store.fsutil import Unconfined, confined, replace_folder
 from eee.write.commit import JOURNAL, WRITABLE, recover
 
@@ -252,7 +253,7 @@ def test_a_crafted_journal_deletes_nothing_outside_the_store(
             {"file": name, "sha256": sha, "restore": None},
         )
         capsys.readouterr()
-        assert run("status", [A]) == 1
+        assert status([A]) == 1
         err = capsys.readouterr().err
         assert f"{journal}:3" in err and "the tools never write" in err, err
         assert "nothing of it was applied" in err and f"rm {journal}" in err
@@ -263,10 +264,10 @@ def test_a_crafted_journal_deletes_nothing_outside_the_store(
         assert record.read_bytes() == mine
     for bad in ["not json", json.dumps({"file": "data/x.json"}), json.dumps({"folder": "/tmp"}), "[1, 2]"]:
         journal.write_text(json.dumps({"journal": 1, "stage": True}) + "\n" + bad + "\n", encoding="utf-8")
-        assert run("status", [A]) == 1
+        assert status([A]) == 1
         assert f"{journal}:2" in capsys.readouterr().err
     journal.unlink()
-    assert run("status", [A]) == 0  # once removed, the tools work again
+    assert status([A]) == 0  # once removed, the tools work again
 
 
 def test_a_journal_undoes_only_what_still_holds_what_it_wrote(store: Path) -> None:
@@ -356,7 +357,7 @@ def test_an_import_killed_after_its_commit_is_finished(store: Path, tmp_path: Pa
     marker = _hang_in(store, "post-commit")
     _killed([sys.executable, "-m", "eee", "import", str(source), "--commit", "--no-progress"], store, marker)
     assert "Import wikitext-2: 2 records" in git(store, "log", "-1", "--format=%s").stdout
-    assert run("status", [B]) == 0
+    assert status([B]) == 0
     assert not (store / ".git" / JOURNAL).exists()
     assert list((store / "data").rglob(f"{B}.json"))  # committed: kept
     assert git(store, "status", "--porcelain").stdout == ""
