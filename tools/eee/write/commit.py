@@ -18,8 +18,9 @@ included), ``eee import`` (:mod:`eee.imports.run`) and ``eee convert``
   the commit's paths hold those blobs at HEAD) or undone (every file it wrote and still
   holds what it wrote is removed or put back, index entries as they were, folders it made
   removed when empty) by the next tool that takes the lock.
-- **Staging.** With ``stage``, each file is staged in the repository's index as it is
-  written (``git update-index``: literal paths, never pathspecs).
+- **Staging.** With ``stage``, the files written are staged in the repository's index at
+  the next commit or at the end of the run, all in one ``git update-index`` (literal
+  paths, never pathspecs): one rewrite of the index, however many files.
 - **Commit.** :meth:`Transaction.commit` commits exactly the files the transaction staged
   since its last commit, plus the user's staged files it is told the action depends on,
   on top of HEAD, from a temporary index (``GIT_INDEX_FILE``: HEAD plus exactly those
@@ -113,6 +114,7 @@ def transaction(root: Path, *, stage: bool = True, durable: bool = True) -> Iter
         tx = Transaction(root, stage=stage, durable=durable)
         try:
             yield tx
+            tx._flush()
         except BaseException:
             tx.rollback()
             raise
@@ -133,7 +135,8 @@ class Transaction:
         self.durable = durable
         self.journal = folder / JOURNAL if folder is not None else None  # outside git: rollback only
         self.entries: list[dict[str, Any]] = []  # journaled since the last commit
-        self.staged: list[str] = []  # staged since the last commit
+        self.staged: list[str] = []  # staged (or to be staged: _pending) since the last commit
+        self._pending: list[str] = []
         self.commits: list[str] = []
         self._journaling = False  # the journal file exists (its header written)
 
@@ -171,6 +174,7 @@ class Transaction:
         self._journaling = False
         self.entries = []
         self.staged = []
+        self._pending = []
 
     # --- writing ----------------------------------------------------------------------
 
@@ -240,14 +244,24 @@ class Transaction:
         self._stage(done)
 
     def _stage(self, rels: list[str]) -> None:
-        if not self.stage or not rels:
+        """Mark ``rels`` to be staged: all at once, at the next commit or at the end (one
+        rewrite of the index per commit, however many files and writes)."""
+        if not self.stage:
             return
-        proc = cli.run(
-            "update-index", "--add", "-z", "--stdin", cwd=self.root, input=_nul(rels)
-        )  # literal paths: update-index takes no pathspecs
+        known = set(self.staged)
+        fresh = [rel for rel in rels if rel not in known]
+        self.staged += fresh
+        self._pending += fresh
+
+    def _flush(self) -> None:
+        """Stage what :meth:`_stage` marked (``git update-index``: literal paths, never pathspecs)."""
+        if not self._pending:
+            return
+        proc = cli.run("update-index", "--add", "-z", "--stdin", cwd=self.root, input=_nul(self._pending))
         if proc.returncode != 0:
-            raise refusal(f"git could not stage {rels[0]}: {proc.stderr.decode(errors='replace').strip()}", check="git")
-        self.staged += [rel for rel in rels if rel not in self.staged]
+            said = proc.stderr.decode(errors="replace").strip()
+            raise refusal(f"git could not stage {self._pending[0]}: {said}", check="git")
+        self._pending = []
 
     # --- committing -------------------------------------------------------------------
 
@@ -262,6 +276,7 @@ class Transaction:
         ``include``, on top of HEAD, through the hooks; returns the new commit's id.
         Refused (and, through :func:`transaction`, rolled back) when the hooks refuse."""
         assert self.stage, "a commit needs a staging transaction"
+        self._flush()
         paths = list(dict.fromkeys([*self.staged, *(include or [])]))
         base = cli.resolve("HEAD^{commit}", self.root)
         changes = {c.path: c for c in cli.staged_changes(self.root, head=base is not None)}
@@ -311,7 +326,8 @@ class Transaction:
         return done
 
     def close(self) -> None:
-        """The run is over: what it wrote stays."""
+        """The run is over: what it wrote stays (staged, when the transaction stages)."""
+        self._flush()
         self._drop_journal()
 
 
