@@ -414,7 +414,6 @@ def test_refusals_name_their_reason(store: Path, tmp_path: Path, capsys: pytest.
     }
 
 
-@needs_flag
 def test_an_unusable_source_name_is_one_files_outcome(
     store: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
