@@ -152,7 +152,8 @@ def test_the_walk_yields_paths_in_sorted_order(tmp_path: Path) -> None:
 
 
 def test_flags_are_accepted_chunk_by_chunk(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch) -> None:
-    from eee.imports.run import write_flag
+    from eee.governance.events import write
+    from eee.imports.run import flag_event
 
     root = make_store(tmp_path, hooks=False)
     shutil.copytree(PROJECT / "schemas", root / "schemas")
@@ -161,7 +162,8 @@ def test_flags_are_accepted_chunk_by_chunk(tmp_path: Path, capsys: pytest.Captur
     for i in (4, 13, 31):  # out of bounds, in three chunks: each accepted by its flag
         record = next((root / "data").rglob(f"{_uuid(i)}.json"))
         rel, digest = record.relative_to(root).as_posix(), hashlib.sha256(record.read_bytes()).hexdigest()
-        write_flag(root, _uuid(i), "score", "$.evaluation_results[0].score_details.score", "checked", who, rel, digest)
+        flag = flag_event(_uuid(i), "score", "$.evaluation_results[0].score_details.score", "checked", who, rel, digest)
+        write(root, flag)
     git(root, "add", "-A")
     monkeypatch.setattr(pool, "CHUNK", 3)
     monkeypatch.setattr(pool, "PARALLEL_MIN", 10)

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from eee.git.cli import git
+from eee.git.cli import git, read_blobs, resolve
 from eee.governance.duplicates import (
     BUILD_COMMAND,
     HOOK_LIMIT,
@@ -26,7 +26,6 @@ from eee.governance.duplicates import (
     evidence,
     facts,
     is_record,
-    read_blobs,
     uuid_of,
 )
 from eee.reporting.findings import WARNING, Finding
@@ -166,8 +165,7 @@ def audit_duplicates(
 
 def ledger_at(cwd: Path, rev: str) -> Any:
     """The ledger as it stood at ``rev`` (its events, in history order)."""
-    sha = git("rev-parse", "--verify", "--quiet", "--end-of-options", f"{rev}^{{commit}}", cwd=cwd, check=False).strip()
-    return _ledger_at(str(cwd), sha.decode() or rev)
+    return _ledger_at(str(cwd), resolve(f"{rev}^{{commit}}", cwd) or rev)
 
 
 @functools.lru_cache(maxsize=16)
@@ -177,7 +175,7 @@ def _ledger_at(cwd_text: str, commit: str) -> Any:
     from eee.governance.history import entered  # lazy: with the above
     from eee.governance.status import fold  # lazy: with the above
 
-    listing = git("ls-tree", "-z", f"{commit}:{EVENTS_DIR}", cwd=cwd, check=False)
+    listing = git("ls-tree", "-z", "--end-of-options", f"{commit}:{EVENTS_DIR}", cwd=cwd, check=False)
     blobs = []
     for entry in listing.split(b"\0"):
         meta, _, name = entry.partition(b"\t")
@@ -185,7 +183,7 @@ def _ledger_at(cwd_text: str, commit: str) -> Any:
         if len(parts) == 3 and parts[1] == b"blob" and name.decode(errors="replace").endswith(EVENT_SUFFIX):
             blobs.append(parts[2].decode())
     events = []
-    for _, data in read_blobs(cwd, blobs):
+    for _, data in read_blobs(blobs, cwd):
         try:
             events.append(load_text((data or b"").decode("utf-8")))
         except (EventFileError, UnicodeDecodeError):
