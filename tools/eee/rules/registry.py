@@ -375,6 +375,20 @@ RULES: tuple[Rule, ...] = (
         "Fix what the message says and run the tool again.",
     ),
     Rule(
+        "journal",
+        "error",
+        "tool",
+        "the journal of an interrupted run names what the tools never write",
+        "when no run of the tools is going on, look at the journal and remove it",
+        False,
+        ("recovery", "interrupted"),
+        "A governance tool or an import killed mid-run leaves a journal in the git directory; the next run "
+        "finishes or undoes it. This one names a path outside the store, or is not a journal the tools write.",
+        "A journal is read from the git directory and replayed: only paths inside the store, that the tools "
+        "write, are ever touched.",
+        "Nothing of it was applied: look at what it names and remove it when no run is going on.",
+    ),
+    Rule(
         "git",
         "error",
         "tool",
