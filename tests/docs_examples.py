@@ -15,6 +15,9 @@ site does not show::
 - ``run `TEXT` as `OTHER```: the block is run with TEXT replaced by OTHER. For what needs
   a network or a long time; the smallest real substitute, said where the reader sees the
   page's source. TEXT must be in the block.
+- ``reference``: the block reads the reference material (``../shared/reference`` beside
+  the store, linked there); the test skips where it is absent, like every test that reads
+  it. A block whose text names ``../shared/reference`` needs no clause.
 - ``s3``: a local S3-compatible server (moto's) is started for the block, and the page's
   placeholders (``BUCKET``, ``AKIA...``, the secret key ``...``, ``https://s3.example.org``)
   become its bucket, keys and endpoint.
@@ -66,6 +69,11 @@ class Block:
     before: list[str] = field(default_factory=list)
     replace: list[tuple[str, str]] = field(default_factory=list)
     s3: bool = False
+    reference: bool = False
+
+    @property
+    def needs_reference(self) -> bool:
+        return self.reference or any("../shared/reference" in s for s in (self.text, *self.before))
 
     @property
     def where(self) -> str:
@@ -93,7 +101,7 @@ def parse_marker(block: Block, body: str) -> None:
     """Fill ``block`` from a marker's clauses (``;``-separated; words after the clauses, in
     parentheses, are for the reader)."""
     body = re.sub(r"\([^`]*\)\s*$", "", body.strip()).strip()
-    for clause in (c.strip() for c in re.split(r";\s*(?=store=|before `|run `|s3\b)", body) if c.strip()):
+    for clause in (c.strip() for c in re.split(r";\s*(?=store=|before `|run `|s3\b|reference\b)", body) if c.strip()):
         if m := CLAUSE_STORE.match(clause):
             if m.group(1) not in STORES:
                 raise ValueError(f"{block.where}: unknown store {m.group(1)!r} (one of {', '.join(STORES)})")
@@ -106,6 +114,8 @@ def parse_marker(block: Block, body: str) -> None:
             block.replace.append((m.group(1), m.group(2)))
         elif clause == "s3":
             block.s3 = True
+        elif clause == "reference":
+            block.reference = True
         else:
             raise ValueError(f"{block.where}: unknown clause {clause!r} in the example comment")
 
@@ -190,7 +200,7 @@ def make_store(tmp: Path, kind: str) -> Path:
     (``python3 tools/dev.py setup``), with ``tmp/shared/reference`` beside it when the
     reference material is there."""
     store = tmp / "store"
-    store.mkdir()
+    store.mkdir(parents=True)
     listed = subprocess.run(
         ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
         cwd=PROJECT,

@@ -76,7 +76,7 @@ def failures(block: Block, ran: list[Ran], out: str, err: str) -> list[str]:
 def run_page(page: str, tmp_path: Path, s3: str | None = None) -> dict[str, Path]:
     """Run every example of ``page`` in order, one store per store kind; returns the stores."""
     blocks = blocks_of(page)
-    if any("../shared/reference" in b.text or any("../shared/reference" in c for c in b.before) for b in blocks):
+    if any(b.needs_reference for b in blocks):
         reference()  # the page reads the reference material beside the store
     stores: dict[str, Path] = {}
     problems: list[str] = []
