@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import reference
+from conftest import PROJECT, reference
 from docs_examples import PAGES, Block, Ran, blocks_of, environment, make_store, run_block
 
 pytestmark = pytest.mark.slow
@@ -106,7 +106,12 @@ RUNNABLE = [page for page in PAGES if blocks_of(page)]
 @pytest.mark.parametrize("page", [p for p in RUNNABLE if p != "README.md"])
 def test_the_examples_of_a_page_run_as_printed(page: str, tmp_path: Path, request: pytest.FixtureRequest) -> None:
     s3 = request.getfixturevalue("s3_endpoint") if any(b.s3 for b in blocks_of(page)) else None
-    run_page(page, tmp_path, s3)
+    stores = run_page(page, tmp_path, s3)
+    if page == "docs/guide/site.md":  # the site it builds holds the guide, every page of it
+        site = stores["copy"] / "build" / "site"
+        for source in sorted((PROJECT / "docs" / "guide").glob("*.md")):
+            built = site / "guide" / ("" if source.stem == "index" else source.stem) / "index.html"
+            assert built.is_file(), f"{source.relative_to(PROJECT)} is not on the built site"
 
 
 def test_the_readme_tour_runs_as_printed_and_does_what_it_says(tmp_path: Path) -> None:
