@@ -349,7 +349,12 @@ def test_the_stores_own_sidecars_when_pulled(capsys: pytest.CaptureFixture[str])
         groups = read_samples(record.with_name(record.stem + "_samples.jsonl"))
         assert groups and all(len(g) > 0 for g in groups.values())
     bench = pulled[0].parts[-4]
-    assert irt.main(["--store", str(PROJECT), "--benchmark", bench, "--dry-run"]) in (0, 1, 2)
+    capsys.readouterr()
+    code = irt.main(["--store", str(PROJECT), "--benchmark", bench, "--dry-run", "--format", "json"])
+    s = json.loads(capsys.readouterr().out)
+    # which code is not fixed (it depends on the sidecars pulled) but follows the summary:
+    # 1 when no fit can be made (a record alone), else 2 with notes, else 0
+    assert code == (1 if "fit" not in s else 2 if s["notes"] else 0), s
 
 
 @pytest.mark.slow
@@ -389,8 +394,8 @@ def test_the_stores_ai2_arc_sidecars_rebuilt_from_the_reference_logs(
         shutil.copyfile(record, target)
         shutil.copyfile(side, target.with_name(record.stem + "_samples.jsonl"))
         used.append(record.stem)
-    if len(used) < 2:
-        pytest.skip("the store's ai2_arc records are not the ones the reference logs convert to")
+    # the claim above, checked (a skip here would hide a converter whose sidecars changed)
+    assert len(used) == 2, "the reference Inspect logs no longer convert to the sidecars the store's records name"
     capsys.readouterr()
     assert compare.main(["--store", str(store), *used, "--format", "json"]) == 0
     rep = json.loads(capsys.readouterr().out)
