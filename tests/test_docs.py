@@ -48,7 +48,7 @@ def test_the_architecture_page_lists_each_module_under_its_floor() -> None:
     text = (PROJECT / ARCHITECTURE).read_text(encoding="utf-8")
     section = text[text.index("## Every module") :]
     floors = contract_layers()
-    headings = re.findall(r"^### (.+)$", section, re.M)
+    headings = [h.strip("`") for h in re.findall(r"^### (.+)$", section, re.M)]
     assert headings == floors, f"{ARCHITECTURE}: the floors' headings must be the contract's layers, in order"
     for heading, body in zip(headings, re.split(r"^### .+$", section, flags=re.M)[1:], strict=True):
         members = {m.strip() for m in re.split(r"[|:]", heading)}
