@@ -227,7 +227,8 @@ def test_no_page_runs_or_injects_anything(served: Any) -> None:
 def test_theme_scripts_work_under_the_policy(served: Any) -> None:
     """Material's own scripts, moved to files: the colour scheme a reader picks is stored and
     restored on the next page (base.js, palette.js), search answers (its worker), the share
-    link of a search gets the search's own address."""
+    link of a search gets the search's own address, Enter opens the first result; nothing
+    the policy refuses on the way."""
     variant, _site, _seeded, base, browser = served
     if variant != "with the policy":
         pytest.skip("the policy's own test")
@@ -235,6 +236,7 @@ def test_theme_scripts_work_under_the_policy(served: Any) -> None:
     errors: list[str] = []
     try:
         tab = context.new_page()
+        tab.add_init_script(INIT_JS)
         tab.on("pageerror", lambda e: errors.append(str(e)))
         tab.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
         tab.goto(base)
@@ -257,6 +259,10 @@ def test_theme_scripts_work_under_the_policy(served: Any) -> None:
             "() => (document.querySelector('[data-md-component=search-share]').href || '').includes('q=catalogue')"
         )
         assert share.get_attribute("href").startswith(base)
+        with tab.expect_navigation():  # Enter opens the first result (the form never submits)
+            search.press("Enter")
+        assert tab.url.startswith(base) and "query=" not in tab.url
+        assert tab.evaluate("window.__eeeViolations") == []
     finally:
         context.close()
     assert not errors, errors

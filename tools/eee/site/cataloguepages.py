@@ -16,6 +16,13 @@ reachable from the tables and found by search, and the pages say so with the cou
 store has more than ``search_rows`` results. The results tables are written as HTML, which
 Markdown passes through untouched: parsing them as Markdown tables was most of the build.
 The words of every page are in ``templates/catalogue/``.
+
+Everything a record, an event or an import manifest says is data: record pages and
+sections are HTML between raw markers (:mod:`eee.site.mdraw`) with every value escaped
+(:mod:`eee.site.mdtext`), an address from the data is a link only when it is http(s), only a
+file named by a canonical uuid gets a page or a section. Results of one record that show the
+same evaluation name and metric are told apart (:func:`tell_apart`); a record placed by an
+import says so, from the import manifest (:func:`import_provenance`).
 """
 
 from __future__ import annotations
