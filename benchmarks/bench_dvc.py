@@ -200,7 +200,7 @@ def records(m: int) -> None:
                 ".",
                 "--format",
                 "json",
-                "--output",
+                "--out",
                 "report.json",
                 "--exit-zero",
                 "--no-progress",

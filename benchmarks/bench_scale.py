@@ -14,7 +14,7 @@ gate       a one-record ``git commit`` at 23,000 and 230,000 records: what each 
            from scratch (time, peak memory). Targets: the default adds < 0.5 s at 23,000 and
            < 1 s at 230,000.
 validate   whole-store validation as the pipeline runs it (``eee validate . --format json
-           --output ... --metrics ...``) at 15,000 records with 250,000 results and 10,000
+           --out ... --metrics ...``) at 15,000 records with 250,000 results and 10,000
            sidecars, against reading and parsing the same files with orjson in one
            process. Target: >= 0.5x the throughput of parse-only.
 memory     peak memory (all processes of the command together) at 10,000 and 100,000
@@ -243,7 +243,7 @@ def validate_cmd(out: Path) -> list[str]:
         ".",
         "--format",
         "json",
-        "--output",
+        "--out",
         str(out / "report.json"),
         "--metrics",
         str(out / "metrics.json"),

@@ -238,7 +238,7 @@ def test_irt_command_writes_parquet(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert spearmanr([est[u] for u in truth], list(truth.values()))[0] > 0.8
     ((n, worst),) = duckdb.sql(f"SELECT count(*), max(outfit) FROM '{folder}/items.parquet'").fetchall()
     assert n == 150 and worst >= 1
-    assert irt.main(["--store", str(store), "--benchmark", "qa-bench", "--no-write"]) == 0
+    assert irt.main(["--store", str(store), "--benchmark", "qa-bench", "--dry-run"]) == 0
     assert "worst-fitting items" in capsys.readouterr().out
     assert irt.main(["--store", str(store), "--benchmark", "missing"]) == 1
     assert "no benchmark 'missing'" in capsys.readouterr().err
@@ -314,7 +314,7 @@ def test_real_inspect_sidecars_compare_and_fit(tmp_path: Path, capsys: pytest.Ca
     assert (t["both_correct"], t["only_a_correct"], t["only_b_correct"], t["both_wrong"]) == (1, 0, 2, 0)
     assert t["mcnemar_exact_p"] == pytest.approx(0.5)
     assert res["difference"] == pytest.approx(-2 / 3)
-    assert irt.main(["--store", str(store), "--benchmark", "ai2_arc", "--no-write", "--format", "json"]) == 0
+    assert irt.main(["--store", str(store), "--benchmark", "ai2_arc", "--dry-run", "--format", "json"]) == 0
     s = json.loads(capsys.readouterr().out)
     assert s["records"] == 2 and s["items"] == 5
     assert s["abilities"][0]["model_id"].startswith("anthropic/")
@@ -350,7 +350,7 @@ def test_the_stores_own_sidecars_when_pulled(capsys: pytest.CaptureFixture[str])
         groups = read_samples(record.with_name(record.stem + "_samples.jsonl"))
         assert groups and all(len(g) > 0 for g in groups.values())
     bench = pulled[0].parts[-4]
-    assert irt.main(["--store", str(PROJECT), "--benchmark", bench, "--no-write"]) in (0, 1, 2)
+    assert irt.main(["--store", str(PROJECT), "--benchmark", bench, "--dry-run"]) in (0, 1, 2)
 
 
 @pytest.mark.slow

@@ -72,6 +72,10 @@ def test_unknown_revision_is_an_error_not_a_traceback(repo: Path, capsys: pytest
 
 
 def test_outside_a_repository(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exc:  # not a store at all: a usage error
+        audit_main(["--store", str(tmp_path)])
+    assert exc.value.code == 64 and "not a store" in capsys.readouterr().err
+    (tmp_path / "data").mkdir()  # a store copied out of git: nothing to audit
     assert audit_main(["--store", str(tmp_path)]) == 1
     assert "not a git repository" in capsys.readouterr().out
 

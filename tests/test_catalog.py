@@ -158,7 +158,10 @@ def test_catalog_command_and_empty_store(tmp_path: Path, capsys: pytest.CaptureF
     assert catalog.main(["--store", str(store)]) == 0
     assert read_catalog(store / CATALOG_DIR).num_rows == 0
     assert "0 results from 0 records" in capsys.readouterr().out
-    assert catalog.main(["--store", str(tmp_path / "nope")]) == 64
+    with pytest.raises(SystemExit) as exc:
+        catalog.main(["--store", str(tmp_path / "nope")])
+    assert exc.value.code == 64
+    assert capsys.readouterr().err == f"eee catalog: error: --store {tmp_path / 'nope'}: no such folder\n"
 
 
 def test_an_output_folder_of_something_else_is_never_replaced(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -160,13 +161,26 @@ def test_a_failing_dvc_add_undoes_everything(store: Path, monkeypatch: pytest.Mo
 
 
 def test_usage_errors_exit_64(store: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    with pytest.raises(SystemExit) as info:
-        main(["inspect"])
-    assert info.value.code == 64
-    assert "--log-path" in capsys.readouterr().err
-    assert main(["inspect", "--log-path", str(INSPECT_LOG), "--model-id", "no-developer"]) == 64
-    captured = capsys.readouterr()
-    assert "expected DEVELOPER/MODEL" in captured.err and captured.out == ""
+    def usage(*argv: str) -> str:
+        with pytest.raises(SystemExit) as info:
+            main(list(argv))
+        assert info.value.code == 64
+        captured = capsys.readouterr()
+        assert captured.out == ""
+        return captured.err
+
+    assert "invalid choice: 'inspct'" in usage("inspct", "--log-path", str(INSPECT_LOG))
+    assert "give PATH (or --log-path PATH)" in usage("inspect")
+    assert "not both" in usage("inspect", str(INSPECT_LOG), "--log-path", str(INSPECT_LOG))
+    assert "expected DEVELOPER/MODEL" in usage("inspect", "--log-path", str(INSPECT_LOG), "--model-id", "no-developer")
+    assert "table needs --mapping FILE" in usage("table", str(INSPECT_LOG))
+    assert "--mapping is for `eee convert table`" in usage("inspect", str(INSPECT_LOG), "--mapping", "m.yaml")
+    assert not (store / "data").exists()
+
+
+def test_the_log_path_may_be_given_as_the_positional_path(store: Path) -> None:
+    assert main(["inspect", str(INSPECT_LOG)]) == 0
+    assert len(data_files(store)) == 1
 
 
 def test_missing_log_path(store: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -177,7 +191,9 @@ def test_missing_log_path(store: Path, capsys: pytest.CaptureFixture[str]) -> No
 
 def test_outside_a_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.chdir(tmp_path)
-    assert main(["inspect", "--log-path", str(INSPECT_LOG)]) == 64  # no store: a usage error
+    with pytest.raises(SystemExit) as info:
+        main(["inspect", "--log-path", str(INSPECT_LOG)])  # no store: a usage error
+    assert info.value.code == 64
     assert "not a store" in capsys.readouterr().err
 
 
@@ -205,12 +221,129 @@ def test_thin_executable(tmp_path: Path) -> None:
 
 
 def test_the_push_command_names_the_sidecars_or_their_benchmark_folders(tmp_path: Path) -> None:
+    from eee._entry import shown_command
     from eee.write.samples import push_command
 
+    eee = shown_command(tmp_path)
     one = tmp_path / "data" / "mmlu" / "acme" / "w" / "a_samples.jsonl"
-    assert push_command([one], cwd=tmp_path) == "eee samples push data/mmlu/acme/w/a_samples.jsonl"
-    assert push_command([one], cwd=tmp_path / "data") == "eee samples push mmlu/acme/w/a_samples.jsonl"
+    assert push_command([one], cwd=tmp_path) == f"{eee} samples push data/mmlu/acme/w/a_samples.jsonl"
+    assert push_command([one], cwd=tmp_path / "data") == f"{eee} samples push mmlu/acme/w/a_samples.jsonl"
     many = [tmp_path / "data" / b / "acme" / "w" / f"{i}_samples.jsonl" for i, b in enumerate("aabbc")]
-    assert push_command(many, cwd=tmp_path) == "eee samples push data/a data/b data/c"
+    assert push_command(many, cwd=tmp_path) == f"{eee} samples push data/a data/b data/c"
     odd = tmp_path / "data" / "my bench" / "acme" / "w" / "a_samples.jsonl"
-    assert push_command([odd], cwd=tmp_path) == "eee samples push 'data/my bench/acme/w/a_samples.jsonl'"
+    assert push_command([odd], cwd=tmp_path) == f"{eee} samples push 'data/my bench/acme/w/a_samples.jsonl'"
+
+
+def test_hints_name_an_eee_that_runs_as_printed(tmp_path: Path) -> None:
+    """`eee` is not on PATH: hints print this environment's executable, `.venv/bin/eee` from
+    the project's root (the README's setup), an absolute path from anywhere else."""
+    from eee._entry import shown_command
+
+    venv_bin = Path(sys.executable).parent
+    project = venv_bin.parent.parent
+    assert shown_command(project) == os.path.relpath(venv_bin / "eee", project)
+    assert shown_command(tmp_path) == str(venv_bin / "eee")
+    proc = subprocess.run(
+        [*shlex.split(shown_command(tmp_path)), "--version"], capture_output=True, text=True, cwd=tmp_path
+    )
+    assert proc.returncode == 0 and proc.stdout.strip()
+
+
+def _printed_command(out: str) -> list[str]:
+    """The argv (after `convert`) of the command a dry run prints last."""
+    line = out.strip().splitlines()[-1]
+    assert line.startswith("to write exactly these (the same uuids), run: "), line
+    words = shlex.split(line.split(": ", 1)[1])
+    return words[words.index("convert") + 1 :]
+
+
+def test_the_dry_run_prints_the_command_that_writes_exactly_what_it_showed(
+    store: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = ["lm_eval", str(HARNESS / "lm_eval"), "--dry-run", "--source-organization", "Acme Evals"]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    shown = sorted(line.split()[2] for line in out.splitlines() if line.startswith("would write "))
+    argv = _printed_command(out)
+    assert "--dry-run" not in argv and argv.count("--uuid") == 3
+    assert argv[:2] == ["lm_eval", str(HARNESS / "lm_eval")] and "Acme Evals" in argv
+    assert not (store / "data").exists()
+    assert main(argv) == 0
+    assert data_files(store) == shown  # the same paths, uuids included
+    # the printed program runs as printed (not a bare `eee`, which is not on PATH)
+    line = out.strip().splitlines()[-1].split(": ", 1)[1]
+    assert shlex.split(line)[0] != "eee" and Path(shlex.split(line)[0]).name == "eee"
+
+
+def test_a_dry_run_abbreviated_or_with_uuids_prints_a_clean_command(
+    store: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["inspect", str(INSPECT_LOG), "--dry", f"--uuid={FIXED}"]) == 0
+    out = capsys.readouterr().out
+    assert f"/{FIXED}.json" in out
+    assert _printed_command(out) == ["inspect", str(INSPECT_LOG), "--uuid", FIXED]
+
+
+def test_uuid_fixes_the_uuid_of_the_record(store: Path) -> None:
+    assert main(["inspect", str(INSPECT_LOG), "--uuid", FIXED]) == 0
+    (record,) = data_files(store)
+    assert record.endswith(f"/{FIXED}.json")
+
+
+@pytest.mark.parametrize(
+    ("given", "message"),
+    [
+        ("0F5C2D1E-7A3B-4C5D-8E9F-0A1B2C3D4E5F", "uppercase"),
+        ("0f5c2d1e-7a3b-1c5d-8e9f-0a1b2c3d4e5f", "not version 4"),
+        ("../../etc/passwd", "not a canonical UUID v4"),
+    ],
+)
+def test_a_malformed_uuid_is_a_usage_error(
+    store: Path, capsys: pytest.CaptureFixture[str], given: str, message: str
+) -> None:
+    with pytest.raises(SystemExit) as info:
+        main(["inspect", str(INSPECT_LOG), "--uuid", given])
+    assert info.value.code == 64
+    assert message in capsys.readouterr().err
+    assert not (store / "data").exists()
+
+
+def test_a_uuid_given_twice_or_not_once_per_record_is_a_usage_error(
+    store: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for argv, says in (
+        (["--uuid", FIXED, "--uuid", FIXED], "given twice"),
+        (["--uuid", FIXED], "--uuid is given 1 time for 3 records"),
+    ):
+        with pytest.raises(SystemExit) as info:
+            main(["lm_eval", str(HARNESS / "lm_eval"), *argv])
+        assert info.value.code == 64
+        assert says in capsys.readouterr().err
+    assert not (store / "data").exists()
+
+
+def test_a_uuid_already_used_is_refused(store: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["inspect", str(INSPECT_LOG), "--uuid", FIXED]) == 0
+    git(store, "commit", "-qm", "first")
+    (first,) = data_files(store)
+    capsys.readouterr()
+    for extra in ([], ["--dry-run"]):  # the dry run says so too
+        assert (
+            main(
+                [
+                    "lm_eval",
+                    str(HARNESS / "lm_eval"),
+                    *extra,
+                    "--uuid",
+                    FIXED,
+                    "--uuid",
+                    "1" + FIXED[1:],
+                    "--uuid",
+                    "2" + FIXED[1:],
+                ]
+            )
+            == 1
+        )
+        err = capsys.readouterr().err
+        assert f"{first}::$: uuid {FIXED} is already used by this record" in err
+    assert data_files(store) == [first]

@@ -90,17 +90,45 @@ def test_convert_ends_with_the_command_that_pushes_its_sidecars(
 ) -> None:
     """The last step (upload the sidecars) is said once, as a command that works as printed."""
     import shlex
-
-    from eee.cli import main as eee_main
+    import subprocess
 
     assert main(["lm_eval", "--log-path", str(HARNESS / "lm_eval"), "--include-samples"]) == 2
     out = capsys.readouterr().out
-    lines = [line for line in out.splitlines() if "eee samples push" in line]
+    lines = [line for line in out.splitlines() if " samples push " in line]
     assert len(lines) == 1 and lines[0] == out.rstrip("\n").splitlines()[-1]
     command = lines[0].split("`")[1]
+    words = shlex.split(command)
+    assert words[0] != "eee" and Path(words[0]).name == "eee"  # `eee` is not on PATH: the environment's own
     sidecars = sorted(f for f in git(store, "diff", "--cached", "--name-only").stdout.split() if f.endswith(".dvc"))
-    assert command == "eee samples push " + " ".join(f.removesuffix(".dvc") for f in sidecars)
+    assert words[1:] == ["samples", "push", *(f.removesuffix(".dvc") for f in sidecars)]
     assert commit(store, "converted").returncode == 0
     assert not any((tmp_path / "remote").rglob("*.*"))
-    assert eee_main(shlex.split(command)[1:]) == 0
+    proc = subprocess.run(words, cwd=store, capture_output=True, text=True)  # as printed, from where it was printed
+    assert proc.returncode == 0, proc.stdout + proc.stderr
     assert any(p.is_file() for p in (tmp_path / "remote").rglob("*")), "the command uploaded the sidecars"
+
+
+def test_new_converters_convert_and_commit_through_the_hooks(store: Path, tmp_path: Path) -> None:
+    """lighteval (with details), an AlpacaEval run (with its annotations) and a published
+    table, through real DVC and the real hooks: no error, no warning."""
+    from lighteval_output import write_output
+
+    write_output(tmp_path / "lighteval")
+    mapping = Path(__file__).resolve().parents[1] / "tools" / "eee" / "convert" / "mappings" / "wikitext.mapping.yaml"
+    _convert_and_commit(
+        store,
+        [
+            (["lighteval", "--log-path", str(tmp_path / "lighteval")], 2),  # mmlu:anatomy has no details file
+            (
+                [
+                    "alpaca_eval",
+                    "--log-path",
+                    str(HARNESS / "alpaca_eval" / "run_v2" / "weighted_alpaca_eval_gpt4_turbo"),
+                ],
+                0,
+            ),
+            (["table", "--mapping", str(mapping), "--log-path", str(EXAMPLES / "tables" / "wikitext.csv")], 0),
+        ],
+    )
+    records = [f for f in _committed(store) if f.endswith(".json")]
+    assert len(records) == 3 + 1 + 4

@@ -12,6 +12,7 @@ import pytest
 
 from conftest import FIXED_UUID, PROJECT, commit, git, hook_env, make_store, place_record, record_of
 from eee.commands.governance import run
+from eee.commands.status import main as status_main
 from eee.validation.validate import run as validate
 
 pytestmark = pytest.mark.slow
@@ -43,7 +44,7 @@ def _events(repo: Path) -> list[Path]:
 
 def _status(record: str, capsys: pytest.CaptureFixture[str]) -> dict:
     capsys.readouterr()
-    assert run("status", [record, "--format", "json"]) == 0
+    assert status_main([record, "--format", "json"]) == 0
     return json.loads(capsys.readouterr().out)
 
 

@@ -265,12 +265,20 @@ def test_batches_of_n_records(store: Path, tmp_path: Path, capsys: pytest.Captur
 
 
 def test_usage_errors(store: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert import_main([str(tmp_path / "missing"), "--store", str(store)]) == 64
+    def usage(*argv: str) -> str:
+        with pytest.raises(SystemExit) as exc:
+            import_main(list(argv))
+        assert exc.value.code == 64
+        captured = capsys.readouterr()
+        assert captured.out == ""
+        return captured.err
+
+    assert "no such folder or repository" in usage(str(tmp_path / "missing"), "--store", str(store))
     (tmp_path / "empty").mkdir()
-    assert import_main([str(tmp_path / "empty"), "--store", str(store)]) == 64
-    assert "no data/ folder" in capsys.readouterr().err
-    assert import_main([str(tmp_path / "empty"), "--store", str(store), "--source-ref", "nope"]) == 64
-    assert import_main([str(store), "--dry-run", "--commit"]) == 64
+    assert "no data/ folder" in usage(str(tmp_path / "empty"), "--store", str(store))
+    assert "not a commit" in usage(str(tmp_path / "empty"), "--store", str(store), "--source-ref", "nope")
+    assert "not allowed with argument" in usage(str(store), "--dry-run", "--commit")
+    assert "at least 1" in usage(str(store), "--batch", "0")
 
 
 # --- the gate accepts exactly the flagged findings ------------------------------------

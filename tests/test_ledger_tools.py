@@ -12,6 +12,7 @@ import pytest
 
 from conftest import FIXED_UUID, commit, git, make_store, place_record, record_of
 from eee.commands.governance import run
+from eee.commands.status import main as status_main
 
 pytestmark = pytest.mark.slow
 
@@ -39,7 +40,7 @@ def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def status(record: str, capsys: pytest.CaptureFixture[str]) -> dict:
     capsys.readouterr()
-    assert run("status", [record, "--format", "json"]) == 0
+    assert status_main([record, "--format", "json"]) == 0
     return json.loads(capsys.readouterr().out)
 
 
@@ -74,7 +75,7 @@ def test_tools_status_marks_uncommitted_events(store: Path, capsys: pytest.Captu
     assert "not committed yet: the event counts once it is committed" in capsys.readouterr().err
     info = status(A, capsys)
     assert info["uncommitted"] == 1 and info["history"][0]["uncommitted"] is True
-    assert run("status", [A]) == 0
+    assert status_main([A]) == 0
     captured = capsys.readouterr()
     assert "(uncommitted)" in captured.out and "not committed yet" in captured.err
     git(store, "add", "-A")
@@ -90,15 +91,15 @@ def test_uuid_prefixes(store: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert status(A[:8], capsys)["record"] == A
     assert status(A[:13], capsys)["record"] == A
     capsys.readouterr()
-    assert run("status", [B[:8]]) == 1  # B and C share eight digits
+    assert status_main([B[:8]]) == 1  # B and C share eight digits
     err = capsys.readouterr().err
     assert "ambiguous" in err and B in err and C in err
     assert run("retract", [B[:8], "--reason", "which one?"]) == 1
     assert events(store) == []
     assert status(B[:10], capsys)["record"] == B
-    assert run("status", [A[:7]]) == 1
+    assert status_main([A[:7]]) == 1
     assert "too short" in capsys.readouterr().err
-    assert run("status", ["0000000a"]) == 1
+    assert status_main(["0000000a"]) == 1
     assert "no record whose uuid begins with 0000000a" in capsys.readouterr().err
     assert run("supersede", [A[:8], C[:10], "--reason", "C is the corrected one"]) == 0
     assert status(A[:8], capsys)["superseded_by"] == C
@@ -344,10 +345,10 @@ def test_status_prints_a_derived_relation_on_a_converted_record(
     store = tmp_path / "plain"  # not a git repository: --store names it
     place_record(store, doc, record_uuid=A)
     capsys.readouterr()
-    assert run("status", [A[:8], "--store", str(store)]) == 0
+    assert status_main([A[:8], "--store", str(store)]) == 0
     out = capsys.readouterr().out
     assert "relation     IsDerivedFrom Inspect AI log (bench/acme_converted-7b/1742874628.0)" in out
-    assert run("status", [A[:8], "--store", str(store), "--format", "json"]) == 0
+    assert status_main([A[:8], "--store", str(store), "--format", "json"]) == 0
     relations = json.loads(capsys.readouterr().out)["relations"]
     assert relations == [
         {"relation": "IsDerivedFrom", "source": "Inspect AI log", "identifier": "bench/acme_converted-7b/1742874628.0"}

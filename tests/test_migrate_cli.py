@@ -168,7 +168,9 @@ def test_the_data_folder_of_a_git_work_tree_is_refused(tmp_path: Path) -> None:
 def test_usage_errors_and_refusals_write_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     store = _store(tmp_path / "store")
     out = tmp_path / "out"
-    assert main([str(store), "--to", "0.9.0", "--out", str(out)]) == 64  # a usage error
+    with pytest.raises(SystemExit) as exc:
+        main([str(store), "--to", "0.9.0", "--out", str(out)])  # a usage error
+    assert exc.value.code == 64
     captured = capsys.readouterr()
     assert "unknown schema version '0.9.0'" in captured.err and captured.out == ""
     assert main([str(store / "nowhere"), "--out", str(out)]) == 1  # refused
@@ -249,3 +251,22 @@ def test_older_rows_of_a_current_record_are_migrated_and_its_checksum_follows(tm
     again = tmp_path / "again"
     assert main([str(out), "--out", str(again)]) == 0
     assert {r["status"] for r in _report(again)["records"]} == {"unchanged"}
+
+
+def test_the_store_option(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """--store names the store the records belong to: a file in it but outside data/ keeps its
+    place below it (found from the path alone, it would be named by its file name), and the
+    store's folders are never written."""
+    store = _store(tmp_path / "store")
+    loose = store / "exports" / "old" / f"{FIXED_UUID}.json"
+    loose.parent.mkdir(parents=True)
+    loose.write_bytes((store / "data" / "helm_lite" / "acme" / "widget-7b" / f"{FIXED_UUID}.json").read_bytes())
+    out = tmp_path / "out"
+    assert main([str(loose), "--out", str(out), "--store", str(store)]) == 0
+    assert (out / "exports" / "old" / f"{FIXED_UUID}.json").is_file()
+    assert main([str(loose), "--out", str(tmp_path / "alone")]) == 0
+    assert (tmp_path / "alone" / f"{FIXED_UUID}.json").is_file()  # without --store: the file name
+    capsys.readouterr()
+    assert main([str(loose), "--out", str(store / "governance" / "copies"), "--store", str(store)]) == 1
+    assert "resolves into the store folder" in capsys.readouterr().err
+    assert not (store / "governance").exists()

@@ -31,9 +31,11 @@ def _rel(path: Path, repo: Path) -> str:
 def test_add_push_delete_pull_round_trip(store: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     record, sidecar = place_with_sidecar(store, ROWS)
     assert samples_main(["add", _rel(sidecar, store)]) == 0
-    # the next step is said once, as the exact command
+    # the next step is said once, as the exact command, with an eee that runs as printed
+    from eee._entry import shown_command
+
     assert capsys.readouterr().out.splitlines()[-1] == (
-        f"after the commit, upload the sidecars with `eee samples push {_rel(sidecar, store)}`"
+        f"after the commit, upload the sidecars with `{shown_command(store)} samples push {_rel(sidecar, store)}`"
     )
     pointer = sidecar.with_name(sidecar.name + ".dvc")
     staged = git(store, "diff", "--cached", "--name-only").stdout.split()
@@ -107,7 +109,9 @@ def test_pointer_naming_another_file_is_an_error(store: Path) -> None:
 
 def test_outside_a_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.chdir(tmp_path)
-    assert samples_main(["pull"]) == 64  # no store: a usage error
+    with pytest.raises(SystemExit) as exc:
+        samples_main(["pull"])  # no store: a usage error
+    assert exc.value.code == 64
     captured = capsys.readouterr()
     assert "not inside a git work tree" in captured.err and captured.out == ""
 

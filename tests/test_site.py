@@ -481,9 +481,14 @@ def test_a_new_status_is_marked_and_said_generically(tmp_path: Path) -> None:
 
 
 def test_site_pages_outside_a_store_is_refused_without_a_traceback(tmp_path: Path) -> None:
-    proc = subprocess.run(
-        [sys.executable, "-m", "eee", "site", "pages", "--store", str(tmp_path)], capture_output=True, text=True
-    )
+    def pages() -> subprocess.CompletedProcess[str]:
+        argv = [sys.executable, "-m", "eee", "site", "pages", "--store", str(tmp_path)]
+        return subprocess.run(argv, capture_output=True, text=True)
+
+    proc = pages()  # not a store at all: a usage error, one line
+    assert proc.returncode == 64 and proc.stderr.count("\n") == 1 and "not a store" in proc.stderr
+    (tmp_path / "data").mkdir()  # a store without its schemas
+    proc = pages()
     assert proc.returncode == 1 and "schema registry is missing" in proc.stderr
     assert "Traceback" not in proc.stderr and not (tmp_path / "build" / "docs").exists()
 

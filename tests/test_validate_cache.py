@@ -34,7 +34,7 @@ def _store(tmp_path: Path) -> Path:
 
 def _run(store: Path, out: Path, cache: Path | None) -> tuple[int, bytes, bytes]:
     out.mkdir(parents=True, exist_ok=True)
-    argv = [".", "--format", "json", "--output", str(out / "r.json"), "--metrics", str(out / "m.json"), "--no-progress"]
+    argv = [".", "--format", "json", "--out", str(out / "r.json"), "--metrics", str(out / "m.json"), "--no-progress"]
     argv += ["--exit-zero"] + (["--cache", str(cache)] if cache else [])
     cwd = os.getcwd()
     os.chdir(store)

@@ -44,7 +44,7 @@ def test_exit_codes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
 def test_json_format_is_machine_readable(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     bad = _store(tmp_path, BAD)
     report = tmp_path / "out" / "report.json"
-    assert eee_main(["validate", "--format", "json", "--output", str(report), str(bad)]) == 1
+    assert eee_main(["validate", "--format", "json", "--out", str(report), str(bad)]) == 1
     doc = json.loads(capsys.readouterr().out)
     assert doc == json.loads(report.read_text())
     assert doc["summary"]["errors"] == 1

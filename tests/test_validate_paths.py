@@ -108,7 +108,9 @@ def test_record_outside_a_data_folder(tmp_path: Path) -> None:
     assert any("not inside a data/ folder" in m for m in _messages(summary))
     # ... and with --schema-only it is checked as a loose file
     assert (
-        run([str(path)], options=__import__("eee.validation.validate").validate.Options(repo_checks=False)).exit_code()
+        run(
+            [str(path)], options=__import__("eee.validation.validate").validation.validate.Options(repo_checks=False)
+        ).exit_code()
         == 0
     )
 

@@ -67,7 +67,7 @@ def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def _cli(args: list[str], out: Path, capsys: pytest.CaptureFixture[str]) -> tuple[int, bytes, str, dict]:
     capsys.readouterr()
-    code = validate_main([*args, "--output", str(out / "report.json"), "--metrics", str(out / "metrics.json")])
+    code = validate_main([*args, "--out", str(out / "report.json"), "--metrics", str(out / "metrics.json")])
     stdout = capsys.readouterr().out
     return code, (out / "report.json").read_bytes(), stdout, json.loads((out / "metrics.json").read_text())
 

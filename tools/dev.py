@@ -9,7 +9,8 @@ usage: python3 tools/dev.py {run,test,setup,models} [ARGS...]
     python3 tools/dev.py models   # regenerate the pydantic models from the current schema
 
 Exit codes: those of the command run (0 clean, 1 errors, 2 warnings only), 64 for an
-unknown command. Progress goes to stderr.
+unknown command (with a suggestion when one is close). Progress goes to stderr; `run`'s
+summary ends with the validation's findings grouped by rule.
 
 Set-up is idempotent: the virtual environment lives in .venv and is reinstalled only
 when pyproject.toml changes. Uses only the standard library, so it runs before anything
@@ -30,6 +31,7 @@ VENV = ROOT / ".venv"
 BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
 PY = BIN / "python"
 STAMP = VENV / ".eee-installed"
+COMMANDS = ("setup", "test", "run", "models")
 
 
 def _say(msg: str) -> None:
@@ -92,8 +94,12 @@ def main(argv: list[str]) -> int:
     if command in ("help", "-h", "--help"):
         print(__doc__)
         return 0
-    if command not in ("setup", "test", "run", "models"):
-        print(f"[dev] unknown command {command!r}\n{__doc__}", file=sys.stderr)
+    if command not in COMMANDS:
+        import difflib
+
+        close = difflib.get_close_matches(command, COMMANDS, n=1)
+        guess = f"; did you mean {close[0]!r}?" if close else ""
+        print(f"[dev] unknown command {command!r}{guess}\n{__doc__}", file=sys.stderr)
         return 64  # a usage error, as for every eee command
     setup()
     if command == "setup":

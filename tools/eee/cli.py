@@ -24,7 +24,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "gate": ("eee.commands.gate", "the default commit gate: the hooks on what is staged, without a runner's scans"),
     "migrate": ("eee.commands.migrate", "write copies of records migrated to a schema version"),
     "samples": ("eee.commands.samples", "add, push and pull per-sample sidecars (DVC)"),
-    "convert": ("eee.commands.convert", "convert HELM, lm-eval or Inspect AI logs into records"),
+    "convert": (
+        "eee.commands.convert",
+        "convert HELM, lm-eval, Inspect AI, lighteval or AlpacaEval logs, or a results table, into records",
+    ),
     "import": (
         "eee.commands.importer",
         "import a datastore snapshot (folder or git revision), every file accounted for",
@@ -58,19 +61,75 @@ def help_text() -> str:
         "  -h, --help  show this message and exit",
         "  --version   show the version and exit",
         "",
-        "Commands that work on a store take --store DIR (default: the git work tree that",
-        "contains the current folder). Reports go to stdout; errors, hints and progress to stderr.",
-        "Run `eee COMMAND --help` for a command's options.",
+        "Every command takes --store DIR (default: the git work tree that contains the current",
+        "folder; validate and migrate find it from each path); --format rich|json|github for",
+        "findings, rich|json for other output; --out, --dry-run, --jobs N mean the same everywhere.",
+        "Reports go to stdout; errors, hints and progress to stderr. Run `eee COMMAND --help`",
+        "for a command's options.",
         "",
         EXIT_CODES_TABLE,
     ]
     return "\n".join(lines) + "\n"
 
 
+EXIT_CLOSED_PIPE = 141  # what a shell reports for a process ended by SIGPIPE (128 + 13)
+
+
+def _unknown(command: str) -> str:
+    import difflib
+
+    close = difflib.get_close_matches(command, COMMANDS, n=3, cutoff=0.6)
+    if close:
+        guess = " or ".join(repr(c) for c in close)
+        return f"unknown command {command!r}; did you mean {guess}? (`eee --help` lists the commands)"
+    return f"unknown command {command!r}; commands: {', '.join(COMMANDS)}"
+
+
+def _stdout_closed() -> bool:
+    """Whether stdout is a pipe whose reader has gone (then a BrokenPipeError came from it,
+    not from a pipe of a child process)."""
+    try:
+        import select
+
+        poll = select.poll()
+        poll.register(sys.stdout.fileno(), select.POLLOUT)
+        return any(events & select.POLLERR for _fd, events in poll.poll(0))
+    except (AttributeError, OSError, ValueError):  # no poll() (Windows), or stdout has no file descriptor
+        return True
+
+
+def _quietly_closed() -> int:
+    """The reader of stdout has gone (``eee validate ... | head -1``): end quietly, as a
+    process ended by SIGPIPE would, without Python's complaint when it flushes stdout at exit."""
+    import os
+
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            os.dup2(devnull, stream.fileno())
+        except (OSError, ValueError):
+            pass
+    return EXIT_CLOSED_PIPE
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    """``eee COMMAND ...``: run one command, with the conventions every command shares:
+    usage errors exit 64 (argparse's SystemExit, see :class:`eee.commands.Parser`), and a
+    closed stdout ends the run quietly with 141."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        code = _run(argv)
+        sys.stdout.flush()  # what is still buffered meets a closed pipe here, not at exit
+        return code
+    except BrokenPipeError:
+        if not _stdout_closed():
+            raise
+        return _quietly_closed()
+
+
+def _run(argv: list[str]) -> int:
     from eee.commands import EXIT_USAGE
 
-    argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] in ("-h", "--help", "help"):
         sys.stdout.write(help_text())
         return 0
@@ -84,10 +143,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not argv:
             print("eee: error: a command is required; `eee --help` lists them", file=sys.stderr)
         else:
-            print(
-                f"eee: error: unknown command {argv[0]!r}; commands: {', '.join(COMMANDS)}",
-                file=sys.stderr,
-            )
+            print(f"eee: error: {_unknown(argv[0])}", file=sys.stderr)
         return EXIT_USAGE
     import importlib
 

@@ -10,18 +10,27 @@ Exit codes (the same for every ``eee`` command and ``tools/*``):
 
 Reports go to stdout; errors, hints and progress go to stderr. The store is named by
 ``--store DIR``; by default it is the git work tree that contains the current folder
-(never the installed package's own checkout). A refusal is :class:`eee.reporting.findings.Refused`
-(it carries findings); :func:`refused` prints one the same way in every command.
+(never the installed package's own checkout); a missing folder, or one that is not a store
+(:func:`is_store`), is one line on stderr and exit 64. A refusal is
+:class:`eee.reporting.findings.Refused` (it carries findings); :func:`refused` prints one the
+same way in every command.
+
+Every command builds its parser with :class:`Parser` and the shared option helpers below
+(``add_store``, ``add_format``, ``add_out``, ``add_dry_run``, ``add_jobs``, ...), so an
+option has one name and one meaning everywhere; usage errors go through argparse's own
+error path (``Parser.error``, exit 64).
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import IO, NoReturn
+from typing import IO, Any, NoReturn
 
 from eee.reporting.findings import Refused
+from eee.reporting.reporters import FORMATS
 
 EXIT_OK = 0
 EXIT_ERRORS = 1
@@ -42,7 +51,12 @@ class UsageError(Exception):
 
 
 class Parser(argparse.ArgumentParser):
-    """argparse with the project's usage exit code and the exit-code table in --help."""
+    """argparse with the project's usage exit code, the exit-code table in --help, and the
+    store of :func:`add_store` checked as the arguments are read.
+
+    Every usage error goes through argparse's own path: :meth:`error` (the usage line and
+    ``prog: error: message`` on stderr) or, for the store, :meth:`exit` with one line; both
+    raise ``SystemExit(64)``, which :func:`eee.cli.main` returns as the exit code."""
 
     def __init__(self, prog: str | None = None, description: str | None = None, **kw: object) -> None:
         kw.setdefault("epilog", EXIT_CODES_TEXT)
@@ -50,40 +64,155 @@ class Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         self.print_usage(sys.stderr)
-        print(f"{self.prog}: error: {message}", file=sys.stderr)
-        raise SystemExit(EXIT_USAGE)
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
+
+    def _print_message(self, message: str, file: IO[str] | None = None) -> None:
+        """As argparse's, but a closed stdout is not silently dropped: :func:`eee.cli.main`
+        ends the run quietly, with the same exit code as every other output meeting one."""
+        if message:
+            try:
+                (file or sys.stderr).write(message)
+            except BrokenPipeError:
+                raise
+            except (AttributeError, OSError):  # what argparse ignores
+                pass
+
+    def store_error(self, message: str) -> NoReturn:
+        """A store that cannot be used: one line on stderr, exit 64 (no usage line: the
+        command line is right but for the store it names)."""
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
+
+    def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:  # type: ignore[override]
+        parsed, extras = super().parse_known_args(args, namespace)
+        for action in self._actions:
+            if isinstance(action, _StoreOption):
+                given = getattr(parsed, action.dest, None)
+                try:
+                    setattr(parsed, action.dest, store_of(given) if action.find else checked_store(given))
+                except UsageError as exc:
+                    self.store_error(str(exc))
+        return parsed, extras
 
 
 def parser(prog: str, description: str, **kw: object) -> Parser:
     return Parser(prog, description, **kw)
 
 
+# --- the shared options: every command builds its parser from these -----------------------
+# One name, one meaning: --store DIR, --format (the findings' rich|json|github, or a subset
+# with the same names), --out, --dry-run, --jobs N, --manifest FILE, --all, --no-progress.
+
+FINDINGS_FORMATS = FORMATS  # rich text, JSON, GitHub annotations: what a report of findings can be
+OUTPUT_FORMATS = ("rich", "json")  # the same names, for output that is not findings
+
 STORE_HELP = "the store (default: the git work tree that contains the current folder)"
+STORE_MARKERS = ("data", "governance", "schemas/registry.json", ".git")
 
 
-def add_store(p: argparse.ArgumentParser, help: str = STORE_HELP) -> None:
-    p.add_argument("--store", type=Path, metavar="DIR", help=help)
+class _StoreOption(argparse.Action):
+    """``--store DIR``; the parser checks it once the arguments are read (:meth:`Parser.parse_known_args`)."""
+
+    def __init__(self, *args: Any, find: bool = True, **kw: Any) -> None:
+        super().__init__(*args, **kw)
+        self.find = find  # when not given: the git work tree of the current folder (else None)
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: Any, values: Any, option: Any = None) -> None:
+        setattr(namespace, self.dest, values)
+
+
+def add_store(p: argparse.ArgumentParser, help: str = STORE_HELP, find: bool = True) -> None:
+    """``--store DIR``: after parsing, ``args.store`` is the store's resolved folder. A folder
+    that is missing or not a store is a usage error (one line, exit 64). ``find``: when
+    ``--store`` is not given, the git work tree of the current folder (outside one: a usage
+    error); with ``find=False`` it stays None (the command finds the store itself)."""
+    p.add_argument("--store", type=Path, metavar="DIR", help=help, action=_StoreOption, find=find)
+
+
+def add_format(p: argparse.ArgumentParser, formats: tuple[str, ...] = FINDINGS_FORMATS, help: str = "") -> None:
+    """``--format``: the findings' formats, or a subset of them with the same names."""
+    assert set(formats) <= set(FINDINGS_FORMATS), formats
+    names = {"rich": "rich text", "json": "JSON", "github": "GitHub annotations"}
+    shown = [names[f] for f in formats]
+    listed = " or ".join(shown) if len(shown) < 3 else f"{', '.join(shown[:-1])} or {shown[-1]}"
+    p.add_argument(
+        "--format", choices=formats, default="rich", help=f"{help or 'output format'}: {listed} (default: rich)"
+    )
+
+
+def add_out(p: argparse.ArgumentParser, metavar: str, help: str, **kw: Any) -> None:
+    """``--out FILE|DIR``: where the command writes its output."""
+    p.add_argument("--out", type=Path, metavar=metavar, help=help, **kw)
+
+
+def add_dry_run(p: argparse.ArgumentParser, help: str = "check and show what would be written; write nothing") -> None:
+    p.add_argument("--dry-run", action="store_true", help=help)
+
+
+def add_jobs(p: argparse.ArgumentParser, help: str, default: int | None = None) -> None:
+    p.add_argument("--jobs", type=count(1), default=default, metavar="N", help=help)
+
+
+def add_manifest(p: argparse.ArgumentParser, help: str) -> None:
+    """``--manifest FILE``: the store manifest (``eee manifest``) the pipeline's stages read."""
+    p.add_argument("--manifest", type=Path, metavar="FILE", help=help)
+
+
+def add_all(p: argparse.ArgumentParser, help: str = "include retracted, superseded and duplicate records") -> None:
+    p.add_argument("--all", action="store_true", help=help)
+
+
+def add_no_progress(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--no-progress", action="store_true", help="never show a progress bar")
+
+
+def count(minimum: int) -> Callable[[str], int]:
+    """An argparse ``type``: an integer of at least ``minimum`` (else argparse's usage error)."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a whole number, not {text!r}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be at least {minimum}, not {value}")
+        return value
+
+    parse.__name__ = "count"  # argparse names the type in its messages
+    return parse
+
+
+def is_store(folder: Path) -> bool:
+    """Whether ``folder`` is a store's top folder: it holds data/, governance/ or
+    schemas/registry.json, or it is the top of a git work tree (a store not yet begun: the
+    first convert or import creates data/)."""
+    return any((folder / marker).exists() for marker in STORE_MARKERS)
+
+
+def checked_store(given: Path | None) -> Path | None:
+    """``--store`` as given, resolved, when it is a store; None when not given. Raises
+    :class:`UsageError` for a missing folder or one that is not a store."""
+    if given is None:
+        return None
+    if not given.is_dir():
+        raise UsageError(f"--store {given}: no such folder")
+    if not is_store(given):
+        raise UsageError(
+            f"--store {given}: not a store (no data/, governance/ or schemas/registry.json, not a git work tree)"
+        )
+    return given.resolve()
 
 
 def store_of(given: Path | None) -> Path:
-    """The store a command works on: ``--store`` if given, else the git work tree of the
-    current folder. Raises :class:`UsageError` outside a work tree."""
+    """The store a command works on: ``--store`` if given (checked), else the git work tree
+    of the current folder. Raises :class:`UsageError` outside a work tree."""
     if given is not None:
-        if not given.is_dir():
-            raise UsageError(f"--store {given}: no such folder")
-        return given.resolve()
+        return checked_store(given)  # type: ignore[return-value]
     from eee.git.cli import GitError, toplevel
 
     try:
         return toplevel(Path.cwd()).resolve()
     except GitError:
         raise UsageError("not inside a git work tree: run it inside the store, or pass --store DIR") from None
-
-
-def usage_error(prog: str, exc: UsageError, stream: IO[str] | None = None) -> int:
-    """Print a usage error the way argparse does; returns 64."""
-    print(f"{prog}: error: {exc}", file=stream or sys.stderr)
-    return EXIT_USAGE
 
 
 def refused(prog: str, exc: Refused, stream: IO[str] | None = None) -> int:

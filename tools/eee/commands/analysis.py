@@ -5,9 +5,8 @@ it, for the site) and ``DIR/irt/<benchmark>/*.parquet``."""
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
-from eee.commands import EXIT_ERRORS, EXIT_OK, EXIT_USAGE, UsageError, add_store, parser, refused, store_of
+from eee.commands import EXIT_ERRORS, EXIT_OK, add_all, add_manifest, add_out, add_store, parser, refused
 
 
 def main(argv: list[str]) -> int:
@@ -19,26 +18,15 @@ def main(argv: list[str]) -> int:
         "the comparisons of one model's records and SVG plots, and the fit as Parquet.",
     )
     add_store(p)
-    p.add_argument(
-        "--out",
-        type=Path,
-        metavar="DIR",
-        help=f"the folder to write, replaced whole (default: {ANALYSIS_DIR} in the store)",
-    )
-    p.add_argument("--all", action="store_true", help="include retracted, superseded and duplicate records")
-    p.add_argument(
-        "--manifest",
-        type=Path,
-        metavar="FILE",
+    add_out(p, "DIR", help=f"the folder to write, replaced whole (default: {ANALYSIS_DIR} in the store)")
+    add_all(p)
+    add_manifest(
+        p,
         help="the store manifest (eee manifest) of the store as it is now: only the benchmarks whose records, "
         "sidecars or governance changed since the last run are analysed again (what the pipeline does)",
     )
     args = p.parse_args(argv)
-    try:
-        root = store_of(args.store)
-    except UsageError as exc:
-        print(f"eee analysis: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+    root = args.store
     from eee.analysis.pages import update_pages, write_pages
     from eee.reporting.findings import Refused
     from eee.store.manifest import read_manifest
@@ -48,8 +36,7 @@ def main(argv: list[str]) -> int:
     try:
         manifest = read_manifest(root / args.manifest) if args.manifest is not None else None
     except ValueError as exc:
-        print(f"eee analysis: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+        p.error(f"--manifest: {exc}")
     try:
         if manifest is not None:
             summaries, redone = update_pages(root, out, manifest, args.all)

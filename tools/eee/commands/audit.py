@@ -7,8 +7,8 @@ A trust anchor (``--anchor`` or ``$EEE_AUDIT_ANCHOR``) must be an ancestor of ``
 
 from __future__ import annotations
 
-from eee.commands import Parser, UsageError, add_store, store_of, usage_error
-from eee.reporting.reporters import FORMATS, render
+from eee.commands import Parser, add_format, add_store
+from eee.reporting.reporters import render
 from eee.validation.audit import audit
 
 
@@ -26,18 +26,9 @@ def main(argv: list[str]) -> int:
         help="trust anchor: an accepted commit (the last audited or published head) that must be an ancestor "
         "of --to, else an error (default: $EEE_AUDIT_ANCHOR when set)",
     )
-    p.add_argument(
-        "--format",
-        choices=FORMATS,
-        default="rich",
-        help="report format: rich text, JSON or GitHub annotations (default: rich)",
-    )
+    add_format(p, help="report format")
     add_store(p)
     args = p.parse_args(argv)
-    try:
-        repo = store_of(args.store)
-    except UsageError as exc:
-        return usage_error("eee audit", exc)
-    summary = audit(args.start, args.end, repo, anchor=args.anchor)
+    summary = audit(args.start, args.end, args.store, anchor=args.anchor)
     render(summary, args.format, what="commit")
     return summary.exit_code()

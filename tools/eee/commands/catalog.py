@@ -3,20 +3,9 @@
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 from eee.catalog.table import CATALOG_DIR
-from eee.commands import (
-    EXIT_ERRORS,
-    EXIT_OK,
-    EXIT_USAGE,
-    EXIT_WARNINGS,
-    UsageError,
-    add_store,
-    parser,
-    refused,
-    store_of,
-)
+from eee.commands import EXIT_ERRORS, EXIT_OK, EXIT_WARNINGS, add_manifest, add_out, add_store, parser, refused
 from eee.store.manifest import read_manifest
 
 
@@ -27,26 +16,14 @@ def main(argv: list[str]) -> int:
         "(DIR/benchmark=<name>/part-0.parquet), typed timestamps, a normalised score and governance status.",
     )
     add_store(p)
-    p.add_argument(
-        "--out",
-        type=Path,
-        default=None,
-        metavar="DIR",
-        help=f"the folder to write (default: {CATALOG_DIR} in the store); it is replaced whole",
-    )
-    p.add_argument(
-        "--manifest",
-        type=Path,
-        metavar="FILE",
+    add_out(p, "DIR", help=f"the folder to write (default: {CATALOG_DIR} in the store); it is replaced whole")
+    add_manifest(
+        p,
         help="the store manifest (eee manifest) of the store as it is now: only the partitions whose records "
         "or governance changed since the last run are written (what the pipeline does)",
     )
     args = p.parse_args(argv)
-    try:
-        root = store_of(args.store)
-    except UsageError as exc:
-        print(f"eee catalog: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+    root = args.store
     from eee.catalog.table import update_catalog, write_catalog
     from eee.reporting.findings import Refused
 
@@ -54,8 +31,7 @@ def main(argv: list[str]) -> int:
     try:
         manifest = read_manifest(root / args.manifest) if args.manifest is not None else None
     except ValueError as exc:
-        print(f"eee catalog: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+        p.error(f"--manifest: {exc}")
     try:
         done = update_catalog(root, out, manifest) if manifest is not None else write_catalog(root, out)
     except Refused as exc:

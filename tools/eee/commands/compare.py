@@ -5,18 +5,8 @@ test for binary scores, the samples that disagree); aggregates only without side
 from __future__ import annotations
 
 import json
-import sys
 
-from eee.commands import (
-    EXIT_OK,
-    EXIT_USAGE,
-    EXIT_WARNINGS,
-    UsageError,
-    add_store,
-    parser,
-    refused,
-    store_of,
-)
+from eee.commands import EXIT_OK, EXIT_WARNINGS, OUTPUT_FORMATS, add_all, add_format, add_store, count, parser, refused
 from eee.reporting.findings import Finding, Refused
 
 
@@ -34,26 +24,22 @@ def main(argv: list[str]) -> int:
         "--result-a", metavar="KEY", help="the result (evaluation_result_id) of A to compare (default: matched)"
     )
     p.add_argument("--result-b", metavar="KEY", help="the result of B to compare (default: as --result-a)")
+    add_all(p, help="with --model: include retracted, superseded and duplicate records")
+    add_format(p, OUTPUT_FORMATS)
     p.add_argument(
-        "--all", action="store_true", help="with --model: include retracted, superseded and duplicate records"
-    )
-    p.add_argument("--format", choices=("text", "json"), default="text", help="readable text (default) or JSON")
-    p.add_argument(
-        "--list", type=int, default=20, metavar="N", help="disagreeing samples to list in text output (default 20)"
+        "--show",
+        type=count(0),
+        default=20,
+        metavar="N",
+        help="disagreeing samples to show in rich output (default 20)",
     )
     args = p.parse_args(argv)
-    if args.list < 0:
-        p.error("--list must be zero or positive")
     by_pair = args.model is not None or args.benchmark is not None
     if by_pair and (args.records or args.model is None or args.benchmark is None):
         p.error("give either two records, or --model and --benchmark (not both)")
     if not by_pair and len(args.records) != 2:
         p.error("give two records to compare (uuids or prefixes), or --model M --benchmark B")
-    try:
-        root = store_of(args.store)
-    except UsageError as exc:
-        print(f"eee compare: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+    root = args.store
     from eee.analysis.compare import compare_many, compare_records, render, render_many
     from eee.analysis.samples import records_of, resolve
     from eee.governance.status import read_ledger
@@ -76,7 +62,7 @@ def main(argv: list[str]) -> int:
                 )
             report = compare_many(recs)
             reports = report["comparisons"]
-            text = render_many(report, args.list)
+            text = render_many(report, args.show)
         else:
             a, b = (resolve(root, ref, ledger) for ref in args.records)
             if a.uuid == b.uuid:
@@ -93,7 +79,7 @@ def main(argv: list[str]) -> int:
                 )
             report = compare_records(a, b, args.result_a, args.result_b)
             reports = [report]
-            text = render(report, args.list)
+            text = render(report, args.show)
     except Refused as exc:
         return refused("eee compare", exc)
     if args.format == "json":

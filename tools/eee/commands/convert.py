@@ -1,31 +1,44 @@
-"""``eee convert {helm,lm_eval,inspect} --log-path PATH``: harness logs into records of the store.
+"""``eee convert HARNESS PATH``: harness logs and published tables into records of the store.
 
-Reads the harness's own log files (no harness package needed), writes schema-valid records
-(and, with ``--include-samples``, their per-sample sidecars) at their canonical paths under
-``data/``, adds the sidecars to DVC and stages everything, ready for ``git commit``.
+Reads the harness's own output files (no harness package needed): HELM run directories,
+lm-evaluation-harness results, Inspect AI logs, lighteval results (and details), AlpacaEval
+leaderboards and annotations, or any results table with a YAML mapping (``eee convert table
+--mapping FILE results.csv``). Writes schema-valid records (and, with ``--include-samples``,
+their per-sample sidecars) at their canonical paths under ``data/``, adds the sidecars to
+DVC and stages everything, ready for ``git commit``.
 
 All or nothing: the outputs are validated in a temporary store first; an invalid output,
-an existing target or a missing DVC set-up leaves ``data/`` untouched. Exit codes (the
-table of :mod:`eee.commands`): 0 converted, 2 converted with warnings (something was
-skipped), 1 nothing converted, 64 usage error. What was written goes to stdout; findings
-(errors, warnings, hints) to stderr.
+an existing target, a uuid already in use or a missing DVC set-up leaves ``data/``
+untouched. ``--dry-run`` prints what the real run will write and the exact command (its
+uuids fixed with ``--uuid``) that writes exactly that. Exit codes (the table of
+:mod:`eee.commands`): 0 converted, 2 converted with warnings (something was skipped), 1
+nothing converted, 64 usage error. What was written goes to stdout; findings (errors,
+warnings, hints) and notes to stderr.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import shlex
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from eee.commands import EXIT_CODES_TEXT, EXIT_USAGE, Parser, UsageError, refused, usage_error
+from eee.commands import EXIT_CODES_TEXT, Parser, UsageError, add_dry_run, add_store, refused
 from eee.reporting.findings import Finding, Refused
 
 if TYPE_CHECKING:
     from eee.convert.common import Planned
 
-HARNESSES = {"helm": "eee.convert.helm", "lm_eval": "eee.convert.lm_eval", "inspect": "eee.convert.inspect"}
+HARNESSES = {
+    "helm": "eee.convert.helm",
+    "lm_eval": "eee.convert.lm_eval",
+    "inspect": "eee.convert.inspect",
+    "lighteval": "eee.convert.lighteval",
+    "alpaca_eval": "eee.convert.alpaca_eval",
+    "table": "eee.convert.table",
+}
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -33,25 +46,37 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = Parser(
         "eee convert",
-        "Convert HELM run directories, lm-evaluation-harness results or Inspect AI logs (.json, .eval) into "
-        "records at data/<benchmark>/<developer>/<model>/<uuid>.json, validated, sidecars in DVC, staged.",
+        "Convert HELM run directories, lm-evaluation-harness results, Inspect AI logs (.json, .eval), "
+        "lighteval results, AlpacaEval leaderboards or annotations, or a results table described by a YAML "
+        "mapping into records at data/<benchmark>/<developer>/<model>/<uuid>.json, validated, sidecars in DVC, "
+        "staged.",
         epilog=EXIT_CODES_TEXT + " (2 here: converted, but something was skipped; 1: nothing converted)",
     )
-    p.add_argument("harness", choices=sorted(HARNESSES), help="the harness that wrote the logs")
+    p.add_argument("harness", choices=list(HARNESSES), help="the harness that wrote the logs, or `table`")
     p.add_argument(
-        "--log-path",
-        required=True,
+        "path",
+        nargs="?",
         type=Path,
         metavar="PATH",
-        help="helm: a run directory or a folder of them; lm_eval: results_*.json or its folder; "
-        "inspect: a .json/.eval log or a folder of them",
+        help="what to convert (the same as --log-path): helm: a run directory or a folder of them; lm_eval: "
+        "results_*.json or its folder; inspect: a .json/.eval log or a folder of them; lighteval: "
+        "results_*.json or lighteval's output folder; alpaca_eval: a leaderboard .csv, or the folder of one "
+        "run (annotations.json, leaderboard.csv); table: the .csv or .json table",
+    )
+    p.add_argument("--log-path", type=Path, metavar="PATH", help="the same as PATH")
+    p.add_argument("--mapping", type=Path, metavar="FILE", help="table: the YAML mapping that describes the table")
+    p.add_argument(
+        "--models",
+        type=Path,
+        metavar="FILE",
+        help="a YAML file mapping the log's model names to developer/model ids (name: developer/model per line)",
     )
     p.add_argument("--include-samples", action="store_true", help="also write the per-sample sidecars (into DVC)")
     p.add_argument(
         "--source-organization",
         default="unknown",
         metavar="NAME",
-        help="organisation that provides the results (default: unknown)",
+        help="organisation that provides the results (default: unknown; a table's mapping names its own)",
     )
     p.add_argument(
         "--evaluator-relationship",
@@ -60,16 +85,36 @@ def build_parser() -> argparse.ArgumentParser:
         help="how the evaluator relates to the model's developer (default: third_party)",
     )
     p.add_argument("--eval-library-version", metavar="VERSION", help="harness version, when the log does not say")
-    p.add_argument("--model-id", metavar="DEVELOPER/MODEL", help="the model's id, when the log's name has no developer")
     p.add_argument(
-        "--store",
-        type=Path,
-        metavar="DIR",
+        "--model-id",
+        type=_model_id,
+        metavar="DEVELOPER/MODEL",
+        help="the model's id, when the log's name has no developer",
+    )
+    p.add_argument(
+        "--uuid",
+        action="append",
+        metavar="UUID",
+        help="the uuid of the record to write (default: a fresh one); once per record, in the order "
+        "--dry-run lists them; refused when a record already has it",
+    )
+    add_store(
+        p,
         help="the store (default: the git work tree that contains the current folder; a plain folder only with --no-stage)",
+        find=False,
     )
     p.add_argument("--no-stage", action="store_true", help="write and add to DVC, but do not `git add`")
-    p.add_argument("--dry-run", action="store_true", help="print what would be written; write nothing")
+    add_dry_run(
+        p, help="print what would be written, and the command (with its uuids) that writes exactly that; write nothing"
+    )
     return p
+
+
+def _model_id(text: str) -> str:
+    """``--model-id``: DEVELOPER/MODEL (else argparse's usage error)."""
+    if "/" not in text.strip("/"):
+        raise argparse.ArgumentTypeError(f"{text!r}: expected DEVELOPER/MODEL")
+    return text
 
 
 def _print(findings: list[Finding]) -> None:
@@ -96,8 +141,6 @@ def _store_root(store: Path | None, stage: bool) -> Path:
     from eee.git.cli import GitError, toplevel
 
     where = store if store is not None else Path.cwd()
-    if not where.is_dir():
-        raise UsageError(f"--store {where}: no such folder")
     try:
         return toplevel(where)
     except GitError:
@@ -109,43 +152,109 @@ def _store_root(store: Path | None, stage: bool) -> Path:
         ) from None
 
 
+def _check_uuids(given: list[str] | None) -> list[str] | None:
+    """The ``--uuid`` values, each a lowercase canonical uuid v4, none twice."""
+    from eee.store.paths import uuid_problem
+
+    if not given:
+        return None
+    for text in given:
+        problem = uuid_problem(text)
+        if problem:
+            raise UsageError(f"--uuid {text}: {problem}")
+    twice = sorted({u for u in given if given.count(u) > 1})
+    if twice:
+        raise UsageError(f"--uuid {twice[0]} is given twice; a uuid names one record")
+    return given
+
+
+def rerun_command(argv: list[str], uuids: list[str]) -> str:
+    """The command that writes exactly what a dry run showed: ``argv`` without ``--dry-run``
+    and earlier ``--uuid`` options, with one ``--uuid`` per planned record, runnable as printed."""
+    from eee._entry import shown_command
+
+    kept: list[str] = []
+    skip = False
+    for token in argv:
+        if skip:
+            skip = False
+            continue
+        name = token.split("=", 1)[0]
+        if len(name) > 2 and "--dry-run".startswith(name):
+            continue
+        if len(name) > 2 and "--uuid".startswith(name):
+            skip = "=" not in token
+            continue
+        kept.append(token)
+    for uuid in uuids:
+        kept += ["--uuid", uuid]
+    return f"{shown_command()} convert {shlex.join(kept)}"
+
+
 def main(argv: list[str]) -> int:
     p = build_parser()
-    args = p.parse_args(argv)
+    args = p.parse_intermixed_args(argv)  # PATH may follow the options
     from eee.convert.common import Settings, place, preflight
+    from eee.convert.mapping import MappingError, load_models
 
-    if args.model_id is not None and "/" not in args.model_id.strip("/"):
-        p.print_usage(sys.stderr)
-        print(f"eee convert: error: --model-id {args.model_id!r}: expected DEVELOPER/MODEL", file=sys.stderr)
-        return EXIT_USAGE
+    if args.path is not None and args.log_path is not None:
+        p.error("give the path once: PATH or --log-path, not both")
+    path = args.path if args.path is not None else args.log_path
+    if path is None:
+        p.error("what to convert is missing: give PATH (or --log-path PATH)")
+    if args.harness == "table" and args.mapping is None:
+        p.error("table needs --mapping FILE: the YAML mapping that says which column is what")
+    if args.harness != "table" and args.mapping is not None:
+        p.error(f"--mapping is for `eee convert table`, not {args.harness}")
+    try:
+        uuids = _check_uuids(args.uuid)
+    except UsageError as exc:
+        p.error(str(exc))
     try:
         root = _store_root(args.store, stage=not args.no_stage)
     except UsageError as exc:
-        return usage_error("eee convert", exc)
+        p.store_error(str(exc))
+    try:
+        model_ids = load_models(args.models) if args.models is not None else {}
+    except MappingError as exc:
+        return refused("eee convert", exc)
     settings = Settings(
         source_organization=args.source_organization,
         evaluator_relationship=args.evaluator_relationship,
         eval_library_version=args.eval_library_version,
         include_samples=args.include_samples,
         model_id=args.model_id,
+        model_ids=model_ids,
+        mapping=args.mapping,
     )
     converter = importlib.import_module(HARNESSES[args.harness])
     try:
-        batch = converter.convert(args.log_path, settings)
+        batch = converter.convert(path, settings)
     except Refused as exc:
-        return refused("eee convert", exc)
+        refused("eee convert", exc)
+        print("nothing was written", file=sys.stderr)
+        return 1
     _print(batch.warnings)
+    for note in batch.notes:
+        print(f"note: {note}", file=sys.stderr)
+    if uuids is not None and len(uuids) != len(batch.outputs):
+        p.error(
+            f"--uuid is given {_plural(len(uuids), 'time')} for {_plural(len(batch.outputs), 'record')}; "
+            "give one per record, in the order --dry-run lists them"
+        )
     if args.dry_run:
-        planned, errors, warnings = preflight(batch, root, check_dvc=False)
+        planned, errors, warnings = preflight(batch, root, check_dvc=False, uuids=uuids)
         _print(errors + warnings)
         for item in planned:
             print(_describe(item, "would write"))
         if errors:
             print("dry run: these outputs could not be placed; nothing would be written", file=sys.stderr)
             return 1
+        command = rerun_command(argv, [item.record_rel.rsplit("/", 1)[1].removesuffix(".json") for item in planned])
+        print(f"to write exactly these (the same uuids), run: {command}")
         return 2 if batch.warnings or warnings else 0
     try:
-        planned, warnings = place(batch, root, stage=not args.no_stage)
+        planned, warnings = place(batch, root, stage=not args.no_stage, uuids=uuids)
     except Refused as exc:
         refused("eee convert", exc)
         print("nothing was written", file=sys.stderr)
@@ -154,7 +263,8 @@ def main(argv: list[str]) -> int:
     for item in planned:
         print(_describe(item, "wrote") + (", the sidecar in DVC" if item.sidecar_rel else ""))
     staged = "staged" if not args.no_stage else "not staged (--no-stage)"
-    print(f"{_plural(len(planned), 'record')} from {args.harness} logs, {staged}; review them, then `git commit`")
+    source = "the table" if args.harness == "table" else f"{args.harness} logs"
+    print(f"{_plural(len(planned), 'record')} from {source}, {staged}; review them, then `git commit`")
     sidecars = [root / item.sidecar_rel for item in planned if item.sidecar_rel]
     if sidecars:
         from eee.write.samples import push_command

@@ -20,7 +20,7 @@ import sys
 import time
 from typing import Any
 
-from eee.commands import EXIT_OK, EXIT_USAGE, EXIT_WARNINGS, UsageError, add_store, parser, store_of
+from eee.commands import EXIT_OK, EXIT_WARNINGS, OUTPUT_FORMATS, add_format, add_jobs, add_store, parser
 
 
 def groups(root: Any) -> list[dict[str, Any]]:
@@ -133,26 +133,20 @@ def main(argv: list[str]) -> int:
         "evaluation_id and retrieved_timestamp) with the evidence, and whether the ledger settles "
         "them (supersession or duplicate events). Open groups are warnings (exit 2).",
     )
-    p.add_argument("--format", choices=("rich", "json"), default="rich", help="output format (default: rich)")
+    add_format(p, OUTPUT_FORMATS)
     p.add_argument("--open", action="store_true", help="list only the groups the ledger does not settle")
     p.add_argument(
         "--index",
         action="store_true",
         help="only bring the duplicates index (in the git directory) to HEAD, which the commit hook reads",
     )
-    p.add_argument(
-        "--jobs", type=int, default=min(2, os.cpu_count() or 1), help="worker processes for --index (default: 2)"
-    )
+    add_jobs(p, help="worker processes for --index (default: 2)", default=min(2, os.cpu_count() or 1))
     p.add_argument("--quiet", action="store_true", help="with --index: print nothing")
     add_store(p)
     args = p.parse_args(argv)
-    try:
-        root = store_of(args.store)
-    except UsageError as exc:
-        print(f"eee dedup: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+    root = args.store
     if args.index:
-        return build_index(root, max(1, args.jobs), args.quiet)
+        return build_index(root, args.jobs, args.quiet)
     found = groups(root)
     shown = [g for g in found if not (args.open and g["settled"])]
     open_groups = sum(1 for g in found if not g["settled"])

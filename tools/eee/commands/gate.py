@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sys
 
-from eee.commands import EXIT_ERRORS, Parser, UsageError, add_store, store_of, usage_error
+from eee.commands import EXIT_ERRORS, Parser, add_store
 from eee.hooks.gate import STAGES, Refused, check, install, uninstall
 
 
@@ -30,10 +30,7 @@ def main(argv: list[str]) -> int:
     if "--" in argv:  # what git gives a post-checkout or post-merge hook, after --: not needed
         argv = argv[: argv.index("--")]
     args = p.parse_args(argv)
-    try:
-        root = store_of(args.store)
-    except UsageError as exc:
-        return usage_error("eee gate", exc)
+    root = args.store
     try:
         if args.action == "install":
             print(f"installed the lean gate as {install(root, force=args.force)} (and post-checkout, post-merge)")

@@ -1,10 +1,13 @@
-"""The governance tools: ``eee retract|supersede|dispute|resolve|reinstate|flag|mark-duplicate|status``.
+"""The governance tools: ``eee retract|supersede|dispute|resolve|reinstate|flag|mark-duplicate``
+(``eee status`` reads what they write: :mod:`eee.commands.status`).
 
 Each is also a thin executable in tools/ (tools/retract, ...); the actions and their
-commands are declared once in :data:`eee.governance.ACTIONS`. Options common to all
-actions: ``--dry-run`` (check and show, write nothing), ``--commit`` (commit through the
-hooks, atomically), ``--format json``. A record is named by its uuid or a unique prefix of
-at least eight hex digits. Exit 0 done, 1 refused (nothing written), 64 usage error.
+commands are declared once in :data:`eee.governance.ACTIONS`, and each parser is built from
+its action: the description, ``--reference`` as the action takes one, the other record it
+names, and the options common to all actions: ``--reason``, ``--dry-run`` (check and show,
+write nothing), ``--commit`` (commit through the hooks, atomically), ``--format rich|json``,
+``--store``. A record is named by its uuid or a unique prefix of at least eight hex digits.
+Exit 0 done, 1 refused (nothing written), 64 usage error.
 """
 
 from __future__ import annotations
@@ -15,26 +18,19 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from eee.commands import EXIT_ERRORS, EXIT_OK, UsageError, add_store, parser, refused, store_of, usage_error
+from eee.commands import EXIT_ERRORS, EXIT_OK, OUTPUT_FORMATS, add_dry_run, add_format, add_store, parser, refused
 from eee.git.cli import GitError
 from eee.governance import BY_COMMAND, OUTCOMES
 from eee.reporting.findings import Refused, refusal
 from eee.store.paths import UUID4_RE
 
-STATUS_DESCRIPTION = (
-    "Show a record's path, status (active, flagged, disputed, retracted, superseded), its last "
-    "resolution, its relations (DataCite: IsNewVersionOf, IsPreviousVersionOf, IsIdenticalTo), its "
-    "version chain and its full history in the order events entered history; uncommitted events "
-    "are marked."
-)
 UUID_HELP = "the record's uuid, or a unique prefix of at least 8 hex digits"
 
 
 def _parser(command: str) -> argparse.ArgumentParser:
-    if command == "status":
-        p = parser("eee status", STATUS_DESCRIPTION)
-    else:
-        p = parser(f"eee {command}", BY_COMMAND[command].description)
+    """The parser of one action's command, from its declaration in :data:`eee.governance.ACTIONS`."""
+    action = BY_COMMAND[command]
+    p = parser(f"eee {command}", action.description)
     p.add_argument("record", metavar="UUID", help=UUID_HELP)
     if command == "supersede":
         p.add_argument(
@@ -42,107 +38,52 @@ def _parser(command: str) -> argparse.ArgumentParser:
             metavar="NEW",
             help="the corrected record: a JSON file, or the uuid (or unique prefix) of a record in the store",
         )
-    if command != "status":
-        action = BY_COMMAND[command]
-        p.add_argument("--reason", required=True, help="why (never empty; printable text, line breaks allowed)")
-        if action.reference != "no":
-            p.add_argument(
-                "--reference",
-                required=action.reference == "required",
-                metavar="URL",
-                help="the discussion or evidence (http or https URL)",
-            )
-        if command == "resolve":
-            p.add_argument(
-                "--outcome",
-                required=True,
-                choices=OUTCOMES,
-                help="upheld: the record stays; retracted: the retraction is written in the same commit; "
-                "corrected: the supersession by --replacement is written in the same commit",
-            )
-            p.add_argument(
-                "--replacement",
-                metavar="NEW",
-                help="with --outcome corrected: the corrected record (a JSON file, or a uuid or prefix in the store)",
-            )
-            p.add_argument(
-                "--event",
-                metavar="ID",
-                help="the one open dispute or flag event to close (default: every open one)",
-            )
-        if command == "flag":
-            p.add_argument("--rule", required=True, metavar="CHECK", help="the rule (check) the record breaks")
-            p.add_argument(
-                "--json-path",
-                dest="path",
-                required=True,
-                metavar="JSONPATH",
-                help="the JSON path that breaks it, e.g. '$.a.b[0]'",
-            )
-        if command == "mark-duplicate":
-            p.add_argument("--of", required=True, metavar="UUID", help="the record that stands (uuid or unique prefix)")
-        p.add_argument("--dry-run", action="store_true", help="check and show what would be written; write nothing")
+    p.add_argument("--reason", required=True, help="why (never empty; printable text, line breaks allowed)")
+    if action.reference != "no":
         p.add_argument(
-            "--commit",
-            action="store_true",
-            help="commit the event (and a corrected record) through the hooks; it exists exactly when its commit does",
+            "--reference",
+            required=action.reference == "required",
+            metavar="URL",
+            help="the discussion or evidence (http or https URL)",
         )
-    p.add_argument("--format", choices=("rich", "json"), default="rich", help="output format (default: rich)")
+    if command == "resolve":
+        p.add_argument(
+            "--outcome",
+            required=True,
+            choices=OUTCOMES,
+            help="upheld: the record stays; retracted: the retraction is written in the same commit; "
+            "corrected: the supersession by --replacement is written in the same commit",
+        )
+        p.add_argument(
+            "--replacement",
+            metavar="NEW",
+            help="with --outcome corrected: the corrected record (a JSON file, or a uuid or prefix in the store)",
+        )
+        p.add_argument(
+            "--event",
+            metavar="ID",
+            help="the one open dispute or flag event to close (default: every open one)",
+        )
+    if command == "flag":
+        p.add_argument("--rule", required=True, metavar="CHECK", help="the rule (check) the record breaks")
+        p.add_argument(
+            "--json-path",
+            dest="path",
+            required=True,
+            metavar="JSONPATH",
+            help="the JSON path that breaks it, e.g. '$.a.b[0]'",
+        )
+    if command == "mark-duplicate":
+        p.add_argument("--of", required=True, metavar="UUID", help="the record that stands (uuid or unique prefix)")
+    add_dry_run(p)
+    p.add_argument(
+        "--commit",
+        action="store_true",
+        help="commit the event (and a corrected record) through the hooks; it exists exactly when its commit does",
+    )
+    add_format(p, OUTPUT_FORMATS)
     add_store(p)
     return p
-
-
-def _print_status(info: dict[str, Any]) -> None:
-    line = info["status"]
-    if info["superseded_by"]:
-        line += f" (by {info['superseded_by']})"
-    if info["retraction_reason"]:
-        line += f": {info['retraction_reason']}"
-    if info["status"] == "disputed":
-        line += f" ({info['dispute_reference']})"
-    print(f"record       {info['record']}")
-    print(f"path         {info['path']}")
-    print(f"status       {line}")
-    for flag in info["flags"]:
-        print(f"flag         {flag['rule']} at {flag['path']}: {flag['reason']}")
-    if info["last_resolution"]:
-        res = info["last_resolution"]
-        print(f"resolution   {res['outcome']}: {res['reason']} ({res['timestamp']})")
-    if info["preceded_by"]:
-        print(f"preceded by  {info['preceded_by']}")
-    if info["duplicate_of"]:
-        print(f"duplicate of {info['duplicate_of']} (which stands)")
-    if len(info["chain"]) > 1:
-        print(f"chain        {' -> '.join(info['chain'])}")
-    for rel in info["relations"]:
-        other = rel.get("record") or f"{rel.get('source')} ({rel.get('identifier')})"
-        print(f"relation     {rel['relation']} {other}")
-    print("history:" if info["history"] else "history:     (no events)")
-    for event in info["history"]:
-        actor = event.get("actor", {})
-        extra = ""
-        if event.get("replacement"):
-            extra = f" -> {event['replacement']}"
-        if event.get("of"):
-            extra = f" of {event['of']}"
-        if event.get("outcome"):
-            extra += f" ({event['outcome']})"
-        if event.get("rule"):
-            extra += f" {event['rule']} at {event['path']}"
-        if event.get("reference"):
-            extra += f" [{event['reference']}]"
-        mark = "  (uncommitted)" if event.get("uncommitted") else ""
-        reason = str(event.get("reason", "")).replace("\n", "\n      ")
-        print(
-            f"  {event.get('timestamp')}  {event.get('action')}{extra} by {actor.get('name')} <{actor.get('email')}>{mark}: {reason}"
-        )
-    for problem in info.get("ignored_events") or []:
-        print(f"  ignored: {problem['event']}: {problem['message']}")
-    if info.get("uncommitted"):
-        print(
-            f"note: {info['uncommitted']} event(s) are not committed yet: they count once committed",
-            file=sys.stderr,
-        )
 
 
 def _refused(command: str, exc: Refused, fmt: str) -> int:
@@ -163,21 +104,11 @@ def _replacement_kwargs(value: str) -> dict[str, Any]:
 
 
 def run(command: str, argv: list[str]) -> int:
-    from eee.write.actions import perform, status  # lazy: the tools' layer, only once the arguments are read
+    from eee.write.actions import perform  # lazy: the tools' layer, only once the arguments are read
 
     args = _parser(command).parse_args(argv)
+    root = args.store
     try:
-        root = store_of(args.store)
-    except UsageError as exc:
-        return usage_error(f"eee {command}", exc)
-    try:
-        if command == "status":
-            info = status(root, args.record)
-            if args.format == "json":
-                print(json.dumps(info, indent=2, ensure_ascii=False))
-            else:
-                _print_status(info)
-            return EXIT_OK
         action = BY_COMMAND[command].name
         kwargs: dict[str, Any] = {"dry_run": args.dry_run, "commit": args.commit}
         if command == "supersede":

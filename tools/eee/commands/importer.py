@@ -18,12 +18,15 @@ from eee.commands import (
     EXIT_CODES_TEXT,
     EXIT_OK,
     EXIT_WARNINGS,
+    OUTPUT_FORMATS,
     UsageError,
+    add_dry_run,
+    add_format,
+    add_no_progress,
     add_store,
+    count,
     parser,
     refused,
-    store_of,
-    usage_error,
 )
 from eee.reporting.findings import Finding, Refused
 from eee.reporting.progress import bar
@@ -45,20 +48,21 @@ def build_parser() -> Any:
     p.add_argument(
         "--source-ref", metavar="REV", help="read SOURCE as a git repository at this revision (commit, branch, tag)"
     )
-    p.add_argument("--dry-run", action="store_true", help="plan and validate, report the outcomes; write nothing")
-    p.add_argument(
+    writes = p.add_mutually_exclusive_group()
+    add_dry_run(writes, help="plan and validate, report the outcomes; write nothing")
+    writes.add_argument(
         "--commit",
         action="store_true",
         help="commit the import through the hooks: one commit per batch, then the manifest",
     )
     p.add_argument(
         "--batch",
-        type=int,
+        type=count(1),
         metavar="N",
         help="N records per batch (commit) instead of one batch per benchmark",
     )
-    p.add_argument("--format", choices=("rich", "json"), default="rich", help="report format on stdout (default: rich)")
-    p.add_argument("--no-progress", action="store_true", help="never show a progress bar")
+    add_format(p, OUTPUT_FORMATS, help="report format on stdout")
+    add_no_progress(p)
     add_store(p)
     return p
 
@@ -135,16 +139,13 @@ def _print_text(report: Any) -> None:
 
 
 def main(argv: list[str]) -> int:
-    args = build_parser().parse_args(argv)
+    p = build_parser()
+    args = p.parse_args(argv)
+    root = args.store
     try:
-        if args.batch is not None and args.batch < 1:
-            raise UsageError("--batch must be at least 1")
-        if args.dry_run and args.commit:
-            raise UsageError("--dry-run and --commit exclude each other")
-        root = store_of(args.store)
         tree, label, revision = open_source(args.source, args.source_ref)
     except UsageError as exc:
-        return usage_error("eee import", exc)
+        p.error(str(exc))
     from eee.imports.run import import_snapshot
 
     show = not args.no_progress and sys.stderr.isatty()

@@ -3,11 +3,23 @@ record of a benchmark; abilities, difficulties with standard errors, worst-fitti
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
-from pathlib import Path
 
-from eee.commands import EXIT_ERRORS, EXIT_OK, EXIT_USAGE, EXIT_WARNINGS, UsageError, add_store, parser, store_of
+from eee.commands import (
+    EXIT_ERRORS,
+    EXIT_OK,
+    EXIT_WARNINGS,
+    OUTPUT_FORMATS,
+    add_all,
+    add_dry_run,
+    add_format,
+    add_out,
+    add_store,
+    count,
+    parser,
+)
 from eee.reporting.findings import Finding
 
 IRT_DIR = "build/analysis/irt"
@@ -26,27 +38,14 @@ def main(argv: list[str]) -> int:
         metavar="KEY",
         help="the result (evaluation_result_id) whose samples are the items (default: the most shared)",
     )
-    p.add_argument("--all", action="store_true", help="include retracted, superseded and duplicate records")
-    p.add_argument(
-        "--out",
-        type=Path,
-        metavar="DIR",
-        help=f"write abilities.parquet and items.parquet here (default: {IRT_DIR}/<B>)",
-    )
-    p.add_argument("--no-write", action="store_true", help="print only; write no Parquet")
-    p.add_argument("--worst", type=int, default=10, metavar="N", help="worst-fitting items to list (default 10)")
-    p.add_argument("--ridge", type=float, default=None, metavar="L", help="the ridge penalty (default 0.05)")
-    p.add_argument("--format", choices=("text", "json"), default="text", help="readable text (default) or JSON")
+    add_all(p)
+    add_out(p, "DIR", help=f"write abilities.parquet and items.parquet here (default: {IRT_DIR}/<B>)")
+    add_dry_run(p, help="print the fit only; write no Parquet")
+    p.add_argument("--worst", type=count(0), default=10, metavar="N", help="worst-fitting items to list (default 10)")
+    p.add_argument("--ridge", type=_ridge, default=None, metavar="L", help="the ridge penalty (default 0.05)")
+    add_format(p, OUTPUT_FORMATS)
     args = p.parse_args(argv)
-    if args.ridge is not None and not args.ridge >= 0:
-        p.error("--ridge must be zero or positive")
-    if args.worst < 0:
-        p.error("--worst must be zero or positive")
-    try:
-        root = store_of(args.store)
-    except UsageError as exc:
-        print(f"eee irt: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+    root = args.store
     if not (root / "data" / args.benchmark).is_dir():
         from eee.reporting.reporters import text_lines
 
@@ -60,7 +59,7 @@ def main(argv: list[str]) -> int:
     res = benchmark_irt(root, args.benchmark, args.result, args.all, RIDGE if args.ridge is None else args.ridge)
     summary = res.summary(args.worst)
     written = []
-    if res.fit is not None and not args.no_write:
+    if res.fit is not None and not args.dry_run:
         folder = args.out if args.out is not None else root / IRT_DIR / args.benchmark
         try:
             written = write_parquet(res, folder)
@@ -77,6 +76,17 @@ def main(argv: list[str]) -> int:
     if res.fit is None:
         return EXIT_ERRORS
     return EXIT_WARNINGS if res.notes else EXIT_OK
+
+
+def _ridge(text: str) -> float:
+    """``--ridge``: zero or positive (else argparse's usage error)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, not {text!r}") from None
+    if not value >= 0:  # NaN too
+        raise argparse.ArgumentTypeError(f"must be zero or positive, not {text}")
+    return value
 
 
 def render(s: dict) -> str:

@@ -5,9 +5,7 @@ only when the manifest's content changed."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from eee.commands import Parser, UsageError, add_store, store_of, usage_error
+from eee.commands import Parser, add_out, add_store
 from eee.store.manifest import DEFAULT, write
 
 
@@ -18,14 +16,9 @@ def main(argv: list[str]) -> int:
         "sha256), which the pipeline's stages depend on. Unchanged content is not rewritten.",
     )
     add_store(p)
-    p.add_argument(
-        "--out", type=Path, default=DEFAULT, metavar="FILE", help=f"where, relative to the store (default: {DEFAULT})"
-    )
+    add_out(p, "FILE", help=f"where, relative to the store (default: {DEFAULT})", default=DEFAULT)
     args = p.parse_args(argv)
-    try:
-        root = store_of(args.store)
-    except UsageError as exc:
-        return usage_error("eee manifest", exc)
+    root = args.store
     path, changed = write(root, args.out)
     print(f"store manifest {'updated' if changed else 'unchanged'}: {path.relative_to(root).as_posix()}")
     return 0

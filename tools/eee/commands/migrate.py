@@ -3,7 +3,7 @@
 Exit 0 when every record migrated (or was at the target already), 1 when any was refused
 (the others are still written) or the run was refused as a whole (a missing input, an
 output inside data/: nothing is written), 64 for a usage error such as an unknown
-``--to`` version (nothing is written).
+``--to`` version or a ``--store`` that is not a store (nothing is written).
 """
 
 from __future__ import annotations
@@ -11,14 +11,13 @@ from __future__ import annotations
 import argparse
 import shutil
 import sys
-from pathlib import Path
 from typing import Any
 
-from eee.commands import EXIT_CODES_TEXT, EXIT_USAGE, Parser, refused
+from eee.commands import EXIT_CODES_TEXT, Parser, add_format, add_no_progress, add_out, add_store, refused
 from eee.migrate.export import export
 from eee.migrate.report import REPORT_NAME, ExportReport
 from eee.reporting.findings import FileResult, Refused, Summary
-from eee.reporting.reporters import FORMATS, render
+from eee.reporting.reporters import render
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -29,11 +28,29 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=EXIT_CODES_TEXT + "; 1 also when some records were refused (the others are written)",
     )
     p.add_argument("paths", nargs="+", metavar="PATH", help="records, sidecars, directories (recursive) or globs")
-    p.add_argument("--to", metavar="VERSION", help="target schema version (default: the current one)")
-    p.add_argument("--out", type=Path, required=True, metavar="DIR", help="output folder (outside any data/)")
-    p.add_argument("--format", choices=FORMATS, default="rich", help="output format (default: rich)")
-    p.add_argument("--no-progress", action="store_true", help="never show a progress bar")
+    p.add_argument("--to", metavar="VERSION", type=_version, help="target schema version (default: the current one)")
+    add_out(p, "DIR", help="output folder (outside any store's data/)", required=True)
+    add_format(p)
+    add_no_progress(p)
+    add_store(
+        p,
+        help="the store the records belong to; the copies are placed as below it, and nothing is written into it "
+        "(default: found from each path, the nearest folder above it that holds data/)",
+        find=False,
+    )
     return p
+
+
+def _version(text: str) -> str:
+    """``--to``: a released schema version (else argparse's usage error)."""
+    from eee.migrate.chain import target_version
+    from eee.store.schemas import default_registry
+
+    try:
+        target_version(text, default_registry())
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return text
 
 
 class Checked(Summary):
@@ -62,27 +79,16 @@ def closing_line(report: ExportReport) -> str:
 
 
 def main(argv: list[str]) -> int:
-    p = build_parser()
-    args = p.parse_args(argv)
-    if args.to is not None:
-        from eee.migrate.chain import target_version
-        from eee.store.schemas import default_registry
-
-        try:
-            target_version(args.to, default_registry())
-        except ValueError as exc:
-            p.print_usage(sys.stderr)
-            print(f"eee migrate: error: --to: {exc}", file=sys.stderr)
-            return EXIT_USAGE
+    args = build_parser().parse_args(argv)
     show_progress = not args.no_progress and args.format != "json" and sys.stderr.isatty()
     try:
         if show_progress:
             from eee.reporting.progress import bar
 
             with bar("migrating") as update:
-                report = export(args.paths, args.out, args.to, progress=update)
+                report = export(args.paths, args.out, args.to, progress=update, store=args.store)
         else:
-            report = export(args.paths, args.out, args.to)
+            report = export(args.paths, args.out, args.to, store=args.store)
     except Refused as exc:
         return refused("eee migrate", exc)
     if args.format == "json":

@@ -7,7 +7,9 @@ stats -> fill rates; analysis -> IRT and comparison pages; site -> the MkDocs bu
 redoes only what changed since the last run. ``eee pipeline`` adds only what ``dvc repro``
 cannot do itself: initialise DVC and the local remote when they are missing, fetch the
 sidecars, and print one summary (DVC's own output, with its hints about ``git add
-dvc.lock`` and ``dvc push``, is shown only when a stage fails).
+dvc.lock`` and ``dvc push``, is shown only when a stage fails), which ends with the
+validation's findings grouped by rule (the first few of each, then the counts), read from
+the validate stage's report.
 """
 
 from __future__ import annotations
@@ -19,16 +21,8 @@ import sys
 from pathlib import Path
 
 from eee.catalog.table import CATALOG_DIR
-from eee.commands import (
-    EXIT_ERRORS,
-    EXIT_OK,
-    EXIT_WARNINGS,
-    Parser,
-    UsageError,
-    add_store,
-    store_of,
-    usage_error,
-)
+from eee.commands import EXIT_ERRORS, EXIT_OK, EXIT_WARNINGS, Parser, add_store
+from eee.reporting.findings import ERROR, Finding
 
 OUTPUTS = {
     "validation report": "build/validate/report.json",
@@ -41,6 +35,7 @@ OUTPUTS = {
 
 _RUNNING = re.compile(r"^Running stage '([^']+)'")
 ALWAYS = "manifest"  # the stage DVC runs every time (always_changed)
+SHOWN_PER_RULE = 3  # findings shown of each rule at the end of the summary (the report has them all)
 
 
 def _say(message: str) -> None:
@@ -121,10 +116,7 @@ def main(argv: list[str]) -> int:
     add_store(p)
     p.add_argument("--no-pull", action="store_true", help="do not fetch sidecars from the DVC remote first")
     args = p.parse_args(argv)
-    try:
-        root = store_of(args.store)
-    except UsageError as exc:
-        return usage_error("eee pipeline", exc)
+    root = args.store
     if not (root / "dvc.yaml").is_file():
         print(f"eee pipeline: {root} has no dvc.yaml: not a store with the pipeline", file=sys.stderr)
         print("    hint: run it inside the datastore's checkout, or pass --store DIR", file=sys.stderr)
@@ -155,7 +147,74 @@ def main(argv: list[str]) -> int:
     for label, rel in OUTPUTS.items():
         path = root / rel
         print(f"  {label:<22} {path}{'' if path.exists() else '  (missing)'}")
+    if errors or warnings:
+        for line in by_rule(root / OUTPUTS["validation report"], errors):
+            print(line)
     if errors:
         print(f"[pipeline] the store has validation errors: see {root / OUTPUTS['validation report']}", file=sys.stderr)
         return EXIT_ERRORS
     return EXIT_WARNINGS if warnings else EXIT_OK
+
+
+def report_findings(report: Path) -> list[Finding]:
+    """The findings of a validation report (``eee validate --out``). Only its "findings" list
+    is parsed: the report writes it last, after the "files" list of every file checked
+    (:func:`eee.reporting.reporters.write_json`), at the top level's indent, which no string
+    value can hold (a newline in one is escaped)."""
+    import orjson
+
+    data = report.read_bytes()
+    at = data.rfind(b'\n  "findings": [')
+    try:
+        doc = orjson.loads(b"{" + data[at + 1 :]) if at >= 0 else orjson.loads(data)
+    except orjson.JSONDecodeError:
+        doc = orjson.loads(data)  # not the layout written here: the whole report (or its own error)
+    fields = ("file", "pointer", "message", "hint", "line", "severity", "check")
+    return [Finding(**{k: f.get(k) for k in fields if k in f}) for f in doc.get("findings") or []]
+
+
+def _counted(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def by_rule(report: Path, errors: int = 0, shown: int = SHOWN_PER_RULE) -> list[str]:
+    """The closing lines of the summary: the findings grouped by rule (``Finding.check``),
+    rules with errors first, then by count; the first ``shown`` of each and how many more,
+    then one line of the counts by rule. ``errors``: the run's count of errors, which
+    includes those past the per-file cap (counted, not listed in the report)."""
+    from eee.reporting.reporters import text_lines
+
+    if not report.is_file():
+        return [f"[pipeline] no validation report at {report}: the findings cannot be shown"]
+    try:
+        findings = report_findings(report)
+    except (OSError, ValueError, TypeError) as exc:
+        return [f"[pipeline] the validation report {report} cannot be read ({exc}): the findings cannot be shown"]
+    groups: dict[str, list[Finding]] = {}
+    for f in findings:
+        groups.setdefault(str(f.check), []).append(f)
+
+    def tally(items: list[Finding]) -> tuple[int, int]:
+        errors = sum(1 for f in items if f.severity == ERROR)
+        return errors, len(items) - errors
+
+    def counts(items: list[Finding]) -> str:
+        errors, warnings = tally(items)
+        return ", ".join(
+            [*([_counted(errors, "error")] if errors else []), *([_counted(warnings, "warning")] if warnings else [])]
+        )
+
+    order = sorted(groups, key=lambda rule: (-tally(groups[rule])[0], -len(groups[rule]), rule))
+    lines = [f"[pipeline] findings by rule ({_counted(len(findings), 'finding')}; all of them in {report}):"]
+    for rule in order:
+        items = groups[rule]
+        lines.append(f"  [{rule}] {counts(items)}")
+        for f in items[:shown]:
+            lines.extend("    " + line for line in text_lines(f))
+        if len(items) > shown:
+            lines.append(f"    ... {len(items) - shown} more [{rule}]")
+    lines.append("[pipeline] by rule: " + "; ".join(f"{rule} {counts(groups[rule])}" for rule in order))
+    beyond = errors - sum(tally(items)[0] for items in groups.values())
+    if beyond > 0:
+        lines.append(f"[pipeline] and {_counted(beyond, 'more error')} past the per-file cap (counted, not listed)")
+    return lines

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from eee.commands import Parser, UsageError, add_store, refused, store_of, usage_error
+from eee.commands import Parser, add_store, refused
 from eee.git.cli import GitError
 from eee.reporting.findings import Refused, refusal
 from eee.write.samples import add_many, check_pulled, move
@@ -28,10 +28,7 @@ def main(argv: list[str]) -> int:
         t.add_argument("-r", "--remote", metavar="NAME", help="the DVC remote (default: core.remote of DVC's config)")
         add_store(t)
     args = p.parse_args(argv)
-    try:
-        root = store_of(args.store)
-    except UsageError as exc:
-        return usage_error("eee samples", exc)
+    root = args.store
     try:
         if args.action == "add":
             pointers = add_many([Path(path) for path in args.paths], stage=not args.no_stage, root=root)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from eee.commands import EXIT_ERRORS, EXIT_OK, EXIT_USAGE, UsageError, add_store, parser, store_of
+from eee.commands import EXIT_ERRORS, EXIT_OK, add_out, add_store, parser
 
 
 def main(argv: list[str]) -> int:
@@ -20,16 +20,12 @@ def main(argv: list[str]) -> int:
         "analysis pages; and the navigation into build/site-nav.yml.",
     )
     add_store(pages)
-    pages.add_argument("--out", type=Path, metavar="DIR", help="the folder to write (default: build/docs in the store)")
+    add_out(pages, "DIR", help="the folder to write (default: build/docs in the store)")
     pages.add_argument(
         "--nav", type=Path, metavar="FILE", help="the navigation file to write (default: build/site-nav.yml)"
     )
     args = p.parse_args(argv)
-    try:
-        store = store_of(args.store)
-    except UsageError as exc:
-        print(f"eee site: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+    store = args.store
     from eee.reporting.findings import Refused
     from eee.site.docstree import write
 

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import json
 import sys
-from pathlib import Path
 
-from eee.commands import EXIT_ERRORS, EXIT_OK, EXIT_USAGE, UsageError, add_store, parser, store_of
+from eee.commands import EXIT_ERRORS, EXIT_OK, add_all, add_manifest, add_out, add_store, parser
 
 
 def main(argv: list[str]) -> int:
@@ -16,23 +15,15 @@ def main(argv: list[str]) -> int:
         "(not retracted, superseded or marked duplicate) unless --all is given.",
     )
     add_store(p)
-    p.add_argument("--out", type=Path, default=None, metavar="FILE", help="write the JSON here (default: print it)")
-    p.add_argument(
-        "--all", action="store_true", help="count every record, whatever its governance status (default: active ones)"
-    )
-    p.add_argument(
-        "--manifest",
-        type=Path,
-        metavar="FILE",
+    add_out(p, "FILE", help="write the JSON here (default: print it)")
+    add_all(p, help="count every record, whatever its governance status (default: active ones)")
+    add_manifest(
+        p,
         help="the store manifest (eee manifest) of the store as it is now: only records whose sha256 changed since "
         "the last run are read (what the pipeline does; the cache is kept beside --out)",
     )
     args = p.parse_args(argv)
-    try:
-        root = store_of(args.store)
-    except UsageError as exc:
-        print(f"eee stats: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+    root = args.store
     from eee.catalog.stats import fill_rates
 
     digests = cache = None
@@ -44,8 +35,7 @@ def main(argv: list[str]) -> int:
         try:
             digests = read_manifest(root / args.manifest).get("files") or {}
         except ValueError as exc:
-            print(f"eee stats: {exc}", file=sys.stderr)
-            return EXIT_USAGE
+            p.error(f"--manifest: {exc}")
         version = code_version()
         try:
             kept = json.loads(cache_file.read_text()) if cache_file else {}

@@ -6,8 +6,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from eee.commands import Parser, add_store
-from eee.reporting.reporters import FORMATS, Streamed, render
+from eee.commands import Parser, add_format, add_jobs, add_manifest, add_no_progress, add_out, add_store, count
+from eee.reporting.reporters import Streamed, render
 from eee.validation.validate import SECTIONS, Options, run
 
 
@@ -19,28 +19,22 @@ def build_parser() -> argparse.ArgumentParser:
         "to stdout, progress to stderr.",
     )
     p.add_argument("paths", nargs="+", metavar="PATH", help="files, directories (recursive) or glob patterns")
-    p.add_argument(
-        "--format",
-        choices=FORMATS,
-        default="rich",
-        help="report format: rich text, JSON or GitHub annotations (default: rich)",
-    )
+    add_format(p, help="report format")
     p.add_argument("--schema-only", action="store_true", help="skip the store's layout and pairing rules")
     add_store(
         p,
         help="the store the paths belong to (default: found from each path, the nearest folder above it that holds data/)",
+        find=False,
     )
-    p.add_argument("--max-errors", type=int, default=20, metavar="N", help="errors shown per file (default: 20)")
-    p.add_argument("--no-progress", action="store_true", help="never show a progress bar")
+    p.add_argument("--max-errors", type=count(1), default=20, metavar="N", help="errors shown per file (default: 20)")
+    add_no_progress(p)
+    add_jobs(p, help="worker processes (default: the machine's cores for 2,000 files or more, else 1)")
+    add_out(p, "FILE", help="also write the JSON report to this file")
     p.add_argument(
-        "--jobs",
-        type=int,
-        metavar="N",
-        help="worker processes (default: the machine's cores for 2,000 files or more, else 1)",
-    )
-    p.add_argument("--output", type=Path, help="also write the JSON report to this file")
-    p.add_argument(
-        "--metrics", type=Path, help="also write summary metrics (counts by kind and schema version) as JSON"
+        "--metrics",
+        type=Path,
+        metavar="FILE",
+        help="also write summary metrics (counts by kind and schema version) as JSON",
     )
     p.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings (for pipelines)")
     p.add_argument(
@@ -50,10 +44,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="when PATH is one store root: keep each folder's results in FILE and check again only the folders "
         "whose files changed (the same report as a full run; the pipeline's validate stage)",
     )
-    p.add_argument(
-        "--manifest",
-        type=Path,
-        metavar="FILE",
+    add_manifest(
+        p,
         help="with --cache: the store manifest (eee manifest) whose sha256s key the folders (else they are hashed)",
     )
     return p
@@ -80,7 +72,7 @@ def _digests(manifest: Path | None) -> dict[str, str] | None:
 
 def main(argv: list[str]) -> int:
     args = build_parser().parse_args(argv)
-    options = Options(repo_checks=not args.schema_only, cap=max(1, args.max_errors), root=args.store, jobs=args.jobs)
+    options = Options(repo_checks=not args.schema_only, cap=args.max_errors, root=args.store, jobs=args.jobs)
     show_progress = not args.no_progress and args.format != "json" and sys.stderr.isatty()
     accepted = None
     if options.repo_checks:  # like the gate: what a record's flag events name is accepted, not an error
@@ -102,12 +94,12 @@ def main(argv: list[str]) -> int:
         else:
             run(args.paths, options, sink=report)
         render(report, args.format)
-        if args.output:
-            args.output.parent.mkdir(parents=True, exist_ok=True)
-            partial = args.output.with_name(f".{args.output.name}.partial")
+        if args.out:
+            args.out.parent.mkdir(parents=True, exist_ok=True)
+            partial = args.out.with_name(f".{args.out.name}.partial")
             with partial.open("wb") as fh:  # written entry by entry, then renamed: never half a report
                 report.write_json(fh)
-            partial.replace(args.output)
+            partial.replace(args.out)
         summary = report.summary()
     finally:
         report.close()

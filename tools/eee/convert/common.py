@@ -3,7 +3,8 @@
 A converter reads one harness's log files into a :class:`Batch` of :class:`Converted`
 outputs (a record, optionally with sidecar rows). Placing a batch is all-or-nothing:
 
-1. every output gets a fresh uuid and its canonical path
+1. every output gets a uuid (a fresh one, or the one ``--uuid`` gives, refused when a
+   record of the store already has it) and its canonical path
    ``data/<benchmark>/<developer>/<model>/<uuid>.json`` (sidecar beside it);
 2. everything is written to a temporary store and validated there with the store's own
    validator; any error stops the run;
@@ -73,6 +74,10 @@ class Settings:
     eval_library_version: str | None = None
     include_samples: bool = False
     model_id: str | None = None
+    # the log's model names -> developer/model ids (``--models FILE``)
+    model_ids: dict[str, str] = field(default_factory=dict)
+    # the table converter's mapping (``--mapping FILE``)
+    mapping: Path | None = None
 
 
 @dataclass
@@ -90,6 +95,8 @@ class Batch:
 
     outputs: list[Converted] = field(default_factory=list)
     warnings: list[Finding] = field(default_factory=list)
+    # what the conversion left out on purpose, said once (a baseline's row, lighteval's averages)
+    notes: list[str] = field(default_factory=list)
 
     def warn(self, file: str | Path, pointer: str, message: str, hint: str | None = None) -> None:
         self.warnings.append(Finding(display(file), pointer, message, hint, severity=WARNING, check="convert"))
@@ -310,6 +317,43 @@ API_PROVIDERS = DEVELOPER_APIS | SERVICES | PLATFORMS
 LOCAL_ENGINES = ENGINES | {"huggingface"}
 
 
+# Developers of model families that a bare model name (no organisation) belongs to.
+FAMILIES = (
+    ("qwen", "Qwen"),
+    ("qwq", "Qwen"),
+    ("llama", "meta-llama"),
+    ("meta-llama", "meta-llama"),
+    ("codellama", "meta-llama"),
+    ("gemma", "google"),
+    ("mixtral", "mistralai"),
+    ("mistral", "mistralai"),
+    ("phi", "microsoft"),
+    ("deepseek", "deepseek-ai"),
+    ("gpt-oss", "openai"),
+    ("olmo", "allenai"),
+    ("smollm", "HuggingFaceTB"),
+    # API models as leaderboards name them (AlpacaEval: gpt4_1106_preview, claude-2.1)
+    ("gpt-4", "openai"),
+    ("gpt4", "openai"),
+    ("gpt-3.5", "openai"),
+    ("gpt35", "openai"),
+    ("chatgpt", "openai"),
+    ("text_davinci", "openai"),
+    ("text-davinci", "openai"),
+    ("claude", "anthropic"),
+    ("gemini", "google"),
+)
+
+
+def family_developer(model: str) -> str | None:
+    """The developer of a bare model name's family (``qwen2.5:0.5b`` -> ``Qwen``), or None."""
+    name = model.lower()
+    for prefix, developer in FAMILIES:
+        if name.startswith(prefix):
+            return developer
+    return None
+
+
 def deployment_type(platform: str | None) -> str:
     """``self_deployed`` for a local engine, ``externally_managed`` for an API, else unknown."""
     name = (platform or "").lower()
@@ -345,14 +389,15 @@ def model_info(
     details: dict[str, str] | None = None,
     deployment: str | None = None,
 ) -> dict[str, Any]:
-    """``model_info`` with the deployment facts the schema requires (``--model-id`` wins)."""
-    model_id = settings.model_id or model_id
+    """``model_info`` with the deployment facts the schema requires (``--model-id`` wins, then
+    the ``--models`` file's id for the log's name)."""
+    model_id = settings.model_id or settings.model_ids.get(name) or settings.model_ids.get(model_id) or model_id
     if canonical_folders(model_id) is None:
         raise InputError(
             file,
             pointer,
             f"model {model_id!r} has no developer part (developer/model)",
-            "pass the model's id with --model-id DEVELOPER/MODEL",
+            "pass the model's id with --model-id DEVELOPER/MODEL (or name it in a --models FILE)",
         )
     developer = model_id.split("/", 1)[0]
     info: dict[str, Any] = {"name": name, "id": model_id, "developer": developer}
@@ -388,21 +433,27 @@ def record(
     model: dict[str, Any],
     results: list[dict[str, Any]],
     library_details: dict[str, str] | None = None,
+    source_type: str = "evaluation_run",
+    source_url: str | None = None,
+    source_details: dict[str, str] | None = None,
 ) -> dict[str, Any]:
-    """An aggregate record of the current schema version."""
+    """An aggregate record of the current schema version (``source_type`` ``documentation``
+    for results taken from a publication or leaderboard)."""
     doc: dict[str, Any] = {"schema_version": SCHEMA_VERSION, "evaluation_id": evaluation_id}
     if evaluation_timestamp is not None:
         doc["evaluation_timestamp"] = evaluation_timestamp
     doc["retrieved_timestamp"] = retrieved_timestamp
     source: dict[str, Any] = {
         "source_name": source_name,
-        "source_type": "evaluation_run",
+        "source_type": source_type,
         "source_organization_name": settings.source_organization,
-        "evaluator_relationship": settings.evaluator_relationship,
     }
-    unknown = unknown_bounds_details(results)
-    if unknown:
-        source["additional_details"] = unknown
+    if source_url:
+        source["source_organization_url"] = source_url
+    source["evaluator_relationship"] = settings.evaluator_relationship
+    details = {**(source_details or {}), **(unknown_bounds_details(results) or {})}
+    if details:
+        source["additional_details"] = details
     doc["source_metadata"] = source
     eval_library: dict[str, Any] = {
         "name": library[0],
@@ -441,12 +492,14 @@ class Planned:
         return out
 
 
-def plan(batch: Batch) -> list[Planned]:
-    """Give every output a fresh uuid, its canonical paths and its bytes (:func:`eee.write.placement.new_record`)."""
+def plan(batch: Batch, uuids: list[str] | None = None) -> list[Planned]:
+    """Give every output its uuid (``uuids[i]``, else a fresh one), its canonical paths and its
+    bytes (:func:`eee.write.placement.new_record`)."""
     planned = []
-    for output in batch.outputs:
+    for i, output in enumerate(batch.outputs):
         sidecar = b"".join(canonical_row(row) for row in output.rows) if output.rows is not None else None
-        new = new_record(output.benchmark, output.record, sidecar, len(output.rows or []))
+        chosen = uuids[i] if uuids and i < len(uuids) else None
+        new = new_record(output.benchmark, output.record, sidecar, len(output.rows or []), chosen)
         output.record = new.doc
         planned.append(Planned(output, new.rel, new.data, new.sidecar_rel, new.sidecar_data))
     return planned
@@ -491,13 +544,35 @@ def write_planned(planned: list[Planned], root: Path) -> tuple[list[Path], list[
         ) from None
 
 
-def preflight(batch: Batch, root: Path, check_dvc: bool = True) -> tuple[list[Planned], list[Finding], list[Finding]]:
+def uuid_findings(uuids: list[str], root: Path) -> list[Finding]:
+    """The given uuids that a record of the store (committed, staged or in the work tree)
+    already has: a uuid names one record for ever."""
+    from eee.governance.index import RecordIndex
+
+    return [
+        Finding(
+            rel,
+            "$",
+            f"uuid {uuid} is already used by this record; a uuid names one record for ever",
+            "leave out --uuid (a fresh uuid is drawn), or give one no record has",
+            check="convert",
+        )
+        for uuid, rel in RecordIndex(root).lookup(uuids).items()
+        if rel is not None
+    ]
+
+
+def preflight(
+    batch: Batch, root: Path, check_dvc: bool = True, uuids: list[str] | None = None
+) -> tuple[list[Planned], list[Finding], list[Finding]]:
     """Everything :func:`place` checks before it writes: the planned outputs, the errors
-    (validation, existing targets, and with ``check_dvc`` DVC missing for a sidecar) and
-    the warnings. The dry run leaves DVC out: it shows the conversion in any store."""
-    planned = plan(batch)
+    (a given uuid already used, validation, existing targets, and with ``check_dvc`` DVC
+    missing for a sidecar) and the warnings. The dry run leaves DVC out: it shows the
+    conversion in any store."""
+    used = uuid_findings(uuids, root) if uuids else []
+    planned = plan(batch, uuids)
     errors, warnings = validate_planned(planned, root)
-    errors += target_findings(planned, root)
+    errors = used + errors + target_findings(planned, root)
     if check_dvc and any(item.sidecar_rel for item in planned):
         problem = samples.dvc_problem(root)
         if problem:
@@ -505,14 +580,16 @@ def preflight(batch: Batch, root: Path, check_dvc: bool = True) -> tuple[list[Pl
     return planned, errors, warnings
 
 
-def place(batch: Batch, root: Path, stage: bool = True) -> tuple[list[Planned], list[Finding]]:
+def place(
+    batch: Batch, root: Path, stage: bool = True, uuids: list[str] | None = None
+) -> tuple[list[Planned], list[Finding]]:
     """Validate, write and register a batch in the store at ``root``, all or nothing.
 
     Returns the placed outputs and the validator's warnings; raises :class:`~eee.reporting.findings.Refused`
-    (with nothing left behind) when any output fails validation, a target exists, DVC is
-    missing for a sidecar, or adding a sidecar to DVC fails.
+    (with nothing left behind) when a given uuid is taken, any output fails validation, a
+    target exists, DVC is missing for a sidecar, or adding a sidecar to DVC fails.
     """
-    planned, errors, warnings = preflight(batch, root)
+    planned, errors, warnings = preflight(batch, root, uuids=uuids)
     if errors:
         raise Refused(errors)
     sidecars = [item.sidecar_rel for item in planned if item.sidecar_rel]

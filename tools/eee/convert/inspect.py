@@ -37,6 +37,7 @@ from eee.convert.common import (
     Settings,
     attribution,
     evaluation_id,
+    family_developer,
     get,
     iso_epoch,
     model_info,
@@ -53,22 +54,6 @@ from eee.convert.common import (
 from eee.convert.metrics import metric_config
 
 HARNESS = "inspect_ai"
-
-# Developers of model families that local engines name without an organisation.
-FAMILIES = (
-    ("qwen", "Qwen"),
-    ("qwq", "Qwen"),
-    ("llama", "meta-llama"),
-    ("codellama", "meta-llama"),
-    ("gemma", "google"),
-    ("mixtral", "mistralai"),
-    ("mistral", "mistralai"),
-    ("phi", "microsoft"),
-    ("deepseek", "deepseek-ai"),
-    ("gpt-oss", "openai"),
-    ("olmo", "allenai"),
-    ("smollm", "HuggingFaceTB"),
-)
 
 SCORE_LETTERS = {"C": 1.0, "I": 0.0, "P": 0.5, "N": 0.0}
 JUDGE_MODEL_KEYS = ("grader_model", "judge_model", "model")
@@ -214,14 +199,6 @@ def _summary_order(
 
 
 # --- models -----------------------------------------------------------------------------------
-
-
-def family_developer(model: str) -> str | None:
-    name = model.lower()
-    for prefix, developer in FAMILIES:
-        if name.startswith(prefix):
-            return developer
-    return None
 
 
 def normalise_model(path: str, served: str | None = None) -> dict[str, Any]:

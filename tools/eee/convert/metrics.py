@@ -81,6 +81,27 @@ HARNESS_BOUNDS: dict[str, dict[str, tuple[float, float]]] = {
         "bits_per_byte": (0.0, _INF),
     },
     "inspect_ai": {},
+    "lighteval": {
+        "extractive_match": (0.0, 1.0),
+        "truthfulqa_mc1": (0.0, 1.0),
+        "truthfulqa_mc2": (0.0, 1.0),
+        "rouge1": (0.0, 1.0),
+        "rouge2": (0.0, 1.0),
+        "rougeL": (0.0, 1.0),
+        "rougeLsum": (0.0, 1.0),
+        "bleu": (0.0, 100.0),  # sacrebleu's scale
+        "chrf": (0.0, 100.0),
+        "ter": (0.0, _INF),
+        "ppl": (1.0, _INF),
+        "word_perplexity": (1.0, _INF),
+        "byte_perplexity": (1.0, _INF),
+        "bits_per_byte": (0.0, _INF),
+    },
+    "alpaca_eval": {
+        "win_rate": (0.0, 100.0),
+        "length_controlled_winrate": (0.0, 100.0),
+        "discrete_win_rate": (0.0, 100.0),
+    },
 }
 
 LOWER_IS_BETTER = frozenset(
@@ -92,6 +113,7 @@ LOWER_IS_BETTER = frozenset(
         "cer",
         "ece",
         "perplexity",
+        "ppl",
         "ter",
         "wer",
         "word_perplexity",
@@ -124,6 +146,8 @@ CANONICAL_IDS: dict[str, str] = {
 }
 
 KINDS: dict[str, str] = {
+    **dict.fromkeys(("extractive_match", "truthfulqa_mc1", "truthfulqa_mc2"), "accuracy"),
+    **dict.fromkeys(("win_rate", "length_controlled_winrate", "discrete_win_rate"), "win_rate"),
     **dict.fromkeys(
         (
             "acc",
@@ -153,7 +177,7 @@ KINDS: dict[str, str] = {
         ("bleu", "bleu_1", "bleu_4", "chrf", "rouge1", "rouge2", "rougeL", "rougeLsum", "rouge_l"), "text_overlap"
     ),
     **dict.fromkeys(("cer", "ter", "wer"), "edit_distance"),
-    **dict.fromkeys(("byte_perplexity", "perplexity", "word_perplexity"), "perplexity"),
+    **dict.fromkeys(("byte_perplexity", "perplexity", "ppl", "word_perplexity"), "perplexity"),
     "bits_per_byte": "compression_rate",
     **dict.fromkeys(("std", "stddev", "stderr", "var", "bootstrap_stderr"), "dispersion"),
 }

@@ -83,9 +83,11 @@ def protected_target(real: str, store_roots: Iterable[str]) -> str | None:
         here = parent
 
 
-def relative_place(absolute: str) -> str:
-    """Where a copy goes below the output folder: the path below the store root, else the file name."""
-    root = find_store_root(absolute)
+def relative_place(absolute: str, store: str | None = None) -> str:
+    """Where a copy goes below the output folder: the path below the store root (``store``
+    when the file lies in it, else the one found from the path), else the file name."""
+    inside = store is not None and absolute.startswith(store.rstrip(os.sep) + os.sep)
+    root = store if inside else find_store_root(absolute)
     if root is not None and absolute.startswith(root.rstrip(os.sep) + os.sep):
         rel = absolute[len(root.rstrip(os.sep)) + 1 :]
         return rel.replace(os.sep, "/")
@@ -174,8 +176,10 @@ class _Exporter:
         registry: Registry,
         display: Callable[[str], str],
         roots: Iterable[str] = (),
+        store: str | None = None,
     ) -> None:
         self.roots = set(roots)
+        self.store = store
         self.out = out
         self.target = target
         self.registry = registry
@@ -190,7 +194,7 @@ class _Exporter:
         """Migrate one record with its sidecar and write both, or neither."""
         file = self.display(absolute)
         outcome = Outcome(file, "record", self.target)
-        rel = relative_place(absolute)
+        rel = relative_place(absolute, self.store)
         outcome.output = rel
         dest = self.out / rel
         try:
@@ -339,11 +343,16 @@ def export(
     to: str | None = None,
     registry: Registry | None = None,
     progress: Progress | None = None,
+    store: str | Path | None = None,
 ) -> ExportReport:
     """Write migrated copies of the records (and sidecars) under ``paths`` to ``out``, and the report.
 
     Raises :class:`~eee.reporting.findings.Refused` before writing anything when the target version is unknown,
     an input does not exist, or the output folder lies inside a store's ``data/``.
+
+    ``store``: the store the records belong to (``eee migrate --store``): the copies are
+    placed as below it, and its folders are protected like those of the stores found from
+    the paths.
 
     One record at a time: read, migrate, write, count, drop. The inputs are walked twice
     (:class:`~eee.migrate.inputs.Inputs`: first to count them and find their stores, then to
@@ -359,6 +368,9 @@ def export(
     paths = list(paths)
     inputs = Inputs(paths)
     total, roots = _survey(inputs)
+    store = os.path.realpath(store) if store is not None else None
+    if store is not None and store not in {os.path.realpath(r) for r in roots}:
+        roots.add(store)
     if inputs.problems:
         raise Refused(collect(paths).problems)  # the validator's own findings, in its order
     inside = forbidden_output(out, roots)
@@ -385,7 +397,7 @@ def export(
     if refused is not None:
         raise refusal(refused, "choose an output folder without links into a store", file=str(out), check="migrate")
     report = ExportReport(out, target)
-    exporter = _Exporter(out, target, registry, Display(), roots)
+    exporter = _Exporter(out, target, registry, Display(), roots, store)
     try:
         done = 0
         for unit, absolute in inputs:

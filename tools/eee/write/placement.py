@@ -43,8 +43,11 @@ class NewRecord:
         return out
 
 
-def new_record(benchmark: str, doc: dict[str, Any], sidecar: bytes | None = None, rows: int = 0) -> NewRecord:
-    """``doc`` under a fresh uuid at ``data/<benchmark>/<developer>/<model>/<uuid>.json``.
+def new_record(
+    benchmark: str, doc: dict[str, Any], sidecar: bytes | None = None, rows: int = 0, record_uuid: str | None = None
+) -> NewRecord:
+    """``doc`` under ``record_uuid`` (a fresh uuid when None) at
+    ``data/<benchmark>/<developer>/<model>/<uuid>.json``.
 
     With ``sidecar`` (the rows' bytes, ``rows`` of them) the record declares it in
     ``detailed_evaluation_results`` (path, sha256, row count). Raises ValueError when
@@ -53,7 +56,7 @@ def new_record(benchmark: str, doc: dict[str, Any], sidecar: bytes | None = None
     model_id = info.get("id") if isinstance(info, dict) else None
     if not isinstance(model_id, str):
         raise ValueError("model_info.id is missing")
-    record_uuid = new_uuid()
+    record_uuid = record_uuid or new_uuid()
     rel = canonical_record_path(benchmark, model_id, record_uuid)
     sidecar_rel = None
     if sidecar is not None:

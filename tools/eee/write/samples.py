@@ -143,11 +143,14 @@ def check_pulled(pulled: list[Target], root: Path) -> list[Finding]:
 
 def push_command(sidecars: list[Path], cwd: Path | None = None, most: int = 3) -> str:
     """The exact ``eee samples push ...`` that uploads these sidecars (absolute paths), written
-    relative to ``cwd``; with more than ``most`` of them, their benchmark folders instead."""
+    relative to ``cwd`` and runnable as printed there (:func:`eee._entry.shown_command`); with
+    more than ``most`` of them, their benchmark folders instead."""
+    from eee._entry import shown_command
+
     here = cwd or Path.cwd()
     targets = sorted({str(s) for s in sidecars})
     if len(targets) > most:
         # data/<benchmark>/<developer>/<model>/<file>: push takes folders too
         targets = sorted({str(Path(t).parents[2]) for t in targets})
     shown = [os.path.relpath(t, here) if Path(t).is_absolute() else t for t in targets]
-    return "eee samples push " + " ".join(shlex.quote(t) for t in shown)
+    return f"{shown_command(here)} samples push " + " ".join(shlex.quote(t) for t in shown)
