@@ -10,9 +10,10 @@ pages`` and ``mkdocs build``) and ``--site DIR`` measures a site already built. 
 127.0.0.1 and opens one page of every type in Debian's chromium (``/usr/bin/chromium``),
 at both widths. Prints per page and width: the tables, their columns not fully visible
 without scrolling (``cut``), those no scrolling reaches (``hidden``), the cells whose content
-is wider than the cell (``cells``), the page's own sideways overflow in px and the elements
-past the right edge outside a scroll container (``outside``); then every plot's text
-labels that leave the plot. The browser test (``tests/test_site_layout.py``) asserts the
+is wider than the cell (``cells``), the rows that repeat another row of their table word for
+word (``same``: results that cannot be told apart), the page's own sideways overflow in px
+and the elements past the right edge outside a scroll container (``outside``); then every
+plot's text labels that leave the plot or are shortened without their whole text as tooltip. The browser test (``tests/test_site_layout.py``) asserts the
 same figures.
 """
 
@@ -25,6 +26,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from urllib.parse import quote
 
 HERE = Path(__file__).resolve().parent
 PROJECT = HERE.parent
@@ -51,10 +53,10 @@ def measure_site(site: Path, **given: str) -> dict[str, object]:
     with serve(site) as base, chromium() as browser:
         for name, path in types.items():
             for width in sorted(WIDTHS.values(), reverse=True):
-                found = measure(browser, base + path, width)
+                found = measure(browser, base + quote(path), width)
                 out["pages"][f"{name} {width}"] = {"path": path, **summary(found, width), "detail": found}  # type: ignore[index]
             for svg in svgs_of(site, path):
-                out["svgs"][svg] = svg_clipping(browser, base + svg)  # type: ignore[index]
+                out["svgs"][svg] = svg_clipping(browser, base + quote(svg))  # type: ignore[index]
     return out
 
 

@@ -18,8 +18,9 @@ or a link whose target names it.
 
 :func:`seed` writes a store that holds the corpus in every such field (records, events
 valid and not, an import manifest, sidecars whose sample ids and model ids are hostile);
-:func:`scan` is the oracle over a built page's HTML (used on every page of the built
-site and, in the fuzz, on every generated page rendered as MkDocs renders it).
+:func:`scan` is the oracle over a page's HTML (used on every page of the built site and,
+with :func:`markdown_renderer` and :func:`render_page`, on every generated page rendered
+as MkDocs renders it: ``tests/test_site_escaping.py`` and the fuzz, ``tests/fuzzing.py``).
 """
 
 from __future__ import annotations
