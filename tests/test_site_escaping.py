@@ -23,7 +23,7 @@ from eee.site.mdraw import END, START
 from eee.site.mdtext import code, html, meta, plain, text, url
 
 MD = injection.markdown_renderer()
-SYNTAX = [*"\\`*_{}[]()#+-.!|<>&~:=^\"'/;?@%$ \n\t", "\u2028", "\x00", "\x02", "\x03", "\x1b", "\ud800"]
+SYNTAX = [*"\\`*_{}[]()#+-.!|<>&~:=^\"'/;?@%$ \n\t", "\u2028", "\u202e", "\x00", "\x02", "\x03", "\x1b", "\ud800"]
 PIECES = [
     *injection.TEXTS,
     *injection.NAMES,
@@ -140,6 +140,7 @@ def test_text_keeps_ordinary_names_readable() -> None:
     assert text("- a list? no") == "&#45; a list? no"
     assert text("a{: .x}") == "a&#123;: .x&#125;"
     assert text("line\nbreak\x02") == "line break\ufffd"
+    assert html("evil\u202egnp.exe") == "evil\ufffdgnp.exe"  # a bidirectional override never reorders what is shown
 
 
 def _page_problems(source: str) -> list[str]:

@@ -22,9 +22,10 @@ from markupsafe import escape
 _ANCHOR_BAD = re.compile(r"[^A-Za-z0-9_.-]+")
 _SLUG_BAD = re.compile(r"[^A-Za-z0-9._-]+")
 # C0 and C1 controls (Python-Markdown's own placeholders are STX and ETX) other than the
-# white space that :func:`plain` collapses, lone surrogates and the two non-characters XML
-# refuses: shown as U+FFFD, never passed on
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff]")
+# white space that :func:`plain` collapses, the bidirectional embeddings, overrides and
+# isolates (they would make a value read as another), lone surrogates and the two
+# non-characters XML refuses: shown as U+FFFD, never passed on
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff\ufffe\uffff]")
 # what Markdown, its extensions (attribute lists, tables, abbreviations) or HTML read as
 # syntax anywhere in a line, and what they read as syntax at the start of a line (lists,
 # headings, definitions, quotes, fences, setext underlines) or of a heading's end (#)
