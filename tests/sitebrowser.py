@@ -167,7 +167,7 @@ LAYOUT_JS = """() => {
 }"""
 
 # Every <text> of an SVG document (opened on its own) whose box leaves the SVG's box, or
-# that is shortened (ends in an ellipsis) without its whole text as a tooltip.
+# that is shortened (an ellipsis in it) without its whole, longer text as a tooltip.
 SVG_JS = """() => {
   const svg = document.documentElement;
   const box = svg.getBoundingClientRect();
@@ -180,7 +180,7 @@ SVG_JS = """() => {
     const holders = t.parentElement === svg ? [t] : [t, t.parentElement];
     const tip = holders.map(e => e.querySelector(':scope > title')).find(e => e);
     const label = t.textContent;
-    const shortened = label.endsWith('\u2026') && !(tip && tip.textContent.startsWith(label.slice(0, -1)) && tip.textContent.length >= label.length);
+    const shortened = label.includes('\u2026') && !(tip && tip.textContent.length > label.length);
     if (outside || shortened) {
       out.clipped.push({text: t.textContent.slice(0, 60), left: Math.round(r.left - box.left), right: Math.round(r.right - box.left), width: Math.round(box.width), shortened});
     }

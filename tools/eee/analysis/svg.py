@@ -7,8 +7,8 @@ for identical input).
 No label is cut: the room for the row labels and the width of the plot follow the
 labels' lengths (:func:`text_width`, measured with the widest of the common sans-serif
 faces, so they fit whichever face the reader's browser picks); a label longer than
-:data:`MAX_LABEL` pixels, or a title wider than its plot, is shortened with an ellipsis
-and carries the whole text as its tooltip. Labels are data (model ids, benchmark names):
+:data:`MAX_LABEL` pixels, or a title wider than its plot, is shortened in the middle (its
+end stays) and carries the whole text as its tooltip. Labels are data (model ids, benchmark names):
 written as XML text, control characters shown as U+FFFD.
 """
 
@@ -51,15 +51,22 @@ def text_width(text: str, size: float = SIZE, bold: bool = False) -> float:
 
 
 def shorten(text: str, room: float, bold: bool = False) -> str:
-    """``text`` (one line) cut to fit ``room`` px with an ellipsis at the end, or whole when it fits."""
+    """``text`` (one line) cut to fit ``room`` px with an ellipsis in the middle, so that its
+    end stays (a label ends with what tells two runs of a model apart), or whole when it fits."""
     if text_width(text, bold=bold) <= room:
         return text
-    out = ""
-    for c in text:
-        if text_width(out + c + "…", bold=bold) > room:
+    tail_room = min(room * 0.4, text_width(text[-24:], bold=bold))
+    tail = ""
+    for c in reversed(text):
+        if text_width(c + tail, bold=bold) > tail_room:
             break
-        out += c
-    return out.rstrip() + "…"
+        tail = c + tail
+    head = ""
+    for c in text:
+        if text_width(head + c + "…" + tail, bold=bold) > room:
+            break
+        head += c
+    return head.rstrip() + "…" + tail.lstrip()
 
 
 def _label(x: float, y: float, text: str, room: float, attrs: str) -> str:
