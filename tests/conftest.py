@@ -1,28 +1,81 @@
-"""Shared helpers: the reference material (skipped when absent) and temporary stores."""
+"""Shared helpers: the reference material (skipped when absent, unless a run requires it),
+the real records and temporary stores."""
 
 from __future__ import annotations
 
 import hashlib
 import json
 import os
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import pytest
 
 PROJECT = Path(__file__).resolve().parents[1]
 EXAMPLES = Path(__file__).resolve().parent / "examples"
 REFERENCE = Path(os.environ.get("EEE_REFERENCE", PROJECT.parent / "shared" / "reference"))
+# `.ci/run` sets EEE_REQUIRE_REFERENCE=1: there a missing piece of the reference material fails
+# the tests that need it instead of skipping them, so no conformance or real-data claim is
+# dropped without a word
+REQUIRE_REFERENCE = os.environ.get("EEE_REQUIRE_REFERENCE", "") not in ("", "0")
+REFERENCE_RECORDS = 746  # the public records of ../shared/reference/records (all 0.2.0)
 
 FIXED_UUID = "8e6f3a4e-4b7a-4d3e-9c1a-2b3c4d5e6f70"
 
 
+def _absent(path: Path) -> NoReturn:
+    if REQUIRE_REFERENCE:
+        pytest.fail(
+            f"reference material not available: {path} (EEE_REQUIRE_REFERENCE is set: put the material "
+            "at ../shared/reference beside the checkout or point EEE_REFERENCE at it)",
+            pytrace=False,
+        )
+    pytest.skip(f"reference material not available: {path}")
+
+
 def reference(*parts: str) -> Path:
-    """A path inside ../shared/reference; the test is skipped when it is absent."""
+    """A path inside ../shared/reference; the test is skipped when it is absent (fails when the
+    run requires the material: EEE_REQUIRE_REFERENCE)."""
     path = REFERENCE.joinpath(*parts)
     if not path.exists():
-        pytest.skip(f"reference material not available: {path}")
+        _absent(path)
     return path
+
+
+def reference_or_none(*parts: str) -> Path | None:
+    """For a test with a fallback: a path inside ../shared/reference, or None when it is absent
+    (the test then runs on the store's own records and the examples). A run that requires the
+    material (EEE_REQUIRE_REFERENCE) fails instead of falling back."""
+    path = REFERENCE.joinpath(*parts)
+    if path.exists():
+        return path
+    if REQUIRE_REFERENCE:
+        _absent(path)
+    return None
+
+
+@dataclass(frozen=True)
+class RealRecords:
+    """A ``data/`` folder of real records: the reference's where present, else the store's own
+    (which imported the same 746 public records and never deletes one)."""
+
+    data: Path
+    from_reference: bool
+
+    def files(self) -> list[Path]:
+        return sorted(p for p in self.data.rglob("*.json") if p.is_file())
+
+    def assert_count(self, n: int) -> None:
+        if self.from_reference:
+            assert n == REFERENCE_RECORDS, f"{self.data}: {n} records, expected {REFERENCE_RECORDS}"
+        else:
+            assert n >= REFERENCE_RECORDS, f"{self.data}: {n} records, the store holds at least {REFERENCE_RECORDS}"
+
+
+def real_records() -> RealRecords:
+    found = reference_or_none("records", "data")
+    return RealRecords(found, True) if found else RealRecords(PROJECT / "data", False)
 
 
 def write_json(path: Path, doc: Any) -> Path:
@@ -120,7 +173,8 @@ def make_store(tmp: Path, hooks: bool | str = True, with_dvc: bool = False, name
 
 
 def commit(repo: Path, message: str, *extra: str) -> subprocess.CompletedProcess[str]:
-    """``git commit`` through the installed hooks; returns the process (check returncode)."""
+    """``git commit`` through the installed hooks; returns the process (check returncode: git
+    exits 1 when a hook refuses the commit)."""
     return git(repo, "commit", "-m", message, *extra, check=False, env=hook_env())
 
 

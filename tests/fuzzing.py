@@ -37,12 +37,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from conftest import EXAMPLES, PROJECT, reference_or_none
 from mutations import apply as apply_structural
 from mutations import walk
 
-PROJECT = Path(__file__).resolve().parents[1]
-EXAMPLES = PROJECT / "tests" / "examples"
-REFERENCE = Path(os.environ.get("EEE_REFERENCE", PROJECT.parent / "shared" / "reference"))
 RECORD_SUFFIX = ".json"
 SIDECAR_SUFFIX = "_samples.jsonl"
 
@@ -89,8 +87,9 @@ def candidate_seeds(limit_bytes: int = 200_000) -> tuple[list[Seed], list[Seed]]
     records: list[Seed] = []
     pairs: list[Seed] = []
     sources = [PROJECT / "data", EXAMPLES / "aggregate" / "valid"]
-    if REFERENCE.is_dir():
-        sources += [REFERENCE / "records", REFERENCE / "records-with-samples", REFERENCE / "converter-outputs"]
+    root = reference_or_none()  # a failure, not a smaller corpus, where the run requires the material
+    if root is not None:
+        sources += [root / "records", root / "records-with-samples", root / "converter-outputs"]
     for top in sources:
         if not top.is_dir():
             continue

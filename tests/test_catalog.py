@@ -144,7 +144,7 @@ def test_rows_are_written_in_row_groups_and_the_old_catalogue_is_replaced(tmp_pa
         yield {"record_uuid": uuid_of(1), "benchmark": "b"}
         raise RuntimeError("disk full")
 
-    with pytest.raises(RuntimeError):
+    with pytest.raises(RuntimeError, match="disk full"):  # the failure itself, passed on
         write_rows(broken(), out)
     assert (out / "benchmark=c").exists()  # a failure leaves the old catalogue whole
     assert not list(tmp_path.glob(".catalog.*"))

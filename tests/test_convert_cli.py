@@ -156,7 +156,7 @@ def test_a_failing_dvc_add_undoes_everything(store: Path, monkeypatch: pytest.Mo
     monkeypatch.setattr("eee.write.samples.add_many", fake_add_many)
     assert main(["lm_eval", "--log-path", str(HARNESS / "lm_eval"), "--include-samples"]) == 1
     assert len(calls) == 2
-    assert not any(p.is_file() for p in (store / "data").rglob("*")) if (store / "data").exists() else True
+    assert [p for p in (store / "data").rglob("*") if p.is_file()] == []  # no record, sidecar or pointer left
     assert not staged(store)
 
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from conftest import EXAMPLES, PROJECT, REFERENCE, git, make_store
+from conftest import EXAMPLES, PROJECT, git, make_store, reference
 from eee.commands.convert import main
 from eee.convert import table
 from eee.convert.common import Batch, Settings, plan, validate_planned
@@ -118,9 +118,7 @@ def test_the_two_wikitext_columns_are_different_metrics_in_different_records() -
 
 def _published_tables() -> dict[str, list[list[str]]]:
     """The Markdown tables of published-results.md, by heading."""
-    path = REFERENCE / "published-results.md"
-    if not path.exists():
-        pytest.skip(f"reference material not available: {path}")
+    path = reference("published-results.md")
     tables: dict[str, list[list[str]]] = {}
     heading = ""
     for line in path.read_text().splitlines():

@@ -1,17 +1,16 @@
 """A bounded fuzz run of the validator (issue 13): 2,000 mutated records and sidecars and 500
-mutated events, fixed seed. No traceback, no hang, every bad file at least one finding, every
-good file none, every file reported, and each file's findings the same alone as among all.
+mutated events, fixed seed. No traceback, every bad file at least one finding, every good
+file none, every file reported, and each file's findings the same alone as among all.
 
 The cases come from ``tests/fuzzing.py`` (what each mutation does and why it must, or must
-not, be found); ``benchmarks/fuzz.py`` runs the same generator at 100,000 cases."""
+not, be found); ``benchmarks/fuzz.py`` runs the same generator at 100,000 cases and reports
+the time per batch and the slowest file: speed is measured there, never asserted here (a
+test that fails on a loaded machine says nothing about the code)."""
 
 from __future__ import annotations
 
 import os
-import signal
 from collections import Counter
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -22,24 +21,6 @@ SEED = 20261201
 RECORDS, SIDECARS, EVENTS = 1500, 500, 500
 SITE_RECORDS = 150
 pytestmark = pytest.mark.slow
-
-
-class Hang(Exception):
-    pass
-
-
-@contextmanager
-def deadline(seconds: int, what: str) -> Iterator[None]:
-    def expired(signum, frame):  # type: ignore[no-untyped-def]
-        raise Hang(f"{what} took more than {seconds} s")
-
-    previous = signal.signal(signal.SIGALRM, expired)
-    signal.alarm(seconds)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
 
 
 def _key(result) -> list[tuple]:
@@ -56,8 +37,7 @@ def fuzzed(tmp_path_factory: pytest.TempPathFactory):
     root = base / "store"
     root.mkdir()
     cases = build(root, SEED, RECORDS, SIDECARS, EVENTS, seeds)
-    with deadline(180, "validating the fuzz store"):
-        summary = run([str(root)])
+    summary = run([str(root)])
     results = dict(iter_findings(summary, root))
     return root, cases, results
 
@@ -102,8 +82,7 @@ def test_a_file_checked_alone_has_the_same_findings(fuzzed) -> None:
     for case in cases:
         if case.expect != "any" or case.kind == "event":
             continue
-        with deadline(10, f"validating {case.rel} alone"):
-            alone = run([str(root / case.rel)])
+        alone = run([str(root / case.rel)])
         (result,) = [r for rel, r in iter_findings(alone, root) if rel == case.rel]
         if _key(result) != _key(results[case.rel]):
             differ.append(case.rel)
@@ -151,7 +130,7 @@ def test_the_audit_of_a_commit_of_fuzzed_files(tmp_path: Path) -> None:
     from contextlib import redirect_stdout
 
     out = io.StringIO()
-    with deadline(300, "auditing the fuzzed commit"), redirect_stdout(out):
+    with redirect_stdout(out):
         code = audit_main(["--store", str(repo), "--format", "json"])
     report = json.loads(out.getvalue())
     assert code == 1 and report["summary"]["files"] == 3  # the empty store, the fuzz, the later commit

@@ -47,14 +47,14 @@ def test_valid_commits_and_invalid_is_blocked(store: Path) -> None:
     place_record(store, bad, record_uuid=OTHER)
     git(store, "add", "-A")
     proc = commit(store, "a broken record")
-    assert proc.returncode != 0
+    assert proc.returncode == 1
     assert '"eval_library" is a required property' in _out(proc)
     # and an accepted record may not change
     git(store, "reset", "-q", "--hard")
     good.write_text(good.read_text().replace("8.7939", "8.8"))
     git(store, "add", "-A")
     proc = commit(store, "edit")
-    assert proc.returncode != 0
+    assert proc.returncode == 1
     assert "modifies an accepted record" in _out(proc)
 
 
@@ -99,7 +99,7 @@ def test_a_linked_worktree_uses_the_repositorys_hook(store: Path, tmp_path: Path
     place_record(tmp_path / "wt", bad)
     git(tmp_path / "wt", "add", "-A")
     proc = commit(tmp_path / "wt", "a broken record")
-    assert proc.returncode != 0
+    assert proc.returncode == 1
     assert '"eval_library" is a required property' in _out(proc)
 
 

@@ -236,11 +236,22 @@ def _runner(args: list[str], cwd: Path, env_extra: dict[str, str] | None = None)
 
 
 def test_runner_runs_several_hooks_in_one_process(repo: Path) -> None:
-    sidecar = f"data/b/d/m/{FIXED_UUID}_samples.jsonl"
-    proc = _runner(["samples", "naming", "--", sidecar], repo)
+    """The hooks named run, each on its files, and only they: a staged sidecar without its
+    record (validate's error, not asked for) and a record in the wrong folders (naming's)."""
+    sidecar = repo / "data" / "b" / "d" / "m" / f"{FIXED_UUID}_samples.jsonl"
+    sidecar.parent.mkdir(parents=True)
+    sidecar.write_text("{}\n")
+    record = repo / "data" / "wikitext" / "meta" / "llama-2-7b" / f"{OTHER_UUID}.json"
+    record.parent.mkdir(parents=True)
+    record.write_text(json.dumps(load_example("aggregate", "valid", RECORD)))
+    git(repo, "add", "-A")
+    files = ["--", _rel(sidecar, repo), _rel(record, repo)]
+    assert "sidecar without aggregate" in _runner(["validate", *files], repo).stdout  # what validate would say
+    proc = _runner(["samples", "naming", *files], repo)
     assert proc.returncode == 1
     assert "must not be committed to git" in proc.stdout  # samples
-    assert "sidecar without" not in proc.stdout
+    assert "move the record to data/wikitext/meta-llama/Llama-2-7b-hf/" in proc.stdout  # naming
+    assert "sidecar without" not in proc.stdout  # validate was not asked for
 
 
 def test_runner_prints_a_finding_once_when_two_hooks_find_it(repo: Path) -> None:

@@ -41,7 +41,7 @@ def test_a_clean_filter_cannot_show_the_validator_a_valid_record(store: Path) ->
     assert b'"9.9.9"' in _staged(store, rel) and b'"9.9.9"' not in path.read_bytes()
     proc = commit(store, "a record whose blob differs from the work tree")
     out = proc.stdout + proc.stderr
-    assert proc.returncode != 0, out
+    assert proc.returncode == 1, out
     assert "unknown schema_version '9.9.9'" in out
 
 
@@ -52,7 +52,7 @@ def test_a_clean_filter_cannot_show_the_naming_hook_another_model(store: Path) -
     assert b"acme/other-model" in _staged(store, path.relative_to(store).as_posix())
     proc = commit(store, "folders that do not match the committed model id")
     out = proc.stdout + proc.stderr
-    assert proc.returncode != 0, out
+    assert proc.returncode == 1, out
     assert "do not match model_info.id 'acme/other-model'" in out
 
 
@@ -79,5 +79,5 @@ def test_the_staged_list_cannot_be_replaced_from_the_environment(store: Path, tm
     empty.write_bytes(b"")
     env = dict(hook_env(), EEE_STAGED_RAW=str(empty))
     proc = git(store, "commit", "-m", "edit an accepted record", check=False, env=env)
-    assert proc.returncode != 0
+    assert proc.returncode == 1
     assert "modifies an accepted record" in proc.stdout + proc.stderr

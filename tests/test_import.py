@@ -19,14 +19,6 @@ from eee.store.strictjson import canonical
 pytestmark = pytest.mark.slow
 
 
-def _has_flag() -> bool:
-    import eee.governance as governance
-
-    return "flag" in getattr(governance, "ACTION_NAMES", ())
-
-
-needs_flag = pytest.mark.skipif(not _has_flag(), reason="the ledger's flag action is not in this tree yet")
-
 ROWS = (EXAMPLES / "instance" / "valid" / "v0.3.0_single_multi_agentic.jsonl").read_bytes()
 FOLDER = "data/qa-bench/acme/widget-7b"
 U = {
@@ -133,7 +125,6 @@ def _present_bytes(store: Path) -> bytes:
     return (store / FOLDER / f"{U['present']}.json").read_bytes()
 
 
-@needs_flag
 def test_import_of_a_snapshot_with_every_outcome(
     store: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -224,7 +215,6 @@ def test_import_of_a_snapshot_with_every_outcome(
     assert git(store, "status", "--porcelain").stdout.strip() == ""
 
 
-@needs_flag
 def test_a_git_revision_works_like_a_folder(store: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     snapshot = tmp_path / "snapshot"
     make_snapshot(snapshot, _present_bytes(store))
@@ -304,7 +294,6 @@ def _commit(repo: Path, message: str) -> Any:
     return git(repo, "commit", "-m", message, check=False, env=hook_env())
 
 
-@needs_flag
 def test_gate_accepts_a_record_only_with_exactly_its_flags(store: Path) -> None:
     from eee.imports.run import write_flag
 
@@ -315,12 +304,12 @@ def test_gate_accepts_a_record_only_with_exactly_its_flags(store: Path) -> None:
     rel = _put(store, f"{FOLDER}/{uuid}.json", canonical(bad))
     git(store, "add", rel)
     proc = _commit(store, "out of bounds, no flag")
-    assert proc.returncode != 0 and "outside the declared range" in proc.stdout + proc.stderr
+    assert proc.returncode == 1 and "outside the declared range" in proc.stdout + proc.stderr
 
     wrong = write_flag(store, uuid, "score", "$.evaluation_results[1].score_details.score", "wrong path", who)
     git(store, "add", "-A")
     proc = _commit(store, "flag on another path")
-    assert proc.returncode != 0 and "outside the declared range" in proc.stdout + proc.stderr
+    assert proc.returncode == 1 and "outside the declared range" in proc.stdout + proc.stderr
 
     (store / "governance" / "events" / f"{wrong}.yaml").unlink()
     git(store, "add", "-A")
@@ -337,7 +326,7 @@ def test_gate_accepts_a_record_only_with_exactly_its_flags(store: Path) -> None:
     write_flag(store, U["plain"], "score", "$.evaluation_results[0].score_details.score", "one of two", who)
     git(store, "add", "-A")
     proc = _commit(store, "one flag, two errors")
-    assert proc.returncode != 0 and "evaluation_results[1]" in proc.stdout + proc.stderr
+    assert proc.returncode == 1 and "evaluation_results[1]" in proc.stdout + proc.stderr
 
 
 def test_a_manifest_is_checked_and_immutable(store: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -351,7 +340,7 @@ def test_a_manifest_is_checked_and_immutable(store: Path, tmp_path: Path, capsys
     manifest.write_text(text.replace('outcome: "imported"', 'outcome: "relocated"'))
     git(store, "add", "-A")
     proc = _commit(store, "edit a manifest")
-    assert proc.returncode != 0 and "import manifest" in proc.stdout + proc.stderr
+    assert proc.returncode == 1 and "import manifest" in proc.stdout + proc.stderr
     git(store, "checkout", "HEAD", "--", report["manifest"])
 
     # a new manifest naming a file the commit does not hold is refused
@@ -362,10 +351,9 @@ def test_a_manifest_is_checked_and_immutable(store: Path, tmp_path: Path, capsys
     other.write_text(doc.replace(f'store: "{FOLDER}/{U["plain"]}.json"', f'store: "{FOLDER}/{U["canon"]}.json"'))
     git(store, "add", "-A")
     proc = _commit(store, "a manifest naming nothing")
-    assert proc.returncode != 0 and "not in the tree" in proc.stdout + proc.stderr
+    assert proc.returncode == 1 and "not in the tree" in proc.stdout + proc.stderr
 
 
-@needs_flag
 def test_the_audit_accepts_a_record_flagged_with_it_or_later(store: Path) -> None:
     from eee.imports.run import write_flag
     from eee.validation.audit import audit

@@ -57,23 +57,30 @@ def test_migrate_never_writes_through_a_linked_folder_into_the_store(
     (out / link).symlink_to(store / link, target_is_directory=True)
     before = _tree(store)
     code = migrate_main([str(store / "data"), "--out", str(out), "--to", "0.3.0"])
-    assert code != 0
+    assert code == 1
     assert _tree(store) == before  # nothing written, nothing overwritten in the store
     assert git(store, "status", "--porcelain").stdout == ""
     text = capsys.readouterr()
-    assert "symbolic link" in text.out + text.err or "store folder" in text.out + text.err
+    if link == "data":  # the whole output folder lands in the store: refused before any record
+        expected = f"would put the copies inside the store folder {store / 'data'}: migration never writes under data/"
+    else:  # a folder below: each record whose copy would go through it is refused
+        expected = f"{out / link} is a symbolic link; migration never writes through a link"
+    assert expected in text.out + text.err, text
 
 
 def test_migrate_refuses_an_output_folder_that_resolves_into_the_store(
     store: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    (tmp_path / "elsewhere").symlink_to(store / "governance" if (store / "governance").exists() else store / "data")
+    (tmp_path / "elsewhere").symlink_to(store / "data")
     before = _tree(store)
-    assert migrate_main([str(store / "data"), "--out", str(tmp_path / "elsewhere" / "x")]) != 0
+    assert migrate_main([str(store / "data"), "--out", str(tmp_path / "elsewhere" / "x")]) == 1
     assert _tree(store) == before
+    assert "would put the copies inside the store folder" in capsys.readouterr().err
 
 
-def test_migrate_refuses_a_linked_record_target_and_report(store: Path, tmp_path: Path) -> None:
+def test_migrate_refuses_a_linked_record_target_and_report(
+    store: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     out = tmp_path / "export"
     victim = store / "data" / "helm_lite" / "acme" / "widget-7b" / f"{FIXED_UUID}.json"
     target = out / "data" / "helm_lite" / "acme" / "widget-7b" / f"{FIXED_UUID}.json"
@@ -86,8 +93,10 @@ def test_migrate_refuses_a_linked_record_target_and_report(store: Path, tmp_path
     out2 = tmp_path / "export2"
     out2.mkdir()
     (out2 / "migration-report.json").symlink_to(store / "README.md")
-    assert migrate_main([str(store / "data"), "--out", str(out2)]) != 0
+    capsys.readouterr()
+    assert migrate_main([str(store / "data"), "--out", str(out2)]) == 1
     assert _tree(store) == before
+    assert f"{out2 / 'migration-report.json'} is a symbolic link" in capsys.readouterr().err
 
 
 def test_migrate_to_a_plain_folder_still_works(store: Path, tmp_path: Path) -> None:

@@ -55,10 +55,8 @@ def _hang_in(repo: Path, hook: str) -> Path:
 
 
 def _kill_when(proc: subprocess.Popen[str], marker: Path) -> None:
-    deadline = time.monotonic() + 60
     while not marker.exists():
-        assert proc.poll() is None, proc.communicate()
-        assert time.monotonic() < deadline, "the hook never started"
+        assert proc.poll() is None, ("the tool ended before the hook started", proc.communicate())
         time.sleep(0.05)
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
@@ -70,7 +68,7 @@ def _events(repo: Path) -> list[Path]:
 
 def _status(repo: Path) -> str:
     proc = _tool(repo, "status", FIXED_UUID)
-    out, err = proc.communicate(timeout=60)
+    out, err = proc.communicate()
     assert proc.returncode == 0, err
     return out
 
@@ -104,7 +102,7 @@ def test_the_commit_holds_only_the_event_whatever_else_is_staged(store: Path) ->
     (store / "notes.txt").write_text("work in progress\n")
     git(store, "add", "notes.txt")
     proc = _tool(store, "retract", FIXED_UUID, "--reason", "only the event", "--commit")
-    _, err = proc.communicate(timeout=120)
+    _, err = proc.communicate()
     assert proc.returncode == 0, err
     changed = git(store, "show", "--name-only", "--format=", "HEAD").stdout.split()
     assert len(changed) == 1 and changed[0].startswith("governance/events/")
@@ -118,7 +116,7 @@ def test_a_refused_commit_leaves_nothing(store: Path) -> None:
     hook.chmod(0o755)
     head = git(store, "rev-parse", "HEAD").stdout
     proc = _tool(store, "retract", FIXED_UUID, "--reason", "refused", "--commit")
-    _, err = proc.communicate(timeout=120)
+    _, err = proc.communicate()
     assert proc.returncode == 1 and "refused by a hook" in err
     assert git(store, "rev-parse", "HEAD").stdout == head and _events(store) == []
     assert git(store, "status", "--porcelain").stdout == ""

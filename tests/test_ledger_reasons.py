@@ -22,7 +22,7 @@ T0 = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
 ALL = st.characters(codec=None, categories=None, exclude_categories=())  # surrogates included
 
 
-@settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])  # no wall-clock limit
 @given(
     st.text(alphabet=ALL, max_size=80)
     | st.text(alphabet=st.sampled_from("a \n\r\t\u2028\x85é\u0301#:'\"-|>&*!%@`{}[]"), max_size=30)
@@ -41,7 +41,7 @@ def test_every_accepted_reason_reads_back(text: str) -> None:
     assert schema_errors(event) == []
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])  # no wall-clock limit
 @given(st.binary(max_size=40))
 def test_bytes_are_utf8_or_refused(data: bytes) -> None:
     try:

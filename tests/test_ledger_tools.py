@@ -161,7 +161,7 @@ def test_a_resolution_whose_act_is_missing_is_refused_by_the_hook(store: Path) -
     write(store, make_event("resolve", A, "retracted, says the event", ME, outcome="retracted"))
     git(store, "add", "-A")
     proc = commit(store, "a resolution by hand, without the retraction")
-    assert proc.returncode != 0 and "no retraction" in proc.stdout + proc.stderr
+    assert proc.returncode == 1 and "no retraction" in proc.stdout + proc.stderr
 
 
 # --- history order and the time rule --------------------------------------------------------
@@ -175,7 +175,7 @@ def test_backdated_event_is_refused_by_the_hook_and_the_audit(store: Path, capsy
     path = write(store, make_event("retract", B, "dated 2020", ME, now=dt.datetime(2020, 1, 1, tzinfo=dt.UTC)))
     git(store, "add", "-A")
     proc = commit(store, "a backdated retraction")
-    assert proc.returncode != 0 and "earlier than the record's previous event" in proc.stdout + proc.stderr
+    assert proc.returncode == 1 and "earlier than the record's previous event" in proc.stdout + proc.stderr
     assert commit(store, "the same without the hooks", "--no-verify").returncode == 0
     capsys.readouterr()
     assert audit(["--store", str(store), "--format", "json"]) == 1
@@ -191,7 +191,7 @@ def test_event_far_from_its_commit_time_is_refused(store: Path) -> None:
     write(store, make_event("retract", A, "next week", ME, now=dt.datetime.now(dt.UTC) + dt.timedelta(days=7)))
     git(store, "add", "-A")
     proc = commit(store, "an event from the future")
-    assert proc.returncode != 0 and "more than a day from now" in proc.stdout + proc.stderr
+    assert proc.returncode == 1 and "more than a day from now" in proc.stdout + proc.stderr
 
 
 # --- status, catalogue and site agree -------------------------------------------------------

@@ -97,7 +97,7 @@ def test_bidi_folder_is_refused_by_the_validator_and_the_hook(tmp_path: Path) ->
     assert any("U+202E RIGHT-TO-LEFT OVERRIDE" in e for e in errors), errors
     git(store, "add", "-A")
     proc = commit(store, "a record under a bidi folder")
-    assert proc.returncode != 0
+    assert proc.returncode == 1
     assert "U+202E RIGHT-TO-LEFT OVERRIDE" in proc.stdout + proc.stderr
 
 
@@ -109,7 +109,7 @@ def test_nfd_twin_of_a_committed_folder_is_refused_by_the_hook(tmp_path: Path) -
     _put(store, f"data/cafe\u0301/meta-llama/Llama-2-7b-hf/{OTHER_UUID}.json")
     git(store, "add", "-A")
     proc = commit(store, "nfd twin")
-    assert proc.returncode != 0
+    assert proc.returncode == 1
     assert "another Unicode spelling" in proc.stdout + proc.stderr
 
 

@@ -29,7 +29,6 @@ def test_the_bar_draws_on_the_terminal_stderr_and_leaves_stdout_to_the_report() 
             stdout=subprocess.PIPE,
             stderr=follower,
             env=dict(os.environ, TERM="xterm", COLUMNS="80"),
-            timeout=60,
         )
         os.close(follower)
         follower = -1

@@ -12,11 +12,10 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+import moto.server as moto_server  # a dev dependency: a missing one fails, never skips these tests
 import pytest
 
 from conftest import EXAMPLES, git, make_store, place_with_sidecar
-
-moto_server = pytest.importorskip("moto.server", reason="moto is not installed (pip install 'moto[server]')")
 
 pytestmark = pytest.mark.slow
 

@@ -225,7 +225,8 @@ def test_catalogue_links_resolve(built: tuple[Path, Path, Any]) -> None:
             if href.startswith(("http:", "https:", "mailto:", "javascript:")) or "/assets/" in href:
                 continue
             target = (built_page.parent / html.unescape(href)).resolve()
-            assert target.exists() or (target / "index.html").exists(), f"{built_page}: {href}"
+            # a page: the file itself, or a folder's index.html (a bare folder is no page)
+            assert target.is_file() or (target / "index.html").is_file(), f"{built_page}: {href}"
 
 
 def test_record_pages_show_json_status_and_history(built: tuple[Path, Path, Any]) -> None:

@@ -61,9 +61,11 @@ def test_github_format_annotates_file_and_line(tmp_path: Path, capsys: pytest.Ca
     sidecar = folder / f"{FIXED_UUID}_samples.jsonl"
     sidecar.write_text('{"schema_version": "0.3.0"}\n')
     assert eee_main(["validate", "--format", "github", str(sidecar)]) == 1
-    lines = capsys.readouterr().out.splitlines()
-    assert any(line.startswith("::error file=") and ",line=1," in line for line in lines)
-    assert all("\n" not in line for line in lines)
+    *annotations, summary = capsys.readouterr().out.splitlines()
+    assert any(line.startswith("::error file=") and ",line=1," in line for line in annotations)
+    # one line per finding (a message never spills onto lines of its own), then the summary
+    assert annotations and all(line.startswith("::error file=") for line in annotations), annotations
+    assert summary == f"1 file checked, {len(annotations)} errors, 0 warnings"
 
 
 def test_rich_format_prints_location_message_and_hint(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

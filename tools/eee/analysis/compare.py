@@ -20,7 +20,7 @@ from eee.analysis.samples import (
     primary,
     read_samples,
 )
-from eee.catalog.table import normalised_score
+from eee.catalog.table import LEFT_OUT, normalised_score
 from eee.rules.record import as_float
 
 SEED = 20260501  # the bootstrap's fixed seed: the same inputs give the same interval
@@ -80,26 +80,36 @@ def bootstrap_mean_ci(
     return (float(lo), float(hi))
 
 
-def _match(a: ResultSamples, b: ResultSamples) -> tuple[str, list[int], list[int], list[str]]:
+def _positions(ka: Any, kb: Any) -> tuple[Any, Any]:
+    """Where the keys of A are found among the keys of B: (positions in A, in A's order;
+    the matching positions in B). A key B holds twice matches its last position."""
+    import numpy as np
+
+    from eee.analysis.samples import first_seen
+
+    na = len(ka)
+    _, group = first_seen(np.concatenate([ka, kb]))
+    at_b = np.full(int(group.max(initial=-1)) + 1, -1, dtype=np.int64)
+    np.maximum.at(at_b, group[na:], np.arange(len(kb)))
+    j = at_b[group[:na]]
+    ia = np.nonzero(j >= 0)[0]
+    return ia, j[ia]
+
+
+def _match(a: ResultSamples, b: ResultSamples) -> tuple[str, Any, Any]:
     """Indices of the samples both have: by sample id, else (no id in common) by sample hash."""
-    where = {sid: i for i, sid in enumerate(b.ids)}
-    ia, ib, ids = [], [], []
-    for i, sid in enumerate(a.ids):
-        j = where.get(sid)
-        if j is not None:
-            ia.append(i)
-            ib.append(j)
-            ids.append(sid)
-    if ia:
-        return "sample_id", ia, ib, ids
-    hashes = {h: j for j, h in enumerate(b.hashes) if h}
-    for i, h in enumerate(a.hashes):
-        j = hashes.get(h) if h else None
-        if j is not None:
-            ia.append(i)
-            ib.append(j)
-            ids.append(a.ids[i])
-    return ("sample_hash" if ia else "sample_id"), ia, ib, ids
+    import numpy as np
+
+    ia, ib = _positions(a.sample_keys(), b.sample_keys())
+    if len(ia):
+        return "sample_id", ia, ib
+    ha, has_a = a.hash_keys()
+    hb, has_b = b.hash_keys()
+    if not has_a.any() or not has_b.any():
+        return "sample_id", ia, ib
+    wa, wb = np.nonzero(has_a)[0], np.nonzero(has_b)[0]
+    ia, ib = _positions(ha[wa], hb[wb])
+    return ("sample_hash" if len(ia) else "sample_id"), wa[ia], wb[ib]
 
 
 def compare_samples(a: ResultSamples, b: ResultSamples, disagreements: int | None = None) -> dict[str, Any]:
@@ -107,7 +117,7 @@ def compare_samples(a: ResultSamples, b: ResultSamples, disagreements: int | Non
     disagreeing samples to list (None: all)."""
     import numpy as np
 
-    matched_by, ia, ib, ids = _match(a, b)
+    matched_by, ia, ib = _match(a, b)
     n = len(ia)
     out: dict[str, Any] = {
         "result_a": a.key,
@@ -164,9 +174,11 @@ def compare_samples(a: ResultSamples, b: ResultSamples, disagreements: int | Non
         differ = np.nonzero(~close)[0]
     out["agreement"] = out.get("binary", out.get("continuous", {}))["agreement"]
     out["disagreeing"] = len(differ)
-    listed = differ if disagreements is None else differ[:disagreements]
+    listed = (differ if disagreements is None else differ[:disagreements]).tolist()
+    names = a.names(ia[listed].tolist()) if listed else []  # the ids are read again for these only
     out["disagreeing_samples"] = [
-        {"sample_id": ids[k], "score_a": float(sa[k]), "score_b": float(sb[k])} for k in listed.tolist()
+        {"sample_id": name, "score_a": float(sa[k]), "score_b": float(sb[k])}
+        for name, k in zip(names, listed, strict=True)
     ]
     return out
 
@@ -267,8 +279,14 @@ def compare_records(
     result_a: str | None = None,
     result_b: str | None = None,
     disagreements: int | None = None,
+    max_rows: int | None = None,
 ) -> dict[str, Any]:
-    """The comparison report of two records of one benchmark."""
+    """The comparison report of two records of one benchmark. The two sidecars are read up
+    to ``max_rows`` rows together (default :data:`eee.analysis.samples.MAX_ROWS`); beyond,
+    the records are compared on their aggregates, and the report says why."""
+    from eee.analysis.samples import MAX_ROWS, ROW_BYTES, RowBudget, TooManyRows
+
+    budget = RowBudget(MAX_ROWS if max_rows is None else max_rows)
     report: dict[str, Any] = {
         "benchmark": a.benchmark,
         "a": _record_info(a),
@@ -277,12 +295,26 @@ def compare_records(
         "samples": None,
         "notes": [],
     }
+    for side, rec in (("a", a), ("b", b)):
+        if rec.status in LEFT_OUT:
+            report["notes"].append(
+                f"{side.upper()} {rec.uuid} is {rec.status}: not active (left out of the statistics, "
+                "the comparisons of --model and the IRT fit unless --all is given)"
+            )
     groups: list[dict[str, ResultSamples] | None] = []
     for side, rec in (("a", a), ("b", b)):
         state = rec.sidecar_state()
         if state is None:
             try:
-                groups.append(read_samples(rec.sidecar))
+                groups.append(read_samples(rec.sidecar, budget))
+            except TooManyRows:
+                report["notes"].append(
+                    f"the two sidecars hold more than {budget.limit:,} rows (the limit was passed in {side.upper()} "
+                    f"{rec.uuid}): more than one comparison reads by default; `eee compare --max-rows N` reads "
+                    f"more where there is memory for it (about {ROW_BYTES} bytes per row)"
+                )
+                groups = [None, None]
+                break
             except (OSError, SidecarProblem) as exc:
                 report[side]["sidecar"] = "unreadable"
                 report["notes"].append(f"{side.upper()} {rec.uuid}: the sidecar cannot be read ({exc})")
@@ -302,17 +334,26 @@ def compare_records(
             report["notes"].append("a sidecar has no rows: nothing to compare sample by sample")
         else:
             how, pairs = _pairs(ga, gb, a, b, result_a, result_b)
-            report["samples"] = {"paired": how, "results": [compare_samples(x, y, disagreements) for x, y in pairs]}
+            try:
+                results = [compare_samples(x, y, disagreements) for x, y in pairs]
+            except (OSError, SidecarProblem) as exc:  # reading the listed sample ids again
+                report["notes"].append(f"A {a.uuid}: the sidecar cannot be read again ({exc})")
+            else:
+                report["samples"] = {"paired": how, "results": results}
     if report["samples"] is None:
         report["notes"].append("compared on the aggregate scores only")
     return report
 
 
-def compare_many(records: list[StoredRecord], disagreements: int | None = None) -> dict[str, Any]:
+def compare_many(
+    records: list[StoredRecord], disagreements: int | None = None, max_rows: int | None = None
+) -> dict[str, Any]:
     """Every pair of ``records`` (one model on one benchmark, e.g. under two harnesses)."""
     return {
         "records": [_record_info(r) for r in records],
-        "comparisons": [compare_records(x, y, disagreements=disagreements) for x, y in combinations(records, 2)],
+        "comparisons": [
+            compare_records(x, y, disagreements=disagreements, max_rows=max_rows) for x, y in combinations(records, 2)
+        ],
     }
 
 

@@ -3,12 +3,21 @@
 P(model m solves item i) = 1 / (1 + exp(-(theta_m - b_i))). The fit is joint maximum
 likelihood with a small ridge penalty (lambda/2 times the sum of squared parameters), which
 keeps the estimates of items every model solves (or none does) finite; Newton steps
-alternate between abilities and difficulties, vectorised in numpy. Difficulties are
-centred on 0 at the end (abilities shifted with them; the likelihood does not change).
+alternate between abilities and difficulties. Difficulties are centred on 0 at the end
+(abilities shifted with them; the likelihood does not change).
+
+The data are sparse: only the observed (record, item, outcome) cells are held, as three
+arrays, and every sum over a record's or an item's cells is a ``numpy.bincount``. Memory and
+time per iteration grow with the responses read, never with records x items: records of
+one benchmark often answer different samples (subsets, or disjoint ids).
 
 Standard errors are 1 / sqrt(information + lambda) at the estimate. Fit: outfit mean
 square (mean squared standardised residual) and infit mean square (information-weighted);
 both are near 1 where the model fits, far above 1 for items answered against the grain.
+
+Over a benchmark (:func:`benchmark_irt`) abilities are comparable only between records
+linked by shared items: the fit takes the largest group of records linked that way, names
+the records left out, and says at once when no sample id is shared at all.
 """
 
 from __future__ import annotations
@@ -41,12 +50,26 @@ class RaschFit:
         self.converged: bool = kw["converged"]
         self.loglik: float = kw["loglik"]
         self.ridge: float = kw["ridge"]
+        self.responses: int = kw["responses"]
 
 
 def _sigmoid(x: Any) -> Any:
     import numpy as np
 
     return 0.5 * (1.0 + np.tanh(0.5 * x))  # stable for large |x|
+
+
+def _p(theta: Any, b: Any, rows: Any, cols: Any) -> Any:
+    """The model's probability at every observed cell (one array the size of the cells)."""
+    import numpy as np
+
+    x = theta[rows]
+    x -= b[cols]
+    x *= 0.5
+    np.tanh(x, out=x)
+    x += 1.0
+    x *= 0.5
+    return x
 
 
 def fit_rasch(y: Any, ridge: float = RIDGE, max_iter: int = MAX_ITER, tol: float = TOL) -> RaschFit:
@@ -56,30 +79,55 @@ def fit_rasch(y: Any, ridge: float = RIDGE, max_iter: int = MAX_ITER, tol: float
     y = np.asarray(y, dtype=float)
     if y.ndim != 2:
         raise ValueError("the response matrix must be two-dimensional (models x items)")
-    seen = ~np.isnan(y)
-    w = seen.astype(float)
-    y0 = np.where(seen, y, 0.0)
-    m, n = y.shape
+    rows, cols = np.nonzero(~np.isnan(y))
+    return fit_rasch_cells(rows, cols, y[rows, cols], y.shape, ridge, max_iter, tol)
+
+
+def fit_rasch_cells(
+    rows: Any,
+    cols: Any,
+    y: Any,
+    shape: tuple[int, int],
+    ridge: float = RIDGE,
+    max_iter: int = MAX_ITER,
+    tol: float = TOL,
+) -> RaschFit:
+    """Fit the Rasch model to the observed cells only: outcome ``y[k]`` (0 or 1) of model
+    ``rows[k]`` on item ``cols[k]``, in a ``shape`` = (models, items) table. Each cell is
+    given at most once. The same estimates as a dense fit of that table with nan elsewhere."""
+    import numpy as np
+
+    m, n = int(shape[0]), int(shape[1])
+    rows = np.asarray(rows, dtype=np.int32 if m < 2**31 else np.int64)
+    cols = np.asarray(cols, dtype=np.int32 if n < 2**31 else np.int64)
+    y = np.asarray(y, dtype=float)
+    if not (rows.shape == cols.shape == y.shape and rows.ndim == 1):
+        raise ValueError("rows, cols and y must be one-dimensional arrays of one length")
+    person_n = np.bincount(rows, minlength=m).astype(float)
+    item_n = np.bincount(cols, minlength=n).astype(float)
+    person_sum = np.bincount(rows, y, m)
+    item_sum = np.bincount(cols, y, n)
     # start from the logits of the smoothed shares
-    ps = (y0.sum(1) + 0.5) / (w.sum(1) + 1.0)
-    pi = (y0.sum(0) + 0.5) / (w.sum(0) + 1.0)
+    ps = (person_sum + 0.5) / (person_n + 1.0)
+    pi = (item_sum + 0.5) / (item_n + 1.0)
     theta = np.log(ps / (1 - ps))
     b = -np.log(pi / (1 - pi))
     converged = False
     it = 0
     for it in range(1, max_iter + 1):  # noqa: B007 - the count is reported
-        p = _sigmoid(theta[:, None] - b[None, :])
-        r = (y0 - p) * w
-        info = p * (1 - p) * w
-        step_t = (r.sum(1) - ridge * theta) / (info.sum(1) + ridge)
+        p = _p(theta, b, rows, cols)
+        grad = person_sum - np.bincount(rows, p, m)
+        p -= p * p  # the information p(1-p), in place
+        step_t = (grad - ridge * theta) / (np.bincount(rows, p, m) + ridge)
         step_t = np.clip(step_t, -1.0, 1.0)
         theta = theta + step_t
-        p = _sigmoid(theta[:, None] - b[None, :])
-        r = (y0 - p) * w
-        info = p * (1 - p) * w
-        step_b = (-r.sum(0) - ridge * b) / (info.sum(0) + ridge)
+        p = _p(theta, b, rows, cols)
+        grad = item_sum - np.bincount(cols, p, n)
+        p -= p * p
+        step_b = (-grad - ridge * b) / (np.bincount(cols, p, n) + ridge)
         step_b = np.clip(step_b, -1.0, 1.0)
         b = b + step_b
+        del p
         # the likelihood does not change when theta and b move together; along that
         # direction only the ridge decides, exactly at this shift (one line search)
         c = -(theta.sum() + b.sum()) / (m + n)
@@ -87,27 +135,31 @@ def fit_rasch(y: Any, ridge: float = RIDGE, max_iter: int = MAX_ITER, tol: float
         if max(np.abs(step_t).max(initial=0.0), np.abs(step_b).max(initial=0.0)) < tol:
             converged = True
             break
-    p = _sigmoid(theta[:, None] - b[None, :])
-    info = p * (1 - p) * w
-    resid2 = ((y0 - p) ** 2) * w
+    p = _p(theta, b, rows, cols)
+    eps = 1e-12
+    loglik = float(np.sum(y * np.log(p + eps) + (1.0 - y) * np.log(1.0 - p + eps)))
+    resid2 = y - p
+    resid2 *= resid2
+    p -= p * p  # information
+    info_t = np.bincount(rows, p, m)
+    info_b = np.bincount(cols, p, n)
+    np.maximum(p, 1e-12, out=p)
+    z2 = resid2 / p
+    del p
     with np.errstate(divide="ignore", invalid="ignore"):
-        z2 = np.where(seen, resid2 / np.maximum(p * (1 - p), 1e-12), 0.0)
-        item_n = w.sum(0)
-        person_n = w.sum(1)
-        item_outfit = z2.sum(0) / item_n
-        person_outfit = z2.sum(1) / person_n
-        item_infit = resid2.sum(0) / info.sum(0)
-        person_infit = resid2.sum(1) / info.sum(1)
-        item_share = y0.sum(0) / item_n
-        person_share = y0.sum(1) / person_n
-        eps = 1e-12
-        loglik = float(np.sum(w * (y0 * np.log(p + eps) + (1 - y0) * np.log(1 - p + eps))))
+        item_outfit = np.bincount(cols, z2, n) / item_n
+        person_outfit = np.bincount(rows, z2, m) / person_n
+        del z2
+        item_infit = np.bincount(cols, resid2, n) / info_b
+        person_infit = np.bincount(rows, resid2, m) / info_t
+        item_share = item_sum / item_n
+        person_share = person_sum / person_n
     shift = b.mean() if n else 0.0
     return RaschFit(
         ability=theta - shift,
-        ability_se=1.0 / np.sqrt(info.sum(1) + ridge),
+        ability_se=1.0 / np.sqrt(info_t + ridge),
         difficulty=b - shift,
-        difficulty_se=1.0 / np.sqrt(info.sum(0) + ridge),
+        difficulty_se=1.0 / np.sqrt(info_b + ridge),
         item_infit=item_infit,
         item_outfit=item_outfit,
         person_infit=person_infit,
@@ -120,6 +172,7 @@ def fit_rasch(y: Any, ridge: float = RIDGE, max_iter: int = MAX_ITER, tol: float
         converged=converged,
         loglik=loglik,
         ridge=ridge,
+        responses=len(y),
     )
 
 
@@ -142,23 +195,29 @@ class BenchmarkIRT:
 
     def __init__(self, benchmark: str) -> None:
         self.benchmark = benchmark
-        self.respondents: list[dict[str, Any]] = []  # one per record used
-        self.items: list[str] = []
+        self.respondents: list[dict[str, Any]] = []  # one per record fitted
+        self.items: list[str] = []  # the sample ids of the items fitted
+        self.item_count = 0  # distinct items of the records read (named in ``items`` when fitted)
         self.notes: list[str] = []
         self.result_key: str | None = None
         self.fit: RaschFit | None = None
-        self.y: Any = None
+        self.no_fit: str | None = None  # why there is no fit
+        self.answered_once = 0  # items of the fit answered by one record only
+        # uuid -> what reading its sidecar gave: {"state": "read", "samples", "mean"} (main
+        # result), {"state": "unreadable", "problem"}, or {"state": NOT_PULLED / NO_SIDECAR}
+        self.sidecars: dict[str, dict[str, Any]] = {}
 
     def summary(self, worst: int = 10) -> dict[str, Any]:
         out: dict[str, Any] = {
             "benchmark": self.benchmark,
             "records": len(self.respondents),
-            "items": len(self.items),
+            "items": self.item_count,
             "result": self.result_key,
             "notes": self.notes,
         }
         f = self.fit
         if f is None:
+            out["no_fit"] = self.no_fit
             return out
         out["fit"] = {
             "method": "joint maximum likelihood, ridge-penalised (Rasch / 1PL)",
@@ -166,7 +225,8 @@ class BenchmarkIRT:
             "iterations": f.iterations,
             "converged": f.converged,
             "log_likelihood": f.loglik,
-            "responses": int(self.y.size - int(_count_nan(self.y))),
+            "responses": f.responses,
+            "items_answered_once": self.answered_once,
         }
         out["abilities"] = [
             {
@@ -219,6 +279,33 @@ def _choose_key(groups: list[dict[str, Any]], wanted: str | None) -> str | None:
     return None if best < 2 else min(k for k, c in counts.items() if c == best)
 
 
+def _compact(ids: Any) -> tuple[Any, Any]:
+    """(column of each cell, the ids of the columns): columns numbered in the order their
+    id first appears among the cells."""
+    from eee.analysis.samples import first_seen
+
+    first, cols = first_seen(ids)
+    return cols, ids[first]
+
+
+def linked(rows: Any, cols: Any, m: int, n: int) -> Any:
+    """The group of each of ``m`` records: records answering a common item (directly, or
+    through other records) share the smallest record index of their group. Label
+    propagation over the cells, with pointer jumping; each round costs one pass over them."""
+    import numpy as np
+
+    label = np.arange(m)
+    while True:
+        per_item = np.full(n, m)
+        np.minimum.at(per_item, cols, label[rows])
+        new = label.copy()
+        np.minimum.at(new, rows, per_item[cols])
+        new = new[new]
+        if np.array_equal(new, label):
+            return label
+        label = new
+
+
 def benchmark_irt(
     root: Path,
     benchmark: str,
@@ -226,36 +313,66 @@ def benchmark_irt(
     include_all: bool = False,
     ridge: float = RIDGE,
     records: list[Any] | None = None,
+    max_rows: int | None = None,
 ) -> BenchmarkIRT:
     """Fit the Rasch model over the sidecars of the (active) records of ``benchmark``.
 
     One respondent per record (the same model under two harnesses is two respondents); items
     are sample ids of one result per record: ``result`` if given, else the result id most
-    records share, else each record's main result (most samples)."""
+    records share, else each record's main result (most samples). Sidecars are streamed
+    into compact outcomes (a 16-byte key and one byte per sample), at most ``max_rows``
+    rows in all (default :data:`eee.analysis.samples.MAX_ROWS`; beyond: no fit, said so); the names of the items
+    fitted are read again afterwards, from as few sidecars as hold them. Records whose
+    samples no fitted record shares are left out, named in a note."""
     import numpy as np
 
-    from eee.analysis.samples import NOT_PULLED, SidecarProblem, primary, read_samples, records_of
+    from eee.analysis.samples import (
+        MAX_ROWS,
+        NOT_PULLED,
+        ROW_BYTES,
+        RowBudget,
+        SidecarProblem,
+        TooManyRows,
+        primary,
+        read_outcomes,
+        records_of,
+    )
 
+    limit = MAX_ROWS if max_rows is None else max_rows
     out = BenchmarkIRT(benchmark)
-    recs = list(records) if records is not None else list(records_of(root, benchmark, active_only=not include_all))
+    recs = records if records is not None else records_of(root, benchmark, active_only=not include_all)
+    budget = RowBudget(limit)
     loaded = []
     for rec in recs:
         state = rec.sidecar_state()
         if state is not None:
+            out.sidecars[rec.uuid] = {"state": state}
             if state == NOT_PULLED:
                 out.notes.append(f"{rec.uuid}: sidecar not pulled (run `eee samples pull`)")
             continue
         try:
-            groups = read_samples(rec.sidecar)
+            groups = read_outcomes(rec.sidecar, budget)
+        except TooManyRows:
+            out.no_fit = (
+                f"the sidecars hold more than {limit:,} per-sample rows (the limit was passed in {rec.uuid}): "
+                f"more than one fit reads by default; run `eee irt --benchmark {benchmark} --max-rows N` "
+                f"where there is memory for it (about {ROW_BYTES} bytes per row)"
+            )
+            return out
         except (OSError, SidecarProblem) as exc:
             out.notes.append(f"{rec.uuid}: sidecar unreadable ({exc})")
+            out.sidecars[rec.uuid] = {"state": "unreadable", "problem": str(exc)}
             continue
         if groups:
+            main = primary(groups, rec.doc)
+            out.sidecars[rec.uuid] = {"state": "read", "samples": len(main), "mean": main.mean}
             loaded.append((rec, groups))
+        else:
+            out.sidecars[rec.uuid] = {"state": "read", "samples": 0, "mean": None}
     key = _choose_key([g for _, g in loaded], result)
     out.result_key = key
-    columns: dict[str, int] = {}
-    rows: list[tuple[list[int], Any]] = []
+    chosen = []
+    fitted = []  # the records, for naming the items
     for rec, groups in loaded:
         g = groups.get(key) if key is not None else None
         if g is None:
@@ -263,27 +380,87 @@ def benchmark_irt(
                 out.notes.append(f"{rec.uuid}: no result {result!r}; left out")
                 continue
             g = primary(groups, rec.doc)
-        outcome = g.outcomes()
-        if outcome is None:
+        if g.outcome is None:
             out.notes.append(f"{rec.uuid}: result {g.key!r} has non-binary scores and no is_correct; left out")
             continue
-        idx = [columns.setdefault(sid, len(columns)) for sid in g.ids]
-        rows.append((idx, outcome))
+        chosen.append(g)
+        fitted.append(rec)
         out.respondents.append(
             {"record_uuid": rec.uuid, "model_id": rec.model_id, "eval_library": rec.eval_library, "result": g.key}
         )
-    out.items = list(columns)
-    if len(rows) < 2 or len(columns) < 2:
-        out.notes.append("a Rasch fit needs at least two records with binary per-sample scores and two items")
+    del loaded
+    m = len(chosen)
+    rows = np.repeat(np.arange(m, dtype=np.int32), [len(g) for g in chosen])
+    keys = np.concatenate([g.keys for g in chosen]) if chosen else np.zeros(0, dtype="V16")
+    y = np.concatenate([g.outcome for g in chosen]) if chosen else np.zeros(0, dtype=np.uint8)
+    del chosen
+    cols, col_keys = _compact(keys)
+    del keys
+    out.item_count = len(col_keys)
+    if m < 2 or len(col_keys) < 2:
+        out.no_fit = "a Rasch fit needs at least two records with binary per-sample scores and two items"
         return out
-    y = np.full((len(rows), len(columns)), np.nan)
-    for k, (idx, outcome) in enumerate(rows):
-        y[k, idx] = (np.asarray(outcome) >= 0.5).astype(float)
-    out.y = y
-    out.fit = fit_rasch(y, ridge=ridge)
+    if not (np.bincount(cols, minlength=len(col_keys)) >= 2).any():
+        what = f"of result {key!r} " if key is not None else ""
+        out.no_fit = (
+            f"no sample id {what}is shared by two of the {m} records: each answered samples no other did, "
+            "so their abilities have no common scale; nothing to fit (check that the records use one "
+            "benchmark's sample ids)"
+        )
+        return out
+    group = linked(rows, cols, m, len(col_keys))
+    sizes = np.bincount(group, minlength=m)
+    responses = np.bincount(group, weights=np.bincount(rows, minlength=m), minlength=m)
+    best = max(range(m), key=lambda k: (sizes[k], responses[k], -k))
+    keep = group == best
+    if not keep.all():
+        gone = [out.respondents[k]["record_uuid"] for k in np.nonzero(~keep)[0].tolist()]
+        out.notes.append(
+            f"{len(gone)} record(s) share no sample id with the {int(keep.sum())} records fitted, directly or "
+            "through other records (their abilities would not be on the same scale): left out: "
+            + ", ".join(gone[:5])
+            + (f" and {len(gone) - 5} more" if len(gone) > 5 else "")
+        )
+        cell = keep[rows]
+        renumber = np.cumsum(keep, dtype=np.int64) - 1
+        rows = renumber[rows[cell]].astype(np.int32)
+        cols, col_keys = _compact(col_keys[cols[cell]])
+        out.item_count = len(col_keys)
+        y = y[cell]
+        out.respondents = [r for r, k in zip(out.respondents, keep.tolist(), strict=True) if k]
+        fitted = [r for r, k in zip(fitted, keep.tolist(), strict=True) if k]
+        m = len(out.respondents)
+        if len(col_keys) < 2:
+            out.no_fit = "a Rasch fit needs at least two records with binary per-sample scores and two items"
+            return out
+    names = _item_names(fitted, col_keys)
+    if names is None:
+        out.no_fit = "the sidecars changed while they were read (sample ids read first were not found again); run again"
+        return out
+    out.items = names
+    out.answered_once = int(np.count_nonzero(np.bincount(cols, minlength=len(names)) == 1))
+    out.fit = fit_rasch_cells(rows, cols, y, (m, len(names)), ridge=ridge)
     if not out.fit.converged:
         out.notes.append(f"the fit did not converge in {out.fit.iterations} iterations")
     return out
+
+
+def _item_names(records: list[Any], keys: Any) -> list[str] | None:
+    """The sample id of each key, read again from the sidecars of ``records`` in order, each
+    only as far as needed (the first few usually name every item); None when one is missing."""
+    from eee.analysis.samples import SidecarProblem, name_samples
+
+    wanted = {k.tobytes(): i for i, k in enumerate(keys)}
+    names: list[str | None] = [None] * len(keys)
+    left = len(names)
+    for rec in records:
+        try:
+            left -= name_samples(rec.sidecar, wanted, names, left)
+        except (OSError, SidecarProblem):
+            continue
+        if not left:
+            return [name for name in names if name is not None]  # every one
+    return None
 
 
 def write_parquet(res: BenchmarkIRT, folder: Path) -> list[Path]:
@@ -330,9 +507,3 @@ def write_parquet(res: BenchmarkIRT, folder: Path) -> list[Path]:
         os.replace(tmp, path)
         written.append(path)
     return written
-
-
-def _count_nan(y: Any) -> int:
-    import numpy as np
-
-    return int(np.isnan(y).sum())

@@ -29,8 +29,8 @@ RAW_ROWS = 200  # a longer table is written as HTML the site passes through (eee
 
 class Code(str):
     """Data shown as inline code in a table cell (any other value is shown as text); a cell
-    may also be a tuple of such parts, shown with a space between. Every value is escaped for where it lands
-    (:mod:`eee.site.mdtext`): the cells are data, never Markdown."""
+    may also be a tuple of such parts, shown with a space between. Every value is escaped
+    for where it lands (:mod:`eee.site.mdtext`): the cells are data, never Markdown."""
 
 
 def _cell(value: Any) -> str:
@@ -107,7 +107,7 @@ def benchmark_page(root: Path, bench: str, recs: list[Any], out: Path) -> dict[s
     """Write the page, plots and IRT Parquet of one benchmark under ``out``; returns a summary."""
     from eee.analysis.compare import compare_records
     from eee.analysis.irt import benchmark_irt, write_parquet
-    from eee.analysis.samples import NO_SIDECAR, NOT_PULLED, SidecarProblem, primary, read_samples
+    from eee.analysis.samples import NO_SIDECAR, NOT_PULLED
     from eee.analysis.svg import errorbar_plot, scatter_plot
 
     pages = out / "pages"
@@ -118,27 +118,27 @@ def benchmark_page(root: Path, bench: str, recs: list[Any], out: Path) -> dict[s
         f"records. Reproduce with {code('eee irt --benchmark ' + shlex.quote(bench))} and `eee compare`.\n"
     )
     lines.append("## Records\n")
+    res = benchmark_irt(root, bench, records=recs)  # reads each sidecar once, for the table too
     rows = []
     for r in recs:
-        state = r.sidecar_state()
-        if state is None:
-            try:
-                groups = read_samples(r.sidecar)
-                g = primary(groups, r.doc) if groups else None
-                rows.append(
-                    [
-                        Code(r.uuid[:8]),
-                        r.model_id,
-                        r.eval_library or "",
-                        len(g) if g else 0,
-                        f"{g.score.mean():.4f}" if g else "",
-                        "read",
-                    ]
-                )
-            except (OSError, SidecarProblem) as exc:
-                rows.append([Code(r.uuid[:8]), r.model_id, r.eval_library or "", "", "", f"unreadable ({exc})"])
+        seen = res.sidecars.get(r.uuid) or {"state": "not read (the fit's row limit was reached)"}
+        state = seen["state"]
+        if state == "read":
+            mean = seen["mean"]
+            rows.append(
+                [
+                    Code(r.uuid[:8]),
+                    r.model_id,
+                    r.eval_library or "",
+                    seen["samples"],
+                    "" if mean is None else f"{mean:.4f}",
+                    "read",
+                ]
+            )
         else:
-            what = "not pulled (in DVC)" if state == NOT_PULLED else "no sidecar"
+            what = {NOT_PULLED: "not pulled (in DVC)", NO_SIDECAR: "no sidecar"}.get(state, state)
+            if state == "unreadable":
+                what = f"unreadable ({seen['problem']})"
             rows.append([Code(r.uuid[:8]), r.model_id, r.eval_library or "", "", "", what])
     lines.append(_table(["Record", "Model", "Library", "Samples (main result)", "Mean score", "Sidecar"], rows))
     if any(r.sidecar_state() == NOT_PULLED for r in recs):
@@ -147,11 +147,10 @@ def benchmark_page(root: Path, bench: str, recs: list[Any], out: Path) -> dict[s
             "(`eee samples pull`, then run the pipeline again).\n"
         )
 
-    res = benchmark_irt(root, bench, records=recs)
     lines.append("\n## Item response theory (Rasch)\n")
     summary: dict[str, Any] = {"benchmark": bench, "records": len(recs), "fit": res.fit is not None}
     if res.fit is None:
-        lines.append(text("No fit: " + "; ".join(n for n in res.notes if "needs" in n or "left out" in n) + ".") + "\n")
+        lines.append(text(f"No fit: {res.no_fit}.") + "\n")
     else:
         f = res.fit
         write_parquet(res, out / "irt" / bench)
@@ -159,6 +158,7 @@ def benchmark_page(root: Path, bench: str, recs: list[Any], out: Path) -> dict[s
             f"A one-parameter logistic model fitted by ridge-penalised joint maximum likelihood (ridge {f.ridge}) "
             f"over {len(res.respondents)} records and {len(res.items)} items"
             + (f" of result {code(res.result_key)}" if res.result_key else "")
+            + (f" ({res.answered_once} answered by one record only)" if res.answered_once else "")
             + f"; {f.iterations} iterations, {'converged' if f.converged else 'not converged'}. "
             "Abilities and difficulties are on one logit scale (difficulties centred on 0); "
             f"the Parquet files are {code(f'{ANALYSIS_DIR}/irt/{bench}/abilities.parquet')} and `items.parquet`.\n"
@@ -228,9 +228,8 @@ def benchmark_page(root: Path, bench: str, recs: list[Any], out: Path) -> dict[s
             )
         )
         summary.update(items=len(res.items), respondents=len(res.respondents))
-    notes = [n for n in res.notes if "needs" not in n]
-    if notes:
-        lines.append("\n" + "\n".join(f"- {text(n)}" for n in notes) + "\n")
+    if res.notes:
+        lines.append("\n" + "\n".join(f"- {text(n)}" for n in res.notes) + "\n")
 
     lines.append("\n## Comparisons of one model's records\n")
     by_model: dict[str, list[Any]] = defaultdict(list)

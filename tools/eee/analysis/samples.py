@@ -4,13 +4,18 @@ A record is named by its uuid or by a unique prefix of at least 8 hex digits. It
 is read from the work tree (``<uuid>_samples.jsonl`` beside the record); a sidecar that
 DVC tracks but that was not pulled is reported as such, never treated as empty.
 
-Only what the statistics need is kept from a row: the sample id and hash, the result it
-belongs to (``evaluation_result_id``, else ``evaluation_name``), ``evaluation.score`` and
-``evaluation.is_correct``. Rows repeating a sample within one result (epochs) are averaged.
+Sidecars are streamed, and only what the statistics need is kept from a row, in 32 bytes:
+the sample id as a 16-byte key (:func:`sample_key`), ``evaluation.score`` and
+``evaluation.is_correct``, grouped by the result the row belongs to
+(``evaluation_result_id``, else ``evaluation_name``). Rows repeating a sample within one
+result (epochs) are averaged. The ids (and sample hashes) of the few samples a report
+names are read again from the sidecar. Memory follows the rows read, whatever the ids;
+one analysis reads at most :data:`MAX_ROWS` rows unless told otherwise.
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -87,12 +92,22 @@ def _load_doc(path: Path) -> dict[str, Any]:
     return doc
 
 
+def lifecycle(state: Any) -> str:
+    """The status the analyses show: ``retracted``, ``superseded`` or ``duplicate`` when
+    the ledger takes the record out of the default statistics (one meaning of active: the
+    catalogue's :func:`eee.catalog.table.exclusion`), else the fold's status (active,
+    flagged, disputed)."""
+    from eee.catalog.table import exclusion
+
+    return exclusion(state) or str(state.status)
+
+
 def _status_of(root: Path, uuid: str, ledger: Any = None) -> str:
     if ledger is None:
         from eee.governance.status import read_ledger
 
         ledger = read_ledger(root)
-    return str(ledger.state(uuid).status)
+    return lifecycle(ledger.state(uuid))
 
 
 def resolve(root: Path, ref: str, ledger: Any = None) -> StoredRecord:
@@ -149,7 +164,7 @@ def records_of(
                 state = ledger.state(uuid)
                 if active_only and not is_active(state):
                     continue
-                status = str(state.status)
+                status = lifecycle(state)
                 try:
                     doc = _load_doc(path)
                 except Refused:
@@ -164,34 +179,156 @@ def pointer_exists(rec: StoredRecord) -> bool:
     return rec.path.with_name(rec.uuid + SIDECAR_SUFFIX + POINTER_SUFFIX).is_file()
 
 
-class ResultSamples:
-    """The per-sample scores of one result of one record."""
+class SidecarProblem(Exception):
+    def __init__(self, line: int, message: str) -> None:
+        super().__init__(f"line {line}: {message}")
+        self.line = line
+        self.message = message
 
-    __slots__ = ("correct", "hashes", "ids", "key", "repeated", "score")
+
+# The rows one analysis reads by default (eee irt: every sidecar of the benchmark; eee
+# compare: the two sidecars of a pair; --max-rows changes it): at its peak an analysis holds
+# about ROW_BYTES per row read (benchmarks/bench_analysis.py), so the default stays near 1 GB.
+MAX_ROWS = 8_000_000
+ROW_BYTES = 130
+
+
+class RowBudget:
+    """How many sidecar rows one analysis may still read: at most ``limit`` (None: any)."""
+
+    __slots__ = ("limit", "rows")
+
+    def __init__(self, limit: int | None = None) -> None:
+        self.limit = limit
+        self.rows = 0
+
+
+class TooManyRows(Exception):
+    """More rows than the analysis's :class:`RowBudget` allows."""
+
+
+def sample_key(text: str) -> bytes:
+    """A sample id (or hash) as a fixed 16 bytes (BLAKE2b-128): what the analyses compare
+    samples by, so that they hold 16 bytes per sample however long the ids are and however
+    many are distinct (a collision is as unlikely as one of the store's content digests)."""
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+
+
+def keys_of(texts: list[str]) -> Any:
+    """:func:`sample_key` of each text, as a numpy array of 16-byte values."""
+    import numpy as np
+
+    return np.frombuffer(b"".join(sample_key(t) for t in texts), dtype="V16").copy()
+
+
+def first_seen(keys: Any) -> tuple[Any, Any]:
+    """Distinct values of ``keys`` (a numpy array; 16-byte sample keys or integers) in the
+    order first seen: (the index of each one's first occurrence, the number of the distinct
+    value at each position). Sample keys are sorted by their first 8 bytes, then checked on
+    the other 8 (exact; the full 16-byte sort only if two keys agree on the first half)."""
+    import numpy as np
+
+    n = len(keys)
+    uniq = first = inverse = None
+    if keys.dtype.kind == "V" and keys.dtype.itemsize == 16:
+        pairs = np.ascontiguousarray(keys).view(np.uint64).reshape(n, 2)
+        uniq, first, inverse = np.unique(pairs[:, 0], return_index=True, return_inverse=True)
+        inverse = inverse.ravel()
+        if not np.array_equal(pairs[first[inverse], 1], pairs[:, 1]):
+            uniq = None
+    if uniq is None:
+        uniq, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+        inverse = inverse.ravel()
+    order = np.argsort(first, kind="stable")
+    rank = np.empty(len(order), dtype=np.int32)
+    rank[order] = np.arange(len(order), dtype=np.int32)
+    return first[order], rank[inverse]
+
+
+class ResultSamples:
+    """The per-sample scores of one result of one record, one entry per distinct sample in
+    the order first seen. Read from a sidecar (:func:`read_samples`) it keeps 32 bytes per
+    sample: the sample's 16-byte key and two floats; the sample ids and hashes are read
+    again from the sidecar for the few samples that are shown (:meth:`names`,
+    :meth:`hash_keys`). Built by hand, ``ids`` (and ``hashes``) are given instead."""
+
+    __slots__ = ("correct", "hashes", "ids", "key", "keys", "path", "repeated", "score")
 
     def __init__(self, key: str) -> None:
         self.key = key
-        self.ids: list[str] = []
-        self.hashes: list[str | None] = []
+        self.ids: list[str] | None = None  # the sample ids, when kept
+        self.hashes: list[str | None] | None = None  # their sample hashes, when kept
+        self.keys: Any = None  # numpy void16: sample_key of each sample (from ids when not set)
+        self.path: Path | None = None  # the sidecar the samples were read from
         self.score: Any = None  # numpy float array, one per sample
         self.correct: Any = None  # numpy float array of 0/1, nan where is_correct is absent
         self.repeated = 0  # rows that repeated a sample already seen (averaged in)
 
     def __len__(self) -> int:
-        return len(self.ids)
+        return len(self.ids) if self.keys is None and self.ids is not None else len(self.sample_keys())
+
+    def sample_keys(self) -> Any:
+        if self.keys is None:
+            self.keys = keys_of(self.ids or [])
+        return self.keys
+
+    def names(self, positions: list[int]) -> list[str]:
+        """The sample ids at ``positions``; read again from the sidecar, only as far as needed."""
+        if self.ids is not None:
+            return [self.ids[k] for k in positions]
+        keys = self.sample_keys()
+        wanted: dict[bytes, int] = {}
+        for k in positions:
+            wanted.setdefault(keys[k].tobytes(), len(wanted))
+        found: list[str | None] = [None] * len(wanted)
+        if wanted and self.path is not None:
+            name_samples(self.path, wanted, found, len(wanted))
+        if any(name is None for name in found):
+            raise SidecarProblem(0, "the sidecar changed while it was read (a sample id was not found again)")
+        return [str(found[wanted[keys[k].tobytes()]]) for k in positions]
+
+    def hash_keys(self) -> tuple[Any, Any]:
+        """(the :func:`sample_key` of each sample's hash, whether it has one): the hash of its
+        first row, as given (``hashes``) or read again from the sidecar."""
+        import numpy as np
+
+        n = len(self)
+        out = np.zeros(n, dtype="V16")
+        has = np.zeros(n, dtype=bool)
+        if self.hashes is not None:
+            for k, h in enumerate(self.hashes):
+                if h:
+                    out[k] = np.frombuffer(sample_key(h), dtype="V16")[0]
+                    has[k] = True
+            return out, has
+        if self.path is None:
+            return out, has
+        at = {k.tobytes(): i for i, k in enumerate(self.sample_keys())}
+        seen = np.zeros(n, dtype=bool)
+        for _n, key, sid, h, _score, _c in _rows(self.path):
+            if key != self.key:
+                continue
+            i = at.get(sample_key(sid))
+            if i is None or seen[i]:
+                continue
+            seen[i] = True
+            if type(h) is str and h:
+                out[i] = np.frombuffer(sample_key(h), dtype="V16")[0]
+                has[i] = True
+        return out, has
 
     @property
     def binary(self) -> bool:
         import numpy as np
 
-        return len(self.ids) > 0 and bool(np.all((self.score == 0.0) | (self.score == 1.0)))
+        return len(self) > 0 and bool(np.all((self.score == 0.0) | (self.score == 1.0)))
 
     @property
     def has_correct(self) -> bool:
         import numpy as np
 
         c = self.correct
-        return len(self.ids) > 0 and bool(np.all((c == 0.0) | (c == 1.0)))  # no nan, no averaged epochs
+        return len(self) > 0 and bool(np.all((c == 0.0) | (c == 1.0)))  # no nan, no averaged epochs
 
     def outcomes(self) -> Any:
         """0/1 outcomes: the score when it is binary, else is_correct (None when neither)."""
@@ -202,89 +339,141 @@ class ResultSamples:
         return None
 
 
-class SidecarProblem(Exception):
-    def __init__(self, line: int, message: str) -> None:
-        super().__init__(f"line {line}: {message}")
-        self.line = line
-        self.message = message
-
-
-def read_samples(path: Path) -> dict[str, ResultSamples]:
-    """The per-sample scores of a sidecar, by result key, in the order results first appear.
-    Raises SidecarProblem on a row that is not JSON or has no sample id or numeric score."""
-    import numpy as np
+def _rows(path: Path) -> Iterator[tuple[int, str, str, Any, float, float]]:
+    """The rows of a sidecar, streamed (one line in memory at a time): (line number, result
+    key, sample id, sample hash as given, score, is_correct as 1.0/0.0/nan). Blank lines are
+    skipped. Raises SidecarProblem on a row that is not JSON or has no sample id or numeric
+    score, and on a file the store's limits refuse (a link, too large, a line too long)."""
     import orjson
 
-    acc: dict[str, tuple[dict[str, int], list[str], list[str | None], list[float], list[float], list[int]]] = {}
-    last_key: Any = None
-    index: dict[str, int] = {}
-    ids: list[str] = []
-    hashes: list[str | None] = []
-    scores: list[float] = []
-    corrects: list[float] = []
-    counts: list[int] = []
     nan = float("nan")
     loads = orjson.loads
     lines = iter_lines(path)  # a regular file, never through a link, every line within its cap
     n = 0
-    while True:
-        try:
-            line = next(lines)
-        except StopIteration:
-            break
-        except Unreadable as exc:
-            raise SidecarProblem(n + 1, exc.message) from None
-        n += 1
-        try:
-            row = loads(line)
-        except orjson.JSONDecodeError as exc:
-            if not line.strip():
-                continue
-            raise SidecarProblem(n, f"not JSON ({exc})") from None
-        if type(row) is not dict:
-            raise SidecarProblem(n, "not a JSON object")
-        sid = row.get("sample_id")
-        ev = row.get("evaluation")
-        score = ev.get("score") if type(ev) is dict else None
-        if type(score) is not float:
-            if isinstance(score, int):  # bool included: True is 1
-                score = float(score)
-            else:
-                raise SidecarProblem(n, "no numeric evaluation.score")
-        if type(sid) is not str:
-            if isinstance(sid, int) and not isinstance(sid, bool):
-                sid = str(sid)
-            else:
-                raise SidecarProblem(n, "no sample_id")
-        key = row.get("evaluation_result_id") or row.get("evaluation_name") or ""
+    try:
+        for line in lines:
+            n += 1
+            try:
+                row = loads(line)
+            except orjson.JSONDecodeError as exc:
+                if not line.strip():
+                    continue
+                raise SidecarProblem(n, f"not JSON ({exc})") from None
+            if type(row) is not dict:
+                raise SidecarProblem(n, "not a JSON object")
+            sid = row.get("sample_id")
+            ev = row.get("evaluation")
+            score = ev.get("score") if type(ev) is dict else None
+            if type(score) is not float:
+                if isinstance(score, int):  # bool included: True is 1
+                    score = float(score)
+                else:
+                    raise SidecarProblem(n, "no numeric evaluation.score")
+            if type(sid) is not str:
+                if isinstance(sid, int) and not isinstance(sid, bool):
+                    sid = str(sid)
+                else:
+                    raise SidecarProblem(n, "no sample_id")
+            key = row.get("evaluation_result_id") or row.get("evaluation_name") or ""
+            correct = ev.get("is_correct")
+            c = (1.0 if correct else 0.0) if type(correct) is bool else nan
+            yield n, key if type(key) is str else str(key), sid, row.get("sample_hash"), score, c
+    except Unreadable as exc:  # from the reading (a link, too large, a line too long)
+        raise SidecarProblem(n + 1, exc.message) from None
+
+
+def read_samples(path: Path, budget: RowBudget | None = None) -> dict[str, ResultSamples]:
+    """The per-sample scores of a sidecar, by result key, in the order results first appear,
+    streamed into 32 bytes per row (repeated samples, epochs, averaged at the end). Raises
+    SidecarProblem on a row that is not JSON or has no sample id or numeric score, and
+    TooManyRows once ``budget`` has given out its rows (this file's included)."""
+    from array import array
+
+    import numpy as np
+
+    blake = hashlib.blake2b
+    acc: dict[str, tuple[Any, Any, Any]] = {}
+    last_key: Any = None
+    keys: Any = None
+    scores: Any = None
+    corrects: Any = None
+    if budget is None:
+        budget = RowBudget()
+    rows, limit = budget.rows, budget.limit
+    for _n, key, sid, _h, score, c in _rows(path):
+        rows += 1
+        if limit is not None and rows > limit:
+            budget.rows = rows
+            raise TooManyRows(rows)
         if key != last_key:
-            index, ids, hashes, scores, corrects, counts = acc.setdefault(str(key), ({}, [], [], [], [], []))
+            keys, scores, corrects = acc.setdefault(key, (bytearray(), array("d"), array("d")))
             last_key = key
-        correct = ev.get("is_correct")
-        c = (1.0 if correct else 0.0) if type(correct) is bool else nan
-        at = index.get(sid)
-        if at is None:
-            index[sid] = len(ids)
-            ids.append(sid)
-            h = row.get("sample_hash")
-            hashes.append(h if type(h) is str else None)
-            scores.append(score)
-            corrects.append(c)
-            counts.append(1)
-        else:  # a repeated sample (epochs): running mean
-            k = counts[at] + 1
-            scores[at] += (score - scores[at]) / k
-            corrects[at] += (c - corrects[at]) / k
-            counts[at] = k
+        keys += blake(sid.encode("utf-8", "surrogatepass"), digest_size=16).digest()  # sample_key, inline
+        scores.append(score)
+        corrects.append(c)
+    budget.rows = rows
     out: dict[str, ResultSamples] = {}
-    for key, (_index, ids, hashes, scores, corrects, counts) in acc.items():
+    for key, (keys, scores, corrects) in acc.items():
         rs = ResultSamples(key)
-        rs.ids, rs.hashes = ids, hashes
-        rs.score = np.asarray(scores, dtype=float)
-        rs.correct = np.asarray(corrects, dtype=float)
-        rs.repeated = sum(counts) - len(counts)
+        rs.path = path
+        sample = np.frombuffer(keys, dtype="V16")
+        score = np.frombuffer(scores, dtype=float)
+        correct = np.frombuffer(corrects, dtype=float)
+        first, group = first_seen(sample)
+        if len(first) < len(sample):  # repeated samples (epochs): their mean, in the order first seen
+            counts = np.bincount(group, minlength=len(first))
+            rs.keys = sample[first]
+            rs.score = np.bincount(group, score, len(first)) / counts
+            rs.correct = np.bincount(group, correct, len(first)) / counts
+            rs.repeated = len(group) - len(first)
+        else:  # arrays of their own, not views of the buffers they were read into
+            rs.keys, rs.score, rs.correct = sample.copy(), score.copy(), correct.copy()
         out[key] = rs
     return out
+
+
+def name_samples(path: Path, wanted: dict[bytes, int], names: list[str | None], left: int) -> int:
+    """Fill ``names[wanted[k]]`` with the sample id whose :func:`sample_key` is ``k``, for the
+    ids of the sidecar at ``path`` still unnamed (``left`` of them); stops reading once every
+    one is named. Returns how many it named. Raises SidecarProblem as :func:`read_samples`."""
+    blake = hashlib.blake2b
+    found = 0
+    rows = _rows(path)
+    try:
+        for _n, _key, sid, _h, _score, _c in rows:
+            at = wanted.get(blake(sid.encode("utf-8", "surrogatepass"), digest_size=16).digest())
+            if at is not None and names[at] is None:
+                names[at] = sid
+                found += 1
+                if found == left:
+                    break
+    finally:
+        rows.close()  # the file is closed when the reading stops early
+    return found
+
+
+class ResultOutcomes:
+    """The 0/1 outcomes of one result of one record, for the Rasch fit: 17 bytes per sample
+    (its key and one byte), by the rules of :meth:`ResultSamples.outcomes`."""
+
+    __slots__ = ("key", "keys", "mean", "outcome")
+
+    def __init__(self, g: ResultSamples) -> None:
+        import numpy as np
+
+        o = g.outcomes()
+        self.key = g.key
+        self.keys = g.sample_keys()
+        self.outcome = None if o is None else (o >= 0.5).astype(np.uint8)  # None: non-binary, no is_correct
+        self.mean = float(g.score.mean()) if len(g) else float("nan")
+
+    def __len__(self) -> int:
+        return len(self.keys)
+
+
+def read_outcomes(path: Path, budget: RowBudget | None = None) -> dict[str, ResultOutcomes]:
+    """:func:`read_samples` kept as outcomes (17 bytes per sample)."""
+    return {key: ResultOutcomes(g) for key, g in read_samples(path, budget).items()}
 
 
 def primary(groups: dict[str, ResultSamples], doc: dict[str, Any] | None = None) -> ResultSamples:

@@ -11,6 +11,8 @@ from eee.reporting.findings import Finding, Refused
 
 
 def main(argv: list[str]) -> int:
+    from eee.analysis.samples import MAX_ROWS, ROW_BYTES
+
     p = parser(
         "eee compare",
         "Compare two records of one benchmark sample by sample (matched by sample id), or every record "
@@ -33,7 +35,16 @@ def main(argv: list[str]) -> int:
         metavar="N",
         help="disagreeing samples to show in rich output (default 20)",
     )
+    p.add_argument(
+        "--max-rows",
+        type=count(1),
+        default=None,
+        metavar="N",
+        help=f"read at most N rows of the two sidecars together (default {MAX_ROWS:,}; about {ROW_BYTES} bytes per row)",
+    )
     args = p.parse_args(argv)
+    # JSON lists every disagreeing sample; rich output shows --show of them (their ids are read again)
+    listed = None if args.format == "json" else args.show
     by_pair = args.model is not None or args.benchmark is not None
     if by_pair and (args.records or args.model is None or args.benchmark is None):
         p.error("give either two records, or --model and --benchmark (not both)")
@@ -60,7 +71,7 @@ def main(argv: list[str]) -> int:
                         check="analysis",
                     )
                 )
-            report = compare_many(recs)
+            report = compare_many(recs, listed, args.max_rows)
             reports = report["comparisons"]
             text = render_many(report, args.show)
         else:
@@ -77,7 +88,7 @@ def main(argv: list[str]) -> int:
                         check="analysis",
                     )
                 )
-            report = compare_records(a, b, args.result_a, args.result_b)
+            report = compare_records(a, b, args.result_a, args.result_b, listed, args.max_rows)
             reports = [report]
             text = render(report, args.show)
     except Refused as exc:

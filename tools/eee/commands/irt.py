@@ -26,6 +26,8 @@ IRT_DIR = "build/analysis/irt"
 
 
 def main(argv: list[str]) -> int:
+    from eee.analysis.samples import MAX_ROWS, ROW_BYTES
+
     p = parser(
         "eee irt",
         "Fit a Rasch (one-parameter logistic) model over the per-sample rows of every active record of a "
@@ -43,6 +45,13 @@ def main(argv: list[str]) -> int:
     add_dry_run(p, help="print the fit only; write no Parquet")
     p.add_argument("--worst", type=count(0), default=10, metavar="N", help="worst-fitting items to list (default 10)")
     p.add_argument("--ridge", type=_ridge, default=None, metavar="L", help="the ridge penalty (default 0.05)")
+    p.add_argument(
+        "--max-rows",
+        type=count(1),
+        default=None,
+        metavar="N",
+        help=f"read at most N per-sample rows in all (default {MAX_ROWS:,}; about {ROW_BYTES} bytes per row)",
+    )
     add_format(p, OUTPUT_FORMATS)
     args = p.parse_args(argv)
     root = args.store
@@ -56,7 +65,14 @@ def main(argv: list[str]) -> int:
         return EXIT_ERRORS
     from eee.analysis.irt import RIDGE, benchmark_irt, write_parquet
 
-    res = benchmark_irt(root, args.benchmark, args.result, args.all, RIDGE if args.ridge is None else args.ridge)
+    res = benchmark_irt(
+        root,
+        args.benchmark,
+        args.result,
+        args.all,
+        RIDGE if args.ridge is None else args.ridge,
+        max_rows=args.max_rows,
+    )
     summary = res.summary(args.worst)
     written = []
     if res.fit is not None and not args.dry_run:
@@ -74,6 +90,7 @@ def main(argv: list[str]) -> int:
     for note in res.notes:
         print(f"note: {note}", file=sys.stderr)
     if res.fit is None:
+        print(f"eee irt: no fit for {args.benchmark}: {res.no_fit}", file=sys.stderr)
         return EXIT_ERRORS
     return EXIT_WARNINGS if res.notes else EXIT_OK
 
@@ -102,6 +119,11 @@ def render(s: dict) -> str:
         + ("" if fit["converged"] else " (NOT converged)")
         + f", {fit['responses']} responses, log-likelihood {fit['log_likelihood']:.2f}"
     )
+    if fit["items_answered_once"]:
+        out.append(
+            f"{fit['items_answered_once']} of the {s['items']} items were answered by one record only "
+            "(each difficulty rests on one response and the ridge)"
+        )
     out.append("abilities (highest first):")
     for r in s["abilities"]:
         out.append(
