@@ -153,8 +153,7 @@ def test_the_site_renders_the_injection_corpus_as_text(tmp_path: Path) -> None:
     builds and opens the whole site from the fixed corpus)."""
     root = tmp_path / "site-store"
     uuids = site_store(root, SEED, SITE_RECORDS)
-    with deadline(300, "generating and rendering the site's pages"):
-        pages, problems = site_problems(root)
+    pages, problems = site_problems(root)
     assert pages > SITE_RECORDS // 3  # the records with a history have pages, the others shared ones
     assert len(uuids) >= SITE_RECORDS
     assert not problems, dict(list(problems.items())[:5])

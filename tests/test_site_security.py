@@ -285,4 +285,4 @@ def test_the_corpus_passes_the_validator_where_a_field_is_free_text(tmp_path: Pa
     report = json.loads(proc.stdout)
     errors = [f for f in report["findings"] if f["severity"] == "error"]
     assert not errors, errors[:3]
-    assert proc.returncode in (0, 2), proc.stderr
+    assert proc.returncode == 2, proc.stderr  # warnings only (the benchmark folders' names)
