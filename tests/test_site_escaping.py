@@ -140,6 +140,10 @@ def test_text_keeps_ordinary_names_readable() -> None:
     assert text("- a list? no") == "&#45; a list? no"
     assert text("a{: .x}") == "a&#123;: .x&#125;"
     assert text("line\nbreak\x02") == "line break\ufffd"
+    assert text("exact_match (proportion), 'test'") == "exact_match (proportion), 'test'"
+    for value in ("a_b_c", "_em_", "a _b_ c", "__init__", "x__y__z", "é_ü_ß"):
+        out = _render(f"before {text(value)} after")
+        assert "<em>" not in out and "<strong>" not in out and _shown(out) == f"before {value} after", out
     assert html("evil\u202egnp.exe") == "evil\ufffdgnp.exe"  # a bidirectional override never reorders what is shown
 
 

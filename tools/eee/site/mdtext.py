@@ -27,9 +27,10 @@ _SLUG_BAD = re.compile(r"[^A-Za-z0-9._-]+")
 # non-characters XML refuses: shown as U+FFFD, never passed on
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff\ufffe\uffff]")
 # what Markdown, its extensions (attribute lists, tables, abbreviations) or HTML read as
-# syntax anywhere in a line, and what they read as syntax at the start of a line (lists,
-# headings, definitions, quotes, fences, setext underlines) or of a heading's end (#)
-_MD_INLINE = frozenset("\\`*_{}[]()<>&|!#\"'~^=")
+# syntax anywhere in a line (a link needs its brackets, so parentheses and quotes may stay),
+# and what they read as syntax at the start of a line (lists, headings, definitions,
+# quotes, fences, setext underlines) or at a heading's end (#)
+_MD_INLINE = frozenset("\\`*_{}[]<>&|!#~^=")
 _MD_LINE_START = re.compile(r"^(?:[-+.:>]|\d+\.)")
 _URL = re.compile(r"^https?://[^\s\x00-\x1f\x7f]+$", re.IGNORECASE)
 
@@ -57,8 +58,19 @@ def text(value: Any) -> str:
     if lead:  # "- x", "1. x", ": x" first on a line would start a list, a definition, ...
         out.append("".join(f"&#{ord(c)};" for c in lead.group(0)))
         start = lead.end()
-    out += [f"&#{ord(c)};" if c in _MD_INLINE else c for c in line[start:]]
+    for i in range(start, len(line)):
+        c = line[i]
+        if c in _MD_INLINE and not (c == "_" and _inside_word(line, i)):
+            out.append(f"&#{ord(c)};")
+        else:
+            out.append(c)
     return "".join(out)
+
+
+def _inside_word(line: str, i: int) -> bool:
+    """An underscore between two letters or digits (``exact_match``), which Markdown never
+    reads as emphasis."""
+    return 0 < i < len(line) - 1 and line[i - 1].isalnum() and line[i + 1].isalnum()
 
 
 def html(value: Any) -> str:
