@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
+import os
 import shutil
 from pathlib import Path
 from typing import Any
@@ -51,6 +52,14 @@ def _record(uuid: str, **changes: Any) -> dict[str, Any]:
     doc["evaluation_results"][0]["score_details"]["score"] = int(uuid[:8], 16) / 100
     doc.update(changes)
     return doc
+
+
+def write_flag(root: Path, record: str, rule: str, path: str, reason: str, who: dict[str, str]) -> str:
+    """An import's flag event (:func:`eee.imports.run.flag_event`) written as a file; its id."""
+    from eee.governance.events import write
+    from eee.imports.run import flag_event
+
+    return write(root, flag_event(record, rule, path, reason, who)).stem
 
 
 def _put(root: Path, rel: str, data: bytes) -> str:
@@ -295,8 +304,6 @@ def _commit(repo: Path, message: str) -> Any:
 
 
 def test_gate_accepts_a_record_only_with_exactly_its_flags(store: Path) -> None:
-    from eee.imports.run import write_flag
-
     who = {"name": "Test Contributor", "email": "contributor@example.org"}
     uuid = U["flagged"]
     bad = _record(uuid)
@@ -355,7 +362,6 @@ def test_a_manifest_is_checked_and_immutable(store: Path, tmp_path: Path, capsys
 
 
 def test_the_audit_accepts_a_record_flagged_with_it_or_later(store: Path) -> None:
-    from eee.imports.run import write_flag
     from eee.validation.audit import audit
 
     who = {"name": "Test Contributor", "email": "contributor@example.org"}
@@ -406,6 +412,45 @@ def test_refusals_name_their_reason(store: Path, tmp_path: Path, capsys: pytest.
         "refused": 5,
         "total": 5,
     }
+
+
+def test_an_unusable_source_name_is_one_files_outcome(
+    store: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A control character, a byte that is not UTF-8 or a bidirectional override in a source
+    folder name refuses that file, shown escaped; the rest of its batch is committed."""
+    snapshot = tmp_path / "snapshot"
+    _put(snapshot, f"{FOLDER}/{U['plain']}.json", canonical(_record(U["plain"])))
+    bad = _record(U["flagged"])
+    bad["evaluation_results"][0]["score_details"]["score"] = 1.5  # flagged: its source name reaches the ledger
+    _put(snapshot, f"data/qa-bench/ac\x01me/widget-7b/{U['flagged']}.json", canonical(bad))
+    _put(snapshot, f"data/qa-bench/acme/widget\u202e7b/{U['case']}.json", canonical(_record(U["case"])))
+    raw = os.fsencode(snapshot) + b"/data/qa-bench/\xffacme/widget-7b"
+    os.makedirs(raw)
+    with open(raw + f"/{U['dot']}.json".encode(), "wb") as handle:
+        handle.write(canonical(_record(U["dot"])))
+    code, report = _import([str(snapshot), "--store", str(store), "--commit"], capsys)
+    assert code == 2, report
+    outcomes = {f["source"]: (f["outcome"], f.get("reason", "")) for f in report["files"]}
+    assert outcomes[f"{FOLDER}/{U['plain']}.json"] == ("imported", "")
+    for shown, what in [
+        (f"data/qa-bench/ac\\x01me/widget-7b/{U['flagged']}.json", "U+0001"),
+        (f"data/qa-bench/acme/widget\\u202e7b/{U['case']}.json", "U+202E RIGHT-TO-LEFT OVERRIDE"),
+        (f"data/qa-bench/\\xffacme/widget-7b/{U['dot']}.json", "not valid UTF-8"),
+    ]:
+        outcome, reason = outcomes[shown]
+        assert outcome == "refused" and "unusable source name" in reason and what in reason, (shown, reason)
+    assert report["counts"]["refused"] == 3 and report["counts"]["imported"] == 1
+    assert git(store, "ls-files", "--error-unmatch", f"{FOLDER}/{U['plain']}.json", check=False).returncode == 0
+    assert git(store, "status", "--porcelain").stdout == ""
+    from eee.imports.manifest import loads
+
+    listed = {f["source"] for f in loads((store / report["manifest"]).read_text())["files"]}
+    assert listed == set(outcomes)
+    # the text report shows the names escaped, never the raw characters
+    assert import_main([str(snapshot), "--store", str(store), "--dry-run", "--no-progress"]) == 2
+    out = capsys.readouterr().out
+    assert "ac\\x01me" in out and "\x01" not in out and "\u202e" not in out
 
 
 def test_an_import_needs_no_scratch_store(

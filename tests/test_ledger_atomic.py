@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from conftest import FIXED_UUID, PROJECT, commit, git, hook_env, load_example, make_store, place_record
+from eee.write.commit import JOURNAL
 
 pytestmark = pytest.mark.slow
 
@@ -83,7 +84,7 @@ def test_killed_during_the_pre_commit_hook_leaves_no_event(store: Path) -> None:
     assert "status       active" in out and "(no events)" in out
     assert _events(store) == []
     assert git(store, "status", "--porcelain").stdout == ""
-    assert not (store / ".git" / "eee-pending.json").exists()
+    assert not (store / ".git" / JOURNAL).exists()
 
 
 def test_killed_after_the_commit_finishes_the_job(store: Path) -> None:

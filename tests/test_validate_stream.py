@@ -149,14 +149,15 @@ def test_the_walk_yields_paths_in_sorted_order(tmp_path: Path) -> None:
 
 
 def test_flags_are_accepted_chunk_by_chunk(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch) -> None:
-    from eee.imports.run import write_flag
+    from eee.governance.events import write
+    from eee.imports.run import flag_event
 
     root = make_store(tmp_path, hooks=False)
     shutil.copytree(PROJECT / "schemas", root / "schemas")
     _fill(root)
     who = {"name": "Test Contributor", "email": "contributor@example.org"}
     for i in (4, 13, 31):  # out of bounds, in three chunks: each accepted by its flag
-        write_flag(root, _uuid(i), "score", "$.evaluation_results[0].score_details.score", "checked", who)
+        write(root, flag_event(_uuid(i), "score", "$.evaluation_results[0].score_details.score", "checked", who))
     git(root, "add", "-A")
     monkeypatch.setattr(validate, "CHUNK", 3)
     monkeypatch.setattr(validate, "PARALLEL_MIN", 10)

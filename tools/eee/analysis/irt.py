@@ -470,6 +470,8 @@ def write_parquet(res: BenchmarkIRT, folder: Path) -> list[Path]:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
+    from eee.store.fsutil import replace_file
+
     f = res.fit
     if f is None:
         return []
@@ -504,6 +506,6 @@ def write_parquet(res: BenchmarkIRT, folder: Path) -> list[Path]:
         path = folder / name
         tmp = folder / f".{name}.tmp-{os.getpid()}"
         pq.write_table(table, tmp, compression="zstd")
-        os.replace(tmp, path)
+        replace_file(tmp, path)
         written.append(path)
     return written

@@ -19,6 +19,7 @@ from urllib.parse import quote
 from eee.site.mdraw import END as RAW_END
 from eee.site.mdraw import START as RAW_START
 from eee.site.mdtext import code, html, meta, text
+from eee.store.fsutil import replace_folder
 
 ANALYSIS_DIR = "build/analysis"
 MAX_PAIRS = 20  # comparisons per benchmark page
@@ -398,12 +399,7 @@ def write_pages(root: Path, out: Path, include_all: bool = False) -> list[dict[s
         summaries = [
             benchmark_page(root, b, recs, tmp) for b, recs in benchmarks_with_instance_data(root, include_all).items()
         ]
-        old = out.with_name(f".{out.name}.old-{os.getpid()}")
-        if out.exists():
-            os.replace(out, old)
-        os.replace(tmp, out)
-        if old.exists():
-            shutil.rmtree(old)
+        replace_folder(tmp, out)
     finally:
         if tmp.exists():
             shutil.rmtree(tmp)

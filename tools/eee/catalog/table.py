@@ -36,6 +36,7 @@ from eee.governance.relations import derived_from
 from eee.governance.status import FIELDS as GOVERNANCE_FIELDS
 from eee.governance.status import Ledger
 from eee.rules.record import as_float as _f
+from eee.store.fsutil import replace_file, replace_folder
 from eee.store.paths import RECORD_SUFFIX
 
 CATALOG_DIR = "build/catalog"  # where the pipeline writes it (dvc.yaml): one folder, hive-partitioned
@@ -154,7 +155,7 @@ def atomic_write_text(path: Path, text: str) -> None:
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
     try:
         tmp.write_text(text)
-        os.replace(tmp, path)
+        replace_file(tmp, path)
     finally:
         if tmp.exists():
             tmp.unlink()
@@ -499,12 +500,7 @@ def write_rows(rows: Iterable[dict[str, Any]], out: Path, row_group_rows: int = 
             flush()
             writer.close()
             writer = None
-        old = out.with_name(f".{out.name}.old-{os.getpid()}")
-        if out.exists():
-            os.replace(out, old)
-        os.replace(tmp, out)
-        if old.exists():
-            shutil.rmtree(old)
+        replace_folder(tmp, out)
     finally:
         if writer is not None:
             writer.close()
@@ -628,14 +624,12 @@ def update_catalog(
             shutil.rmtree(tmp)
         part = write_rows(iter_rows(root, loader, ledger, skipped, by_bench.get(bench, [])), tmp, row_group_rows)
         folder = out / partition_folder(bench)
-        gone = out / f".{partition_folder(bench)}.old-{os.getpid()}"
-        if folder.exists():
-            os.replace(folder, gone)
         written = tmp / partition_folder(bench)
         if written.exists():
-            os.replace(written, folder)
+            replace_folder(written, folder)
+        else:
+            shutil.rmtree(folder, ignore_errors=True)
         shutil.rmtree(tmp, ignore_errors=True)
-        shutil.rmtree(gone, ignore_errors=True)
         fresh[bench] = {"key": keys[bench], "rows": part.rows, "records": part.records, "skipped": skipped}
         done.rewritten.append(bench)
     for bench in sorted(set(old) - set(keys)):

@@ -75,17 +75,12 @@ def open_source(source: Path, ref: str | None) -> tuple[Any, str, str | None]:
         raise UsageError(f"{source}: no such folder or repository")
     label = source.as_posix()  # as given: a provenance record names no path of the importing machine
     if ref is not None:
-        import subprocess
+        from eee.git.cli import GitError, verify_commit
 
-        proc = subprocess.run(
-            ["git", "rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}^{{commit}}"],
-            cwd=source,
-            capture_output=True,
-            text=True,
-        )
-        if proc.returncode != 0:
-            raise UsageError(f"--source-ref {ref}: not a commit of the git repository {source}")
-        revision = proc.stdout.strip()
+        try:
+            revision = verify_commit(ref, source, "--source-ref")
+        except GitError:
+            raise UsageError(f"--source-ref {ref}: not a commit of the git repository {source}") from None
         tree = GitTree(source.resolve(), revision)
     else:
         if not source.is_dir():

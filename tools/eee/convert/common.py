@@ -10,9 +10,9 @@ outputs (a record, optionally with sidecar rows). Placing a batch is all-or-noth
    validator; any error stops the run;
 3. no target may exist yet (nor clash in letter case with what is there);
 4. only then are the files written into ``data/`` (exclusive creation, so nothing is ever
-   overwritten); a failure part-way removes what this run wrote;
-5. each sidecar goes through ``eee samples add`` (checked against its record, ``dvc add``,
-   pointer staged), and the records are staged with ``git add``.
+   overwritten), each sidecar goes through ``eee samples add`` (checked against its record,
+   into DVC) and everything is staged, in one transaction of :mod:`eee.write.commit`: a
+   failure part-way (or a kill: the journal) takes back what this run wrote and staged.
 
 Times come from the log, never from the clock, so converting a log twice gives the same
 record (only the uuid differs, and the duplicates hook notices): ``evaluation_id`` is
@@ -38,16 +38,14 @@ from typing import Any
 import orjson
 
 from eee.convert.metrics import unknown_bounds_details
-from eee.git.cli import git, has_commit
 from eee.reporting.findings import WARNING, Finding, Refused
 from eee.store.jsonpath import format_path, json_type
 from eee.store.limits import INT_MAX_DIGITS, LOG_JSON_MAX_DEPTH, LOG_MAX_BYTES, Unreadable, read_regular
-from eee.store.paths import canonical_folders
+from eee.store.paths import POINTER_SUFFIX, canonical_folders
 from eee.store.strictjson import BigInt, bounded_int, canonical_row, explain, pretty_within
 from eee.write import samples
-from eee.write.placement import NewRecord, WriteFailed, existing, new_record, remove
+from eee.write.placement import NewRecord, existing, new_record
 from eee.write.placement import check as check_placement
-from eee.write.placement import write as write_records
 
 SCHEMA_VERSION = "0.3.0"
 RELATIONSHIPS = ("first_party", "third_party", "collaborative", "other")
@@ -527,23 +525,6 @@ def target_findings(planned: list[Planned], root: Path) -> list[Finding]:
     ]
 
 
-def write_planned(planned: list[Planned], root: Path) -> tuple[list[Path], list[Path]]:
-    """Write every file exclusively and atomically; on any failure remove what was written.
-
-    Returns the files written and the folders created (in creation order).
-    """
-    try:
-        return write_records(root, _new_records(planned))
-    except WriteFailed as exc:
-        raise Refused(
-            [
-                Finding(
-                    display(exc.path), "$", f"cannot write: {exc.error.strerror}; nothing was written", check="convert"
-                )
-            ]
-        ) from None
-
-
 def uuid_findings(uuids: list[str], root: Path) -> list[Finding]:
     """The given uuids that a record of the store (committed, staged or in the work tree)
     already has: a uuid names one record for ever."""
@@ -583,69 +564,48 @@ def preflight(
 def place(
     batch: Batch, root: Path, stage: bool = True, uuids: list[str] | None = None
 ) -> tuple[list[Planned], list[Finding]]:
-    """Validate, write and register a batch in the store at ``root``, all or nothing.
+    """Validate, write and register a batch in the store at ``root``, all or nothing, in one
+    transaction of :mod:`eee.write.commit`: the records and sidecars written, each sidecar
+    through ``eee samples add`` (one DVC run), everything staged unless ``stage`` is False.
 
     Returns the placed outputs and the validator's warnings; raises :class:`~eee.reporting.findings.Refused`
-    (with nothing left behind) when a given uuid is taken, any output fails validation, a
-    target exists, DVC is missing for a sidecar, or adding a sidecar to DVC fails.
+    (with nothing left behind: no file, the index as before) when a given uuid is taken,
+    any output fails validation, a target exists, DVC is missing for a sidecar, or adding a
+    sidecar to DVC fails.
     """
+    from eee.write.commit import transaction
+
     planned, errors, warnings = preflight(batch, root, uuids=uuids)
     if errors:
         raise Refused(errors)
     sidecars = [item.sidecar_rel for item in planned if item.sidecar_rel]
-    before = _ignore_files(root, sidecars)
-    written, created = write_planned(planned, root)
     try:
-        _register(planned, root, stage)
+        with transaction(root, stage=stage) as tx:
+            try:
+                tx.write([(item.record_rel, item.record_bytes) for item in planned])
+                tx.write([(rel, data) for item in planned for rel, data in item.files()[1:]], stage=False)
+            except OSError as exc:
+                where = display(exc.filename or root / "data")
+                raise Refused(
+                    Finding(where, "$", f"cannot write: {exc.strerror}; nothing was written", check="convert")
+                ) from None
+            if sidecars:
+                pointers = [rel + POINTER_SUFFIX for rel in sidecars]
+                ignores = sorted({f"{rel.rpartition('/')[0]}/.gitignore" for rel in sidecars})
+                with tx.others(new=pointers, changed=ignores):
+                    samples.add_many([root / rel for rel in sidecars], stage=False, root=root)
     except Exception as exc:
-        _undo_registration(planned, root, stage, before)
-        remove(written, created)
-        message = str(exc).strip() or type(exc).__name__
+        if isinstance(exc, Refused) and any(f.check == "convert" for f in exc.findings):
+            raise
         raise Refused(
             [
                 Finding(
-                    display(root), "$", f"{message}; nothing was placed", "fix the cause and run again", check="convert"
+                    display(root),
+                    "$",
+                    f"{str(exc).strip() or type(exc).__name__}; nothing was placed",
+                    "fix the cause and run again",
+                    check="convert",
                 )
             ]
         ) from None
     return planned, warnings
-
-
-def _register(planned: list[Planned], root: Path, stage: bool) -> None:
-    """``eee samples add`` the sidecars (one DVC run); stage the records with ``git add``."""
-    samples.add_many([root / item.sidecar_rel for item in planned if item.sidecar_rel], stage=stage, root=root)
-    if stage:
-        git("add", "--", *[item.record_rel for item in planned], cwd=root)
-
-
-def _ignore_files(root: Path, sidecars: list[str]) -> dict[Path, bytes | None]:
-    """The ``.gitignore`` beside each sidecar as it is now (DVC appends to it)."""
-    out: dict[Path, bytes | None] = {}
-    for rel in sidecars:
-        path = (root / rel).parent / ".gitignore"
-        out[path] = path.read_bytes() if path.exists() else None
-    return out
-
-
-def _undo_registration(planned: list[Planned], root: Path, stage: bool, before: dict[Path, bytes | None]) -> None:
-    """Remove pointers, restore ``.gitignore`` files and unstage what this run staged."""
-    staged: list[str] = []
-    for item in planned:
-        staged.append(item.record_rel)
-        if item.sidecar_rel:
-            pointer = root / (item.sidecar_rel + ".dvc")
-            staged.append(item.sidecar_rel + ".dvc")
-            if pointer.exists():
-                pointer.unlink()
-    for path, content in before.items():
-        staged.append(path.relative_to(root).as_posix())
-        if content is None:
-            if path.exists():
-                path.unlink()
-        else:
-            path.write_bytes(content)
-    if stage:
-        if has_commit(cwd=root):
-            git("reset", "-q", "--", *staged, cwd=root, check=False)
-        else:
-            git("rm", "--cached", "-q", "--ignore-unmatch", "--", *staged, cwd=root, check=False)

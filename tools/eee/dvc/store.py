@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from eee.dvc.pointer import PointerError, parse
 from eee.reporting.findings import Finding, Refused
+from eee.store.fsutil import replace_file
 from eee.store.paths import POINTER_SUFFIX, SIDECAR_SUFFIX
 
 if TYPE_CHECKING:
@@ -369,7 +370,7 @@ def _replace(path: Path, data: bytes) -> None:
     try:
         with open(tmp, "xb") as f:
             f.write(data)
-        os.replace(tmp, path)
+        replace_file(tmp, path)
     finally:
         tmp.unlink(missing_ok=True)
 

@@ -1,13 +1,22 @@
-"""The few git queries the hooks and the audit need, through the git CLI.
+"""Every git process the tools start, through the git CLI: the one module that builds git
+command lines.
 
 GitPython costs ~0.2 s to import, more than a hook's whole budget; these are plain
-subprocess calls with NUL-separated output, so any path survives.
+subprocess calls with NUL-separated output, so any path survives. Objects are read as they
+are, never through ``git replace`` (a replace ref can show the tools another commit, tree
+or blob than the one in history): every process started here gets
+``GIT_NO_REPLACE_OBJECTS=1`` in the environment it is given (:func:`environment`);
+importing this module changes nothing in the process's own environment.
+
+Blobs are read through :class:`BatchReader` (one long-lived ``git cat-file --batch``) and
+sized through :func:`batch_check`; the one commit command is :func:`commit`.
 """
 
 from __future__ import annotations
 
 import os
 import subprocess
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import NamedTuple
 
@@ -16,17 +25,181 @@ class GitError(Exception):
     pass
 
 
-# Objects are read as they are, never through `git replace` (a replace ref can show the
-# tools another commit, tree or blob than the one in history). Set once for this process
-# and the git processes it starts.
-os.environ["GIT_NO_REPLACE_OBJECTS"] = "1"
+Where = str | Path | None
 
 
-def git(*args: str, cwd: str | Path | None = None, check: bool = True, input: bytes | None = None) -> bytes:
-    proc = subprocess.run(["git", *args], cwd=cwd, capture_output=True, input=input)
+def environment(extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment of a git process: this process's, with replace objects ignored,
+    and ``extra`` (``GIT_INDEX_FILE``, ...) over it."""
+    env = dict(os.environ)
+    env["GIT_NO_REPLACE_OBJECTS"] = "1"
+    if extra:
+        env.update(extra)
+    return env
+
+
+def run(
+    *args: str, cwd: Where = None, input: bytes | None = None, env: Mapping[str, str] | None = None
+) -> subprocess.CompletedProcess[bytes]:
+    """``git ARGS`` with its output captured, whatever its exit code."""
+    return subprocess.run(["git", *args], cwd=cwd, capture_output=True, input=input, env=environment(env))
+
+
+def git(
+    *args: str, cwd: Where = None, check: bool = True, input: bytes | None = None, env: Mapping[str, str] | None = None
+) -> bytes:
+    """The standard output of ``git ARGS``; GitError (with git's message) when it fails and ``check``."""
+    proc = run(*args, cwd=cwd, input=input, env=env)
     if check and proc.returncode != 0:
         raise GitError(f"git {' '.join(args)}: {proc.stderr.decode(errors='replace').strip()}")
     return proc.stdout
+
+
+def succeeds(*args: str, cwd: Where = None) -> bool:
+    return run(*args, cwd=cwd).returncode == 0
+
+
+def fields(*args: str, cwd: Where = None) -> Iterator[bytes]:
+    """The NUL-separated fields of ``git ARGS``'s output as it comes (bounded memory); the
+    command is stopped when the caller stops reading."""
+    proc = subprocess.Popen(
+        ["git", *args], cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=environment()
+    )
+    assert proc.stdout is not None
+    rest = b""
+    try:
+        while True:
+            block = proc.stdout.read(1 << 16)
+            if not block:
+                break
+            parts = (rest + block).split(b"\0")
+            rest = parts.pop()
+            yield from parts
+        if rest:
+            yield rest
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.stdout.close()
+        proc.wait()
+
+
+def blob_chunks(blob: str, size: int, cwd: Where = None) -> Iterator[bytes]:
+    """The blob ``blob`` in pieces of ``size`` bytes, streamed from ``git cat-file`` (a large
+    file is never held whole in memory)."""
+    proc = subprocess.Popen(
+        ["git", "cat-file", "blob", "--end-of-options", blob], cwd=cwd, stdout=subprocess.PIPE, env=environment()
+    )
+    assert proc.stdout is not None
+    try:
+        while piece := proc.stdout.read(size):
+            yield piece
+    finally:
+        proc.stdout.close()
+        proc.kill()
+        proc.wait()
+
+
+# Object names per round trip to ``git cat-file`` (41 KB of ids: fits an empty pipe, no deadlock).
+BATCH_CHUNK = 1000
+
+
+class BatchReader:
+    """One long-lived ``git cat-file --batch``: the one reader of git's objects. Objects are
+    named by id, ``rev:path`` or ``:path`` (the index); they are asked for a chunk at a time,
+    so that memory holds one chunk whatever the number asked for."""
+
+    def __init__(self, cwd: Where = None) -> None:
+        self.cwd = cwd
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def _start(self) -> subprocess.Popen[bytes]:
+        if self.proc is None or self.proc.poll() is not None:
+            self.proc = subprocess.Popen(
+                ["git", "cat-file", "--batch"],
+                cwd=self.cwd,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+                env=environment(),
+            )
+        return self.proc
+
+    def objects(self, names: Iterable[str]) -> Iterator[tuple[str, str | None, bytes | None]]:
+        """(name, type, content) of each name, in order; (name, None, None) when git has no
+        such object (or the name cannot be asked: it holds a line break)."""
+        names = list(names)
+        proc = self._start()
+        stdin, stdout = proc.stdin, proc.stdout
+        assert stdin is not None and stdout is not None
+        for i in range(0, len(names), BATCH_CHUNK):
+            part = names[i : i + BATCH_CHUNK]
+            asked = [n for n in part if "\n" not in n and "\r" not in n]
+            stdin.write("".join(n + "\n" for n in asked).encode("utf-8", "surrogateescape"))
+            stdin.flush()
+            for name in part:
+                if "\n" in name or "\r" in name:
+                    yield name, None, None
+                    continue
+                header = stdout.readline().rsplit(None, 2)
+                if len(header) == 3 and header[2].isdigit():  # "<id> <type> <size>", then the content
+                    data = stdout.read(int(header[2]))
+                    stdout.read(1)
+                    yield name, header[1].decode(), data
+                else:  # "<name> missing" (or ambiguous): no content follows
+                    yield name, None, None
+
+    def blobs(self, names: Iterable[str]) -> Iterator[tuple[str, bytes | None]]:
+        """(name, bytes, or None when it is no blob) of each name, in order."""
+        for name, kind, data in self.objects(names):
+            yield name, data if kind == "blob" else None
+
+    def blob(self, name: str) -> bytes | None:
+        ((_, data),) = self.blobs([name])
+        return data
+
+    def close(self) -> None:
+        if self.proc is not None:
+            if self.proc.stdin:
+                self.proc.stdin.close()
+            self.proc.wait()
+            if self.proc.stdout:
+                self.proc.stdout.close()
+            self.proc = None
+
+    def __enter__(self) -> BatchReader:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def read_blobs(names: list[str], cwd: Where = None) -> Iterator[tuple[str, bytes | None]]:
+    """(name, bytes or None) of each name through one :class:`BatchReader`."""
+    if not names:
+        return
+    with BatchReader(cwd) as reader:
+        yield from reader.blobs(names)
+
+
+def batch_check(names: list[str], cwd: Where = None) -> dict[str, tuple[str, str, int]]:
+    """name -> (object id, type, size) for the names git has, from one ``git cat-file --batch-check``."""
+    asked = [n for n in dict.fromkeys(names) if "\n" not in n and "\r" not in n]
+    if not asked:
+        return {}
+    out = git(
+        "cat-file",
+        "--batch-check=%(objectname) %(objecttype) %(objectsize)",
+        cwd=cwd,
+        check=False,
+        input="".join(f"{n}\n" for n in asked).encode("utf-8", "surrogateescape"),
+    )
+    found: dict[str, tuple[str, str, int]] = {}
+    for name, line in zip(asked, out.split(b"\n"), strict=False):  # one line per name, in order
+        parts = line.split(b" ")
+        if len(parts) == 3 and parts[2].isdigit() and parts[1] in (b"blob", b"tree", b"commit", b"tag"):
+            found[name] = (parts[0].decode(), parts[1].decode(), int(parts[2]))
+    return found
 
 
 def toplevel(cwd: str | Path | None = None) -> Path:
@@ -39,14 +212,19 @@ def git_dir(cwd: str | Path | None = None) -> Path:
 
 
 def has_commit(rev: str = "HEAD", cwd: str | Path | None = None) -> bool:
-    return (
-        subprocess.run(
-            ["git", "rev-parse", "--verify", "--quiet", "--end-of-options", f"{rev}^{{commit}}"],
-            cwd=cwd,
-            capture_output=True,
-        ).returncode
-        == 0
-    )
+    return succeeds("rev-parse", "--verify", "--quiet", "--end-of-options", f"{rev}^{{commit}}", cwd=cwd)
+
+
+def resolve(rev: str, cwd: Where = None) -> str | None:
+    """The object id ``rev`` names (``HEAD``, ``HEAD:path``, ...), or None."""
+    proc = run("rev-parse", "--verify", "--quiet", "--end-of-options", rev, cwd=cwd)
+    if proc.returncode != 0:
+        return None
+    return proc.stdout.decode().strip() or None
+
+
+def is_ancestor(commit: str, of: str, cwd: Where = None) -> bool:
+    return succeeds("merge-base", "--is-ancestor", "--end-of-options", commit, of, cwd=cwd)
 
 
 def verify_commit(rev: str, cwd: str | Path | None = None, what: str = "revision") -> str:
@@ -57,11 +235,7 @@ def verify_commit(rev: str, cwd: str | Path | None = None, what: str = "revision
     other option-shaped text is refused, never passed on as an option."""
     if not rev or rev.startswith("-") or "\0" in rev:
         raise GitError(f"{what} {rev!r} is not a revision (it looks like an option); name a commit")
-    proc = subprocess.run(
-        ["git", "rev-parse", "--verify", "--quiet", "--end-of-options", f"{rev}^{{commit}}"],
-        cwd=cwd,
-        capture_output=True,
-    )
+    proc = run("rev-parse", "--verify", "--quiet", "--end-of-options", f"{rev}^{{commit}}", cwd=cwd)
     commit = proc.stdout.decode(errors="replace").strip()
     if proc.returncode != 0 or len(commit) not in (40, 64):
         raise GitError(f"{what} {rev!r} names no commit of this repository")
@@ -158,9 +332,7 @@ def commit_changes(commit: str, cwd: str | Path | None = None, parent: str | Non
 def tree_children(rev: str, directory: str, cwd: str | Path | None = None) -> list[str]:
     """Names of the entries of ``directory`` in ``rev`` (empty when it does not exist)."""
     spec = f"{rev}:{directory}" if directory else f"{rev}^{{tree}}"
-    proc = subprocess.run(
-        ["git", "ls-tree", "-z", "--name-only", "--end-of-options", spec], cwd=cwd, capture_output=True
-    )
+    proc = run("ls-tree", "-z", "--name-only", "--end-of-options", spec, cwd=cwd)
     if proc.returncode != 0:
         return []
     return [n.decode("utf-8", errors="surrogateescape") for n in proc.stdout.split(b"\0") if n]
@@ -168,7 +340,7 @@ def tree_children(rev: str, directory: str, cwd: str | Path | None = None) -> li
 
 def blob(rev_path: str, cwd: str | Path | None = None) -> bytes | None:
     """The bytes of ``rev:path`` (``:path`` for the index), or None when absent."""
-    proc = subprocess.run(["git", "cat-file", "blob", "--end-of-options", rev_path], cwd=cwd, capture_output=True)
+    proc = run("cat-file", "blob", "--end-of-options", rev_path, cwd=cwd)
     return proc.stdout if proc.returncode == 0 else None
 
 
@@ -197,6 +369,18 @@ def rev_list(start: str | None, end: str, cwd: str | Path | None = None) -> list
 
 
 def config(key: str, cwd: str | Path | None = None) -> str | None:
-    proc = subprocess.run(["git", "config", "--get", key], cwd=cwd, capture_output=True)
+    proc = run("config", "--get", key, cwd=cwd)
     value = proc.stdout.decode().strip()
     return value or None
+
+
+def commit(message: list[str], *, cwd: Where, index_file: str | None = None) -> subprocess.CompletedProcess[bytes]:
+    """``git commit`` of the index ``index_file`` (an absolute path; the repository's own
+    index when None) through the hooks, never ``--no-verify``; each part of ``message`` is
+    one paragraph. The one commit command of the tools (:mod:`eee.write.commit` is its one
+    caller): signing (``-S``; git's own ``commit.gpgSign``, ``gpg.format ssh`` and
+    ``user.signingKey`` settings already apply) is added here."""
+    args = ["commit", "-q", "--no-edit"]
+    for part in message:
+        args += ["-m", part]
+    return run(*args, cwd=cwd, env={"GIT_INDEX_FILE": index_file} if index_file else None)

@@ -27,14 +27,15 @@ import itertools
 import json
 import os
 import sqlite3
-import subprocess
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
 
 import orjson
 
+from eee.git.cli import BatchReader, fields, git, read_blobs, resolve
 from eee.reporting.findings import WARNING, Finding
+from eee.store.fsutil import replace_file
 from eee.store.limits import RECORD_MAX_BYTES, read_regular
 from eee.store.paths import EVENT_SUFFIX, EVENTS_DIR
 from eee.store.strictjson import JSONProblem
@@ -177,62 +178,8 @@ class Stale(Exception):
     being written by another process); nothing was changed. The message says why."""
 
 
-def _git(root: Path, *args: str, input: bytes | None = None) -> bytes | None:
-    proc = subprocess.run(["git", *args], cwd=root, capture_output=True, input=input)
-    return proc.stdout if proc.returncode == 0 else None
-
-
 def _is_record(path: str) -> bool:
     return path.startswith("data/") and path.endswith(RECORD_SUFFIX) and path.count("/") == 4
-
-
-class BlobReader:
-    """One long-lived ``git cat-file --batch``: blobs by id, a chunk at a time, so that memory
-    holds one chunk whatever the number of blobs asked for."""
-
-    def __init__(self, root: str | os.PathLike[str]) -> None:
-        self.proc = subprocess.Popen(
-            ["git", "--no-replace-objects", "cat-file", "--batch"],
-            cwd=root,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-        )
-
-    def read(self, blobs: list[str]) -> Iterator[tuple[str, bytes | None]]:
-        """(blob id, bytes, or None when it is no blob) of each id, in order."""
-        stdin, stdout = self.proc.stdin, self.proc.stdout
-        assert stdin is not None and stdout is not None
-        for i in range(0, len(blobs), _CHUNK):
-            part = blobs[i : i + _CHUNK]
-            stdin.write("".join(b + "\n" for b in part).encode())
-            stdin.flush()
-            for blob in part:
-                header = stdout.readline().split()
-                if len(header) == 3 and header[2].isdigit():  # "<id> <type> <size>", then the content
-                    data = stdout.read(int(header[2]))
-                    stdout.read(1)
-                    yield blob, data if header[1] == b"blob" else None
-                else:  # "<name> missing" (or ambiguous): no content follows
-                    yield blob, None
-
-    def close(self) -> None:
-        if self.proc.stdin:
-            self.proc.stdin.close()
-        self.proc.wait()
-        if self.proc.stdout:
-            self.proc.stdout.close()
-
-
-def read_blobs(root: Path, blobs: list[str]) -> Iterator[tuple[str, bytes | None]]:
-    """(blob id, bytes) of each blob, through one ``git cat-file --batch``, a chunk at a time."""
-    if not blobs:
-        return
-    reader = BlobReader(root)
-    try:
-        yield from reader.read(blobs)
-    finally:
-        reader.close()
 
 
 def _parse(data: bytes | None) -> dict[str, Any] | None:
@@ -259,32 +206,9 @@ def record_keys(path: str, data: bytes | None) -> list[bytes] | None:
     return sorted({_kb(f.content), *(_kb(r[0]) for r in f.results)})
 
 
-def _stream(root: Path, args: list[str]) -> Iterator[bytes]:
-    """The NUL-separated fields of a git command's output, as it comes (bounded memory);
-    the command is stopped when the caller stops reading."""
-    proc = subprocess.Popen(["git", *args], cwd=root, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-    assert proc.stdout is not None
-    rest = b""
-    try:
-        while True:
-            block = proc.stdout.read(1 << 16)
-            if not block:
-                break
-            fields = (rest + block).split(b"\0")
-            rest = fields.pop()
-            yield from fields
-        if rest:
-            yield rest
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        proc.stdout.close()
-        proc.wait()
-
-
 def _listing(root: Path, tree: str) -> Iterator[tuple[str, str, str]]:
     """("A", path, blob) of every record of the ``data/`` tree ``tree``."""
-    for entry in _stream(root, ["--no-replace-objects", "ls-tree", "-r", "-z", tree]):
+    for entry in fields("ls-tree", "-r", "-z", "--end-of-options", tree, cwd=root):
         meta, _, name = entry.partition(b"\t")
         parts = meta.split()
         path = "data/" + name.decode("utf-8", "surrogateescape")
@@ -294,9 +218,9 @@ def _listing(root: Path, tree: str) -> Iterator[tuple[str, str, str]]:
 
 def _diff(root: Path, old: str, new: str) -> Iterator[tuple[str, str, str]]:
     """(status, path, new blob) of every record that differs between two ``data/`` trees."""
-    fields = _stream(root, ["--no-replace-objects", "diff-tree", "-r", "-z", "--no-renames", "--raw", old, new])
-    for meta_field in fields:
-        name = next(fields, None)
+    raw = fields("diff-tree", "-r", "-z", "--no-renames", "--raw", "--end-of-options", old, new, cwd=root)
+    for meta_field in raw:
+        name = next(raw, None)
         if name is None:
             break
         meta = meta_field.decode().lstrip(":").split()
@@ -315,17 +239,17 @@ def _first(items: Iterator[tuple[str, str, str]], limit: int) -> tuple[list[tupl
     return taken, False
 
 
-_worker_reader: BlobReader | None = None
+_worker_reader: BatchReader | None = None
 
 
 def _worker_start(root: str) -> None:
     global _worker_reader
-    _worker_reader = BlobReader(root)
+    _worker_reader = BatchReader(root)
 
 
 def _worker_keys(items: list[tuple[str, str]]) -> list[tuple[str, str, list[bytes] | None]]:
     assert _worker_reader is not None
-    blobs = _worker_reader.read([b for _, b in items])
+    blobs = _worker_reader.blobs([b for _, b in items])
     return [(path, blob, record_keys(path, data)) for (path, blob), (_, data) in zip(items, blobs, strict=True)]
 
 
@@ -337,10 +261,10 @@ def keyed(root: Path, items: Iterable[tuple[str, str]], jobs: int = 1) -> Iterat
     chunk = list(itertools.islice(it, _CHUNK))
     second = list(itertools.islice(it, _CHUNK))
     if not second or jobs <= 1:
-        reader = BlobReader(root)
+        reader = BatchReader(root)
         try:
             while chunk:
-                blobs = reader.read([b for _, b in chunk])
+                blobs = reader.blobs([b for _, b in chunk])
                 for (path, blob), (_, data) in zip(chunk, blobs, strict=True):
                     yield path, blob, record_keys(path, data)
                 chunk, second = second, list(itertools.islice(it, _CHUNK))
@@ -385,11 +309,11 @@ class DuplicateIndex:
 
     def __init__(self, root: Path, name: str = INDEX_FILE, timeout: float = 30) -> None:
         self.root = Path(root)
-        git_dir = _git(self.root, "rev-parse", "--absolute-git-dir")
-        self.git = git_dir is not None
+        git_dir = git("rev-parse", "--absolute-git-dir", cwd=self.root, check=False).strip()
+        self.git = bool(git_dir)
         self.target = os.path.join(git_dir.decode().strip(), name) if git_dir else ":memory:"
         self.timeout = timeout
-        self._reader: BlobReader | None = None
+        self._reader: BatchReader | None = None
         try:
             self.db = self._open(self.target)
         except sqlite3.DatabaseError:  # a damaged cache, or the older layout: it is only a cache, start again
@@ -428,8 +352,7 @@ class DuplicateIndex:
 
     def _data_tree(self, rev: str) -> str:
         """The id of ``rev``'s ``data/`` tree (the empty tree when it has none)."""
-        out = _git(self.root, "--no-replace-objects", "rev-parse", "--verify", "--quiet", f"{rev}:data")
-        return (out or b"").decode().strip() or _EMPTY_TREE
+        return resolve(f"{rev}:data", self.root) or _EMPTY_TREE
 
     def sync(
         self,
@@ -534,7 +457,7 @@ class DuplicateIndex:
             for leftover in (self.target + "-wal", self.target + "-shm", self.target + "-journal"):
                 if os.path.exists(leftover):  # the old file's journals (an older layout wrote a WAL)
                     os.unlink(leftover)
-            os.replace(tmp, self.target)
+            replace_file(tmp, self.target)
         except BaseException:
             db.close()
             self._remove(tmp)
@@ -573,8 +496,8 @@ class DuplicateIndex:
             data: bytes | None = self._local.get(path)
         else:
             if self._reader is None:
-                self._reader = BlobReader(self.root)
-            ((_, data),) = self._reader.read([row[0]])
+                self._reader = BatchReader(self.root)
+            ((_, data),) = self._reader.blobs([row[0]])
         doc = _parse(data)
         return facts(_uuid_of(path), doc) if doc is not None else None
 
@@ -739,8 +662,7 @@ def audit_duplicates(
 
 def ledger_at(cwd: Path, rev: str) -> Any:
     """The ledger as it stood at ``rev`` (its events, in history order)."""
-    sha = (_git(cwd, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{rev}^{{commit}}") or b"").strip()
-    return _ledger_at(str(cwd), sha.decode() or rev)
+    return _ledger_at(str(cwd), resolve(f"{rev}^{{commit}}", cwd) or rev)
 
 
 @functools.lru_cache(maxsize=16)
@@ -750,7 +672,7 @@ def _ledger_at(cwd_text: str, commit: str) -> Any:
     from eee.governance.history import entered  # lazy: with the above
     from eee.governance.status import fold  # lazy: with the above
 
-    listing = _git(cwd, "ls-tree", "-z", f"{commit}:{EVENTS_DIR}") or b""
+    listing = git("ls-tree", "-z", "--end-of-options", f"{commit}:{EVENTS_DIR}", cwd=cwd, check=False)
     blobs = []
     for entry in listing.split(b"\0"):
         meta, _, name = entry.partition(b"\t")
@@ -758,7 +680,7 @@ def _ledger_at(cwd_text: str, commit: str) -> Any:
         if len(parts) == 3 and parts[1] == b"blob" and name.decode(errors="replace").endswith(EVENT_SUFFIX):
             blobs.append(parts[2].decode())
     events = []
-    for _, data in read_blobs(cwd, blobs):
+    for _, data in read_blobs(blobs, cwd):
         try:
             events.append(load_text((data or b"").decode("utf-8")))
         except (EventFileError, UnicodeDecodeError):

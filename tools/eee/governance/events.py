@@ -13,13 +13,13 @@ import io
 import json
 import os
 import secrets
-import subprocess
 import unicodedata
 from pathlib import Path
 from typing import Any
 
+from eee.git.cli import run
 from eee.governance import EVENT_SCHEMA_CURRENT, EVENT_SCHEMA_VERSIONS, IS_IDENTICAL_TO, IS_PREVIOUS_VERSION_OF
-from eee.store.fsutil import write_new
+from eee.store.fsutil import replace_file, write_new
 from eee.store.jsonpath import format_path
 from eee.store.limits import EVENT_MAX_BYTES, Unreadable, read_regular, too_big
 from eee.store.paths import EVENT_SUFFIX, EVENTS_DIR
@@ -351,11 +351,11 @@ class EventCache:
         tmp = self.path.with_name(f"{self.path.name}.{os.getpid()}")
         try:
             tmp.write_text(json.dumps(keep, ensure_ascii=False), encoding="utf-8")
-            os.replace(tmp, self.path)
+            replace_file(tmp, self.path)
         except (OSError, TypeError, ValueError):  # only a cache: never a reason to fail
             tmp.unlink(missing_ok=True)
 
 
 def git_dir_of(folder: Path | str) -> Path | None:
-    proc = subprocess.run(["git", "rev-parse", "--absolute-git-dir"], cwd=folder, capture_output=True)
+    proc = run("rev-parse", "--absolute-git-dir", cwd=folder)
     return Path(proc.stdout.decode().strip()) if proc.returncode == 0 else None

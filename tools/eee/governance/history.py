@@ -10,10 +10,10 @@ uncommitted.
 from __future__ import annotations
 
 import functools
-import subprocess
 from pathlib import Path
 from typing import NamedTuple
 
+from eee.git.cli import resolve, run
 from eee.governance import EVENT_SUFFIX, EVENTS_DIR
 
 
@@ -37,25 +37,21 @@ def order_key(name: str, entered: Entered | None) -> tuple[int, int, str]:
 
 @functools.lru_cache(maxsize=64)
 def _log(root: str, rev: str) -> dict[str, Entered]:
-    proc = subprocess.run(
-        [
-            "git",
-            "log",
-            "--reverse",
-            "--topo-order",
-            "--full-history",
-            "--no-renames",
-            "--diff-filter=A",
-            "--name-only",
-            "-z",
-            "--format=%x01%H %at",
-            "--end-of-options",
-            rev,
-            "--",
-            EVENTS_DIR + "/",
-        ],
+    proc = run(
+        "log",
+        "--reverse",
+        "--topo-order",
+        "--full-history",
+        "--no-renames",
+        "--diff-filter=A",
+        "--name-only",
+        "-z",
+        "--format=%x01%H %at",
+        "--end-of-options",
+        rev,
+        "--",
+        EVENTS_DIR + "/",
         cwd=root,
-        capture_output=True,
     )
     if proc.returncode != 0:
         return {}
@@ -82,17 +78,13 @@ def entered(root: Path | str, rev: str = "HEAD") -> dict[str, Entered]:
     """Event file name -> where it entered the history of ``rev`` ({} outside git).
 
     ``rev`` is resolved to a commit first, so the answer is cached per commit."""
-    proc = subprocess.run(
-        ["git", "rev-parse", "--verify", "--quiet", "--end-of-options", f"{rev}^{{commit}}"],
-        cwd=root,
-        capture_output=True,
-    )
-    if proc.returncode != 0:
+    commit = resolve(f"{rev}^{{commit}}", root)
+    if commit is None:
         return {}
-    return _log(str(root), proc.stdout.decode().strip())
+    return _log(str(root), commit)
 
 
 def in_git(root: Path | str) -> bool:
     """Whether ``root`` is inside a git work tree."""
-    proc = subprocess.run(["git", "rev-parse", "--is-inside-work-tree"], cwd=root, capture_output=True)
+    proc = run("rev-parse", "--is-inside-work-tree", cwd=root)
     return proc.returncode == 0 and proc.stdout.strip() == b"true"

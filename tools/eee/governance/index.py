@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import glob
 import os
-import subprocess
 from collections.abc import Iterable
 from pathlib import Path
 
+from eee.git.cli import run
 from eee.store.paths import RECORD_SUFFIX, UUID4_RE, uuid_problem
 
 
@@ -63,11 +63,7 @@ class RecordIndex:
             untracked = self.untracked
         if self._git:
             others = ["--others", "--exclude-standard"] if untracked else []
-            proc = subprocess.run(
-                ["git", "ls-files", "-z", "--cached", *others, "--", *specs],
-                cwd=self.root,
-                capture_output=True,
-            )
+            proc = run("ls-files", "-z", "--cached", *others, "--", *specs, cwd=self.root)
             if proc.returncode == 0:
                 return sorted({p.decode("utf-8", "surrogateescape") for p in proc.stdout.split(b"\0") if p})
         out = []

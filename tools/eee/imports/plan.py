@@ -8,7 +8,10 @@ and nothing is copied anywhere to be checked. Only one batch's bytes are held at
 
 Outcomes (see :mod:`eee.imports`):
 
-- refused: unreadable, not strict JSON, invalid under its declared schema version, a file
+- refused: a source name that cannot be used nor shown as it is (a control, invisible or
+  bidirectional character, a byte that is not UTF-8: :func:`eee.store.paths.name_problem`;
+  a ``..``, ``.git`` or empty component a crafted git tree may hold; the report and the
+  manifest show it escaped), unreadable, not strict JSON, invalid under its declared schema version, a file
   name that is not a uuid, not in the layout at all (no benchmark folder, not a record or
   sidecar), a uuid the store (or an earlier file of the source) holds with other content,
   a sidecar without its record or that does not match it;
@@ -36,9 +39,12 @@ from eee.store.paths import (
     SIDECAR_SUFFIX,
     UUID4_RE,
     canonical_folders,
+    escaped,
+    name_problem,
     portable_component,
     record_path_for_sidecar,
     sidecar_path_for,
+    tree_path_problem,
 )
 from eee.store.strictjson import JSONProblem, loads
 
@@ -216,12 +222,27 @@ class Planner:
     # --- the plan -------------------------------------------------------------------
 
     def batches(self) -> Iterator[Batch]:
-        listing = self.source.files(DATA_DIR)
+        everything = self.source.files(DATA_DIR)
+        total = len(everything)
+        done = 0
+        listing = []
+        order: dict[str, int] = {}
+        for rel in everything:
+            problem = name_problem(rel) or tree_path_problem(rel)
+            order[rel if problem is None else shown(rel)] = len(order)
+            if problem is None:
+                listing.append(rel)
+                continue
+            kind = "record" if rel.endswith(RECORD_SUFFIX) else "sidecar" if rel.endswith(SIDECAR_SUFFIX) else "other"
+            entry = Entry(rel, kind)
+            self._sha_of(entry)
+            entry.source = shown(rel)
+            entry.refuse(f"unusable source name: {problem}; rename it in the source")
+            self.entries.append(entry)
+            done += 1
         records = [p for p in listing if p.endswith(RECORD_SUFFIX)]
         record_set = set(records)
         sidecars = {p for p in listing if p.endswith(SIDECAR_SUFFIX)}
-        total = len(listing)
-        done = 0
         for rel in listing:
             if rel in record_set or rel in sidecars:
                 continue
@@ -254,7 +275,6 @@ class Planner:
                 yield batch
                 batch.data.clear()
                 batch.docs.clear()
-        order = {rel: i for i, rel in enumerate(listing)}
         self.entries.sort(key=lambda e: order.get(e.source, len(order)))
 
     def _groups(self, records: list[str]) -> Iterator[tuple[str, list[str]]]:
@@ -538,6 +558,12 @@ class PlannedKeys:
                 os.unlink(self.target)
             except OSError:
                 pass
+
+
+def shown(rel: str) -> str:
+    """A source path that cannot be shown as it is (:func:`eee.store.paths.name_problem`),
+    escaped: what the report and the manifest name it by."""
+    return escaped(rel)[1:-1]
 
 
 def _keys(facts: Any) -> list[str]:

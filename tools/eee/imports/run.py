@@ -1,19 +1,20 @@
 """Running an import: plan each batch, write it, flag it, commit it through the hooks.
 
-``import_snapshot`` drives :class:`eee.imports.plan.Planner`. For every batch it writes
-the records and sidecars (exclusive creates: nothing is ever overwritten), adds the
-sidecars to DVC in one run, writes one flag event per (rule, JSON path) a flagged record
-breaks, stages all of it and, with ``commit``, commits it through the hooks (never
-``--no-verify``). The manifest comes last, in its own commit. A batch the hooks refuse is
-taken back whole (files, pointers, events) and the import stops; batches committed
-before it stay, and importing again finds them already present.
+``import_snapshot`` drives :class:`eee.imports.plan.Planner`. Everything is written in one
+transaction of :mod:`eee.write.commit` (journal, staging, rollback): for every batch the
+records and sidecars (exclusive creates: nothing is ever overwritten), the sidecars added
+to DVC in one run, one flag event per (rule, JSON path) a flagged record breaks; all of it
+staged and, with ``commit``, committed through the hooks (never ``--no-verify``). The
+manifest comes last, in its own commit. A batch the hooks refuse is taken back whole
+(files, pointers, events, index) and the import stops; batches committed before it stay,
+and importing again finds them already present. A record whose flag events the ledger
+would refuse is refused on its own, never its batch.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import secrets
-import subprocess
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -23,7 +24,8 @@ from eee.imports.manifest import dumps as dump_manifest
 from eee.imports.manifest import path_for as manifest_path
 from eee.imports.plan import Batch, Entry, Planner
 from eee.reporting.findings import Finding, Refused
-from eee.store.paths import POINTER_SUFFIX, SIDECAR_SUFFIX, sidecar_path_for
+from eee.store.paths import POINTER_SUFFIX, SIDECAR_SUFFIX, escaped, sidecar_path_for
+from eee.write.commit import Transaction, actor, transaction
 
 
 class Report:
@@ -70,34 +72,20 @@ def new_import_id(now: dt.datetime) -> str:
     return f"{now.strftime('%Y%m%dT%H%M%S.%fZ')}-import-{secrets.token_hex(3)}"
 
 
-def write_flag(root: Path, record: str, rule: str, path: str, reason: str, who: dict[str, str]) -> str:
-    """Write one flag event (the one place an import writes the ledger); returns its id.
+def flag_event(record: str, rule: str, path: str, reason: str, who: dict[str, str]) -> dict[str, Any]:
+    """The flag event of one (rule, JSON path) of an imported record: the ledger's own
+    (:func:`eee.governance.events.make_event`); characters the ledger refuses in a reason
+    (controls, bidirectional marks: they come from source names and record text) are
+    written escaped."""
+    from eee.governance.events import make_event
 
-    The ledger's own event (:func:`eee.governance.events.make_event`, dumped only when it
-    reads back), written like the import's records: exclusive and atomic, no fsync (the
-    durable copy is the git object store it is staged into)."""
-    from eee.governance.events import dumps, make_event, path_for
-    from eee.store.fsutil import write_new
-
-    event = make_event("flag", record, reason, who, rule=rule, path=path)
-    target = path_for(root, event)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    write_new(target, dumps(event).encode("utf-8"), durable=False)
-    return str(event["id"])
+    return make_event("flag", record, escaped(reason, quote=False), who, rule=rule, path=path)
 
 
-def _git(root: Path, *args: str, input: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run(["git", *args], cwd=root, capture_output=True, input=input)
-
-
-class _Written:
-    """What one batch put in the work tree, to take back if its commit is refused."""
+class _Batch:
+    """What the batch being written (one commit) holds so far."""
 
     def __init__(self) -> None:
-        self.files: list[Path] = []
-        self.staged: list[str] = []
-        self.ignores: dict[Path, bytes | None] = {}
-        self.folders: list[Path] = []
         self.records = 0
         self.flagged = 0
 
@@ -120,7 +108,7 @@ def import_snapshot(
     now = dt.datetime.now(dt.UTC)
     report = Report(new_import_id(now), source_label, revision, now)
     report.dry_run = dry_run
-    who = None if dry_run else _actor(root)
+    who = None if dry_run else actor(root)
     has_sidecars = any(p.endswith(SIDECAR_SUFFIX) for p in source.files("data"))
     if has_sidecars and not dry_run:
         from eee.write.samples import dvc_problem
@@ -155,58 +143,43 @@ def import_snapshot(
         planned_keys=keys,
     )
     try:
-        return _run(root, planner, report, who, dry_run, commit)
+        if dry_run:
+            for _ in planner.batches():
+                pass
+            report.entries = planner.entries
+            return report
+        assert who is not None
+        with transaction(root, stage=True, durable=False) as tx:
+            return _run(tx, planner, report, who, commit)
     finally:
         index.close()
         planner.planned_facts.close()
 
 
-def _run(
-    root: Path, planner: Planner, report: Report, who: dict[str, str] | None, dry_run: bool, commit: bool
-) -> Report:
+def _run(tx: Transaction, planner: Planner, report: Report, who: dict[str, str], commit: bool) -> Report:
+    root = tx.root
     pointers: list[str] = []
-    done = _Written()  # what the current batch (one commit) has written so far
-    pending = [done]  # what is written and not committed: taken back whole on a failure
+    done = _Batch()
     for planned in planner.batches():
-        if dry_run:
-            continue
-        assert who is not None
-        try:
-            staged = _write_batch(root, planned, who, report, done)
-            done.records += sum(1 for e in planned.written() if e.kind == "record")
-            done.flagged += sum(1 for e in planned.written() if e.flags)
-            if commit and planned.last and done.staged:
-                subject = _subject(planned.label, done, report)
-                report.commits.append(_commit(root, subject, _body(done, report), done.staged))
-                pending.clear()
-        except BaseException:
-            for written in reversed(pending):
-                _take_back(root, written)
-            raise
-        pointers += [p for p in staged if p.endswith(SIDECAR_SUFFIX + POINTER_SUFFIX)]
+        pointers += _write_batch(tx, planned, who, report, done)
+        if commit and planned.last and tx.staged:
+            report.commits.append(
+                tx.commit(
+                    [_subject(planned.label, done, report), _body(done, report)],
+                    refused_hint="nothing of this batch was kept; earlier batches stay committed "
+                    "(importing again finds them already present)",
+                )
+            )
         if planned.last:
-            done = _Written()
-            pending.append(done)
+            done = _Batch()
     report.entries = planner.entries
-    if dry_run or not any(e.outcome in WRITTEN for e in report.entries):
+    if not any(e.outcome in WRITTEN for e in report.entries):
         return report  # importing what is already there adds nothing, not even a manifest
-    assert who is not None
     rel = manifest_path(report.id)
-    text = dump_manifest(_manifest(report, who))
-    from eee.store.fsutil import make_folders, write_new
-
-    make_folders(root, rel.rpartition("/")[0])
-    write_new(root / rel, text.encode("utf-8"))
+    tx.write([(rel, dump_manifest(_manifest(report, who)).encode("utf-8"))], durable=True)
     report.manifest = rel
-    staged = [rel]
-    _stage(root, staged)
     if commit:
-        try:
-            report.commits.append(_commit(root, f"Import {report.id}: manifest", _counts_line(report), staged))
-        except BaseException:
-            _git(root, "reset", "-q", "--", rel)
-            (root / rel).unlink(missing_ok=True)
-            raise
+        report.commits.append(tx.commit([f"Import {report.id}: manifest", _counts_line(report)]))
     if pointers:
         from eee.write.samples import dvc
 
@@ -218,151 +191,93 @@ def _run(
     return report
 
 
-def _actor(root: Path) -> dict[str, str]:
-    from eee.git.cli import config
+def _flag_events(planned: Batch, who: dict[str, str], report: Report) -> dict[str, list[dict[str, Any]]]:
+    """The flag events of the batch's flagged records, by store path; a record whose events
+    the ledger would refuse is refused here (with its sidecar), on its own."""
+    from eee.governance.events import schema_errors
 
-    name, email = config("user.name", root), config("user.email", root)
-    if not name or not email:
-        raise Refused(
-            Finding(
-                str(root),
-                "$",
-                "git config user.name and user.email must be set: the manifest and flag events record who imported",
-                "git config user.name 'Your Name'; git config user.email you@example.org",
-                check="import",
-            )
-        )
-    return {"name": name, "email": email}
-
-
-def _write_batch(root: Path, planned: Batch, who: dict[str, str], report: Report, done: _Written) -> list[str]:
-    """Write one chunk: its files, its sidecars into DVC, its flag events; stage them.
-    Returns the paths staged (also added to ``done``)."""
-    from eee.write.placement import NewRecord, WriteFailed, write
-
-    staged: list[str] = []
-    written = {e.store: e for e in planned.written() if e.store is not None}
-    records = []
-    for entry in written.values():
-        if entry.kind != "record":
-            continue
-        assert entry.store is not None and entry.uuid is not None
-        side = sidecar_path_for(entry.store)
-        has_side = side in written
-        records.append(
-            NewRecord(
-                entry.uuid,
-                entry.store,
-                planned.data[entry.store],
-                {},
-                side if has_side else None,
-                planned.data[side] if has_side else None,
-            )
-        )
-        staged.append(entry.store)
-    # the one placement: exclusive, atomic, undone on failure; the durable copy is the git
-    # object store the files are staged into below, so no fsync per file
-    try:
-        files, folders = write(root, records, durable=False)
-    except WriteFailed as exc:
-        raise Refused(
-            Finding(
-                exc.path,
-                "$",
-                f"cannot write the file: {exc.error.strerror}",
-                "nothing of this batch was kept",
-                check="import",
-            )
-        ) from None
-    done.files += files
-    done.folders += folders
-    sidecars = [r.sidecar_rel for r in records if r.sidecar_rel is not None]
-    if sidecars:
-        from eee.write.samples import dvc
-
-        ignores = []
-        for rel in sidecars:
-            ignore = (root / rel).parent / ".gitignore"
-            ignores.append(ignore)
-            if ignore not in done.ignores:
-                done.ignores[ignore] = ignore.read_bytes() if ignore.exists() else None
-        proc = dvc("add", "--quiet", *sidecars, cwd=root)
-        done.files += [root / (rel + POINTER_SUFFIX) for rel in sidecars]
-        if proc.returncode != 0:
-            raise Refused(
-                Finding(
-                    sidecars[0],
-                    "$",
-                    f"dvc add failed: {(proc.stderr or proc.stdout).strip()}",
-                    "nothing of this batch was kept",
-                    check="import",
-                )
-            )
-        staged += [rel + POINTER_SUFFIX for rel in sidecars]
-        staged += sorted({str(p.relative_to(root)) for p in ignores if p.exists()})
+    out: dict[str, list[dict[str, Any]]] = {}
     for entry in planned.written():
-        assert entry.uuid is not None or not entry.flags
+        if not entry.flags:
+            continue
+        assert entry.uuid is not None and entry.store is not None
+        events = []
         for flag in entry.flags:
             where = f"{report.source}:{entry.source}"
             if entry.source != entry.store:
                 where += f" (relocated to {entry.store})"
             reason = f"Imported from {where} with a {flag.rule} finding at {flag.path}: {flag.message}"
-            flag.event = write_flag(root, str(entry.uuid), flag.rule, flag.path, reason, who)
-            rel = f"governance/events/{flag.event}.yaml"
-            done.files.append(root / rel)
-            staged.append(rel)
-    _stage(root, staged)
-    done.staged += staged
-    return staged
+            events.append(flag_event(entry.uuid, flag.rule, flag.path, reason, who))
+        problems = [f"{pointer}: {message}" for event in events for pointer, message in schema_errors(event)]
+        if problems:
+            entry.refuse(f"its flag event would not be valid ({problems[0]})")
+            entry.flags = []
+            side = sidecar_path_for(entry.store)
+            for other in planned.entries:
+                if other.store == side and other.outcome in WRITTEN:
+                    other.refuse("its record is refused")
+            continue
+        out[entry.store] = events
+    return out
 
 
-def _stage(root: Path, paths: list[str]) -> None:
-    if not paths:
-        return
-    proc = _git(root, "add", "--pathspec-from-file=-", "--pathspec-file-nul", input="\0".join(paths).encode())
-    if proc.returncode != 0:
+def _write_batch(tx: Transaction, planned: Batch, who: dict[str, str], report: Report, done: _Batch) -> list[str]:
+    """Write one chunk in the transaction: its files, its sidecars into DVC, its flag
+    events (all staged). Returns the sidecar pointers written."""
+    from eee.governance.events import dumps, path_for
+
+    root = tx.root
+    flags = _flag_events(planned, who, report)
+    written = {e.store: e for e in planned.written() if e.store is not None}
+    files: list[tuple[str, bytes]] = []
+    sidecars: list[str] = []
+    for entry in written.values():
+        if entry.kind != "record":
+            continue
+        assert entry.store is not None
+        files.append((entry.store, planned.data[entry.store]))
+        side = sidecar_path_for(entry.store)
+        if side in written:
+            sidecars.append(side)
+        done.records += 1
+        done.flagged += 1 if entry.flags else 0
+    try:
+        tx.write(files)
+        tx.write([(side, planned.data[side]) for side in sidecars], stage=False)  # DVC keeps them
+    except OSError as exc:
         raise Refused(
             Finding(
-                paths[0], "$", f"git add failed: {proc.stderr.decode(errors='replace').strip()}", None, check="import"
-            )
-        )
-
-
-def _take_back(root: Path, done: _Written) -> None:
-    from eee.write.placement import remove
-
-    if done.staged:
-        _git(
-            root, "reset", "-q", "--pathspec-from-file=-", "--pathspec-file-nul", input="\0".join(done.staged).encode()
-        )
-    for ignore, before in done.ignores.items():
-        if before is None:
-            ignore.unlink(missing_ok=True)
-        else:
-            ignore.write_bytes(before)
-    remove(done.files, done.folders)
-
-
-def _commit(root: Path, subject: str, body: str, paths: list[str]) -> str:
-    """Commit exactly ``paths`` through the hooks; returns the new commit's id."""
-    proc = subprocess.run(
-        ["git", "commit", "-q", "-m", subject, "-m", body, "--pathspec-from-file=-", "--pathspec-file-nul"],
-        cwd=root,
-        capture_output=True,
-        input="\0".join(paths).encode("utf-8", "surrogateescape"),
-    )
-    if proc.returncode != 0:
-        output = (proc.stdout + proc.stderr).decode(errors="replace").strip()
-        raise Refused(
-            Finding(
-                paths[0] if paths else str(root),
+                str(exc.filename or root / "data"),
                 "$",
-                "the commit was refused by the hooks:\n" + output,
-                "nothing of this batch was kept; earlier batches stay committed (importing again finds them already present)",
+                f"cannot write the file: {exc.strerror}",
+                "nothing of this batch was kept",
                 check="import",
             )
-        )
-    return _git(root, "rev-parse", "HEAD").stdout.decode().strip()
+        ) from None
+    pointers = [rel + POINTER_SUFFIX for rel in sidecars]
+    if sidecars:
+        from eee.write.samples import dvc
+
+        ignores = sorted({f"{rel.rpartition('/')[0]}/.gitignore" for rel in sidecars})
+        with tx.others(new=pointers, changed=ignores):
+            proc = dvc("add", "--quiet", *sidecars, cwd=root)
+            if proc.returncode != 0:
+                raise Refused(
+                    Finding(
+                        sidecars[0],
+                        "$",
+                        f"dvc add failed: {(proc.stderr or proc.stdout).strip()}",
+                        "nothing of this batch was kept",
+                        check="import",
+                    )
+                )
+    events: list[tuple[str, bytes]] = []
+    for entry in planned.written():
+        for flag, event in zip(entry.flags, flags.get(str(entry.store), []), strict=True):
+            events.append((path_for(root, event).relative_to(root).as_posix(), dumps(event).encode("utf-8")))
+            flag.event = str(event["id"])
+    tx.write(events)
+    return pointers
 
 
 def _counts_line(report: Report) -> str:
@@ -370,12 +285,12 @@ def _counts_line(report: Report) -> str:
     return ", ".join(f"{counts[o]} {o.replace('_', ' ')}" for o in OUTCOMES) + f" of {counts['total']} source files"
 
 
-def _subject(label: str, done: _Written, report: Report) -> str:
+def _subject(label: str, done: _Batch, report: Report) -> str:
     n = done.records
     return f"Import {label}: {n} record{'s' if n != 1 else ''} from {report.source}"[:100]
 
 
-def _body(done: _Written, report: Report) -> str:
+def _body(done: _Batch, report: Report) -> str:
     return (
         f"Import {report.id} (its manifest {manifest_path(report.id)} follows).\n"
         f"{done.flagged} flagged record(s) in this batch, each with its flag events."

@@ -34,6 +34,7 @@ from eee.migrate.provenance import stamp
 from eee.migrate.report import MIGRATED, REPORT_NAME, UNCHANGED, ExportReport, Outcome
 from eee.reporting.findings import WARNING, Finding, Refused, refusal
 from eee.rules.sidecar import hash_algorithm
+from eee.store.fsutil import replace_file
 from eee.store.paths import (
     DATA_DIR,
     POINTER_SUFFIX,
@@ -134,7 +135,7 @@ def write_atomic(dest: Path, data: bytes, made: Folders | None = None) -> None:
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
-        os.replace(tmp, dest)
+        replace_file(tmp, dest)
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
@@ -240,7 +241,7 @@ class _Exporter:
                 side.tmp.unlink(missing_ok=True)
             raise
         if side is not None:
-            os.replace(side.tmp, side.dest)
+            replace_file(side.tmp, side.dest)
         outcome.status = MIGRATED if changed else UNCHANGED
         return outcome
 
@@ -414,7 +415,7 @@ def export(
         try:
             with os.fdopen(fd, "wb") as fh:
                 report.write(fh)
-            os.replace(tmp, out / REPORT_NAME)
+            replace_file(tmp, out / REPORT_NAME)
         except BaseException:
             tmp.unlink(missing_ok=True)
             raise

@@ -21,11 +21,10 @@
 from __future__ import annotations
 
 import os
-import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
-from eee.git.cli import Change, GitError, git, parse_raw, verify_commit
+from eee.git.cli import Change, GitError, git, is_ancestor, parse_raw, verify_commit
 from eee.reporting.findings import ERROR, WARNING, Finding
 from eee.rules.commit import REGISTRY, protected_kind, registry_findings
 from eee.store.paths import DATA_DIR, RECORD_SUFFIX
@@ -62,13 +61,7 @@ def anchor_findings(anchor: tuple[str, str] | None, end: str, cwd: Path) -> list
                 check="history",
             )
         ]
-    code = subprocess.run(
-        ["git", "merge-base", "--is-ancestor", "--end-of-options", commit, end],
-        cwd=cwd,
-        capture_output=True,
-        env=_env(),
-    ).returncode
-    if code == 0:
+    if is_ancestor(commit, end, cwd):
         return []
     return [
         Finding(
@@ -80,10 +73,6 @@ def anchor_findings(anchor: tuple[str, str] | None, end: str, cwd: Path) -> list
             check="history",
         )
     ]
-
-
-def _env() -> dict[str, str]:
-    return dict(os.environ, GIT_NO_REPLACE_OBJECTS="1")
 
 
 def replacement_findings(cwd: Path) -> list[Finding]:

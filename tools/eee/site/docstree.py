@@ -34,6 +34,7 @@ from typing import Any
 from eee.reporting.findings import Finding, Refused
 from eee.site.generate import NAV, Generated, expand_nav, generate
 from eee.site.included import resolver, rewrite_links
+from eee.store.fsutil import replace_file
 
 OUT = "build/docs"
 NAV_FILE = "build/site-nav.yml"
@@ -181,7 +182,7 @@ def sync(out: Path, contents: dict[str, bytes]) -> int:
         tmp.write_bytes(data)
         if target.is_dir() and not target.is_symlink():
             shutil.rmtree(target)
-        os.replace(tmp, target)
+        replace_file(tmp, target)
         changed += 1
     wanted = set(contents)
     folders = {rel.rsplit("/", 1)[0] for rel in wanted if "/" in rel}
@@ -223,4 +224,4 @@ def _write_nav(path: Path, gen: Generated) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
+    replace_file(tmp, path)

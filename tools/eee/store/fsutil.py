@@ -1,15 +1,21 @@
-"""The one way the store's tools create a file: exclusive and atomic.
+"""The one way the tools create, replace and confine files.
 
 :func:`write_new` writes the bytes to a temporary file in the target's own folder, makes
 them durable (fsync), then links the temporary file to the target name. ``os.link`` fails
 when the target exists, so an existing file is never overwritten, and a reader sees
 either no file or the whole file. The temporary name is made here (not by the tempfile
 module) so that nothing else in a run needs a temporary file or folder.
+
+:func:`replace_file` and :func:`replace_folder` put a fully written file or folder in
+place of another in one step (the only ``os.replace`` of the tools); :func:`confined`
+turns a path read from an untrusted place (a journal in the git directory, a source tree)
+into a file name below the store, or says why it cannot be one.
 """
 
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 
 
@@ -65,3 +71,71 @@ def make_folders(root: Path, rel_folder: str) -> list[Path]:
             folder.mkdir()
             created.append(folder)
     return created
+
+
+def replace_file(source: str | os.PathLike[str], target: str | os.PathLike[str]) -> None:
+    """Put the file ``source`` (written beside ``target``) at ``target`` in one step: a
+    reader sees the old file or the new one, never a mix."""
+    os.replace(source, target)
+
+
+def replace_folder(source: str | os.PathLike[str], target: str | os.PathLike[str]) -> None:
+    """Put the fully written folder ``source`` at ``target``: the old folder (if any) is
+    moved aside, the new one moved in, then the old one removed; when the move in fails,
+    the old folder is put back."""
+    import shutil
+
+    target = Path(target)
+    old = target.with_name(f".{target.name}.old-{os.getpid()}")
+    had = os.path.lexists(target)
+    if had:
+        os.replace(target, old)
+    try:
+        os.replace(source, target)
+    except BaseException:
+        if had:
+            os.replace(old, target)
+        raise
+    if had:
+        shutil.rmtree(old, ignore_errors=True)
+
+
+class Unconfined(ValueError):
+    """A path that may not name a file of the store; the message says why."""
+
+
+def confined(root: Path, rel: object, under: tuple[str, ...]) -> Path:
+    """``root / rel`` for a path read from an untrusted place, or :class:`Unconfined`.
+
+    ``rel`` must be a relative POSIX path (no absolute path, no ``..``, ``.`` or empty
+    component, no backslash, no ``.git``), a name that can be shown as it is
+    (:func:`eee.store.paths.name_problem`), below one of the folders ``under``; and no
+    component on the way may be a symbolic link (each existing one is a real folder, the
+    file itself a regular file or absent)."""
+    from eee.store.paths import escaped, name_problem, tree_path_problem
+
+    if not isinstance(rel, str):
+        raise Unconfined(f"{rel!r} is not a path")
+    problem = name_problem(rel) or tree_path_problem(rel)
+    if problem:
+        raise Unconfined(problem)
+    if not any(rel.startswith(folder.rstrip("/") + "/") for folder in under):
+        raise Unconfined(f"{escaped(rel)} is not below {', '.join(f.rstrip('/') + '/' for f in under)}")
+    path = Path(root)
+    parts = rel.split("/")
+    for i, part in enumerate(parts):
+        path = path / part
+        try:
+            mode = os.lstat(path).st_mode
+        except FileNotFoundError:
+            break
+        except OSError as exc:
+            raise Unconfined(f"{escaped(rel)}: {exc.strerror}") from None
+        last = i == len(parts) - 1
+        if stat.S_ISLNK(mode):
+            raise Unconfined(f"{escaped('/'.join(parts[: i + 1]))} is a symbolic link")
+        if not last and not stat.S_ISDIR(mode):
+            raise Unconfined(f"{escaped('/'.join(parts[: i + 1]))} is not a folder")
+        if last and not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):
+            raise Unconfined(f"{escaped(rel)} is not a regular file")
+    return Path(root) / rel

@@ -19,6 +19,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from eee.store.fsutil import replace_file
 from eee.store.limits import SIDECAR_MAX_BYTES, Unreadable, iter_chunks
 from eee.store.paths import EVENTS_DIR, POINTER_SUFFIX, RECORD_SUFFIX, SIDECAR_SUFFIX
 
@@ -102,11 +103,11 @@ def write(root: Path, out: Path | None = None) -> tuple[Path, bool]:
     if fresh != cache:
         tmp_cache = cache_file.with_name(cache_file.name + ".tmp")
         tmp_cache.write_text(json.dumps(fresh))
-        os.replace(tmp_cache, cache_file)
+        replace_file(tmp_cache, cache_file)
     text = json.dumps(manifest, indent=1) + "\n"
     if out.exists() and out.read_text() == text:
         return out, False
     tmp = out.with_name(out.name + ".tmp")
     tmp.write_text(text)
-    os.replace(tmp, out)
+    replace_file(tmp, out)
     return out, True

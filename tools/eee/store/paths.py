@@ -99,6 +99,41 @@ def char_name(c: str) -> str:
     return f"U+{code:04X} {name}".rstrip()
 
 
+def _unshowable(c: str) -> bool:
+    return c < " " or c == "\x7f" or (not c.isascii() and _invisible(c))
+
+
+def name_problem(name: str) -> str | None:
+    """Why a name read from elsewhere (a source tree, a journal) cannot be used nor shown as
+    it is, or None: a byte that is not UTF-8 (read as a lone surrogate), a control,
+    invisible or bidirectional character. The name is shown :func:`escaped`."""
+    if name.isascii() and name.isprintable():
+        return None
+    bad = sorted({c for c in name if _unshowable(c)})
+    if not bad:
+        return None
+    named = ", ".join(char_name(c) for c in bad[:3]) + (", ..." if len(bad) > 3 else "")
+    return f"the name {escaped(name)} holds {named}"
+
+
+def escaped(name: str, quote: bool = True) -> str:
+    """``name`` with every character :func:`name_problem` names escaped (``\\x01``,
+    ``\\u202e``; a byte that is not UTF-8 as ``\\xff``); with ``quote``, in double quotes,
+    a backslash and a quote escaped too (so that the escapes read back unambiguously)."""
+    out = []
+    for c in name:
+        code = ord(c)
+        if quote and c in '\\"':
+            out.append("\\" + c)
+        elif 0xDC80 <= code <= 0xDCFF:  # a byte read with surrogateescape
+            out.append(f"\\x{code - 0xDC00:02x}")
+        elif _unshowable(c):
+            out.append(f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}")
+        else:
+            out.append(c)
+    return '"' + "".join(out) + '"' if quote else "".join(out)
+
+
 def name_key(name: str) -> str:
     """What a file system that ignores case and Unicode normalisation (macOS, Windows) sees:
     two names with the same key are one folder there."""

@@ -14,12 +14,11 @@ record and pointer are still checked against it.
 from __future__ import annotations
 
 import os
-import subprocess
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from eee.git.cli import Change, has_commit, staged_changes
+from eee.git.cli import Change, batch_check, has_commit, staged_changes
 from eee.store.paths import SIDECAR_SUFFIX
 from eee.store.tree import EXECUTABLE, MAX_READ, REGULAR, SYMLINK, GitTree, Tree, WorkTree
 
@@ -103,21 +102,7 @@ class IndexTree(GitTree):
 
 def _sizes(blobs: list[str], root: Path) -> dict[str, int]:
     """Blob sizes by id, from one ``git cat-file --batch-check``."""
-    if not blobs:
-        return {}
-    out = subprocess.run(
-        ["git", "--no-replace-objects", "cat-file", "--batch-check=%(objectname) %(objecttype) %(objectsize)"],
-        cwd=root,
-        input="".join(f"{b}\n" for b in blobs).encode(),
-        capture_output=True,
-        check=False,
-    ).stdout.decode()
-    sizes = {}
-    for line in out.splitlines():
-        parts = line.split()
-        if len(parts) == 3 and parts[1] == "blob":
-            sizes[parts[0]] = int(parts[2])
-    return sizes
+    return {blob: size for blob, (_, kind, size) in batch_check(blobs, root).items() if kind == "blob"}
 
 
 _shared: dict[str, IndexTree] | None = None

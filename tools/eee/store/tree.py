@@ -17,11 +17,10 @@ from __future__ import annotations
 
 import os
 import stat
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
-from eee.git.cli import GitError
+from eee.git.cli import BatchReader, GitError, batch_check, blob_chunks, run
 from eee.reporting.findings import Finding
 from eee.store.limits import kind_of_mode, size_text
 
@@ -229,18 +228,15 @@ class GitTree(Tree):
         self.repo = Path(repo)
         self.commit = commit
         self.short = commit[:10]
-        self._env = dict(os.environ, GIT_NO_REPLACE_OBJECTS="1")
         # folder -> {name: (mode, blob, size)}; each folder listed once, when first asked
         self._folders: dict[str, dict[str, tuple[str, str, int]]] = {}
-        self._batch: subprocess.Popen[bytes] | None = None
+        self._batch = BatchReader(self.repo)
 
     def display(self, path: str) -> str:
         return f"{self.short}:{path}"
 
     def _git(self, *args: str, check: bool = True) -> bytes | None:
-        proc = subprocess.run(
-            ["git", "--no-replace-objects", *args], cwd=self.repo, capture_output=True, env=self._env, check=False
-        )
+        proc = run(*args, cwd=self.repo)
         if proc.returncode != 0:
             if not check:
                 return None
@@ -289,10 +285,7 @@ class GitTree(Tree):
     def raw_entries(self, sha: str) -> dict[str, tuple[str, str, int]]:
         """The entries of the tree object ``sha`` parsed here (``mode SP name NUL id``), for
         trees ``git ls-tree`` refuses; every name comes back as it is, for the rules to judge."""
-        proc = subprocess.run(
-            ["git", "--no-replace-objects", "cat-file", "tree", sha], cwd=self.repo, capture_output=True, env=self._env
-        )
-        data = proc.stdout if proc.returncode == 0 else b""
+        data = self._git("cat-file", "tree", sha, check=False) or b""
         entries: list[tuple[str, str, str]] = []
         at = 0
         while at < len(data):
@@ -306,19 +299,7 @@ class GitTree(Tree):
             )
             at = nul + 21
         blobs = [blob for _, mode, blob in entries if mode in (REGULAR, EXECUTABLE, SYMLINK)]
-        sizes: dict[str, int] = {}
-        if blobs:
-            check = subprocess.run(
-                ["git", "--no-replace-objects", "cat-file", "--batch-check=%(objectname) %(objectsize)"],
-                cwd=self.repo,
-                input="".join(f"{b}\n" for b in blobs).encode(),
-                capture_output=True,
-                env=self._env,
-            ).stdout.decode()
-            for line in check.splitlines():
-                parts = line.split()
-                if len(parts) == 2 and parts[1].isdigit():
-                    sizes[parts[0]] = int(parts[1])
+        sizes = {blob: size for blob, (_, _, size) in batch_check(blobs, self.repo).items()}
         found: dict[str, tuple[str, str, int]] = {}
         for name, mode, blob in entries:
             if mode == "040000":
@@ -377,50 +358,16 @@ class GitTree(Tree):
             yield self.read(path, limit)  # refused there, with the reason
             return
         self._check_size(path, size, limit)
-        proc = subprocess.Popen(
-            ["git", "--no-replace-objects", "cat-file", "blob", blob],
-            cwd=self.repo,
-            stdout=subprocess.PIPE,
-            env=self._env,
-        )
-        assert proc.stdout is not None
-        try:
-            while piece := proc.stdout.read(CHUNK):
-                yield piece
-        finally:
-            proc.stdout.close()
-            proc.kill()
-            proc.wait()
+        yield from blob_chunks(blob, CHUNK, self.repo)
 
     def _cat(self, path: str, blob: str) -> bytes:
-        if self._batch is None or self._batch.poll() is not None:
-            self._batch = subprocess.Popen(
-                ["git", "--no-replace-objects", "cat-file", "--batch"],
-                cwd=self.repo,
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                env=self._env,
-            )
-        proc = self._batch
-        assert proc.stdin is not None and proc.stdout is not None
-        proc.stdin.write(blob.encode() + b"\n")
-        proc.stdin.flush()
-        header = proc.stdout.readline().split()
-        if len(header) != 3 or header[1] != b"blob":
+        data = self._batch.blob(blob)
+        if data is None:
             raise self._refuse(path, f"cannot read blob {blob} from git's object store")
-        length = int(header[2])
-        data = proc.stdout.read(length)
-        proc.stdout.read(1)  # the newline after the content
         return data
 
     def close(self) -> None:
-        if self._batch is not None:
-            if self._batch.stdin is not None:
-                self._batch.stdin.close()
-            self._batch.wait()
-            if self._batch.stdout is not None:
-                self._batch.stdout.close()
-            self._batch = None
+        self._batch.close()
 
     def __enter__(self) -> GitTree:
         return self

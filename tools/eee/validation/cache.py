@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from eee.reporting.findings import FileResult, Finding, Summary
+from eee.store.fsutil import replace_file
 from eee.store.paths import DATA_DIR, RECORD_SUFFIX, SIDECAR_SUFFIX
 from eee.store.tree import WorkTree
 from eee.validation.validate import EVENTS, INPUT, OTHERS, RECORDS, SIDECARS, Options, Sink, collect, validate_tree
@@ -156,7 +157,7 @@ def run_cached(
     tmp = cache_file.with_name(f".{cache_file.name}.tmp-{os.getpid()}")
     cache_file.parent.mkdir(parents=True, exist_ok=True)
     tmp.write_text(json.dumps({"format": FORMAT, "folders": cache}))
-    os.replace(tmp, cache_file)
+    replace_file(tmp, cache_file)
     sink = sink if sink is not None else Sink()
     sink.add(INPUT, [FileResult(p.file, "input", findings=[p]) for p in found.problems])
     sink.add(RECORDS, [results[rel] for rel in data if rel.endswith(RECORD_SUFFIX) and rel in results])

@@ -10,35 +10,12 @@ ledger's own fold (:func:`eee.governance.status.flagged_findings`).
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import Callable, Collection, Iterable
 from pathlib import Path
 
+from eee.git.cli import read_blobs, tree_children
 from eee.governance import EVENT_SUFFIX, EVENTS_DIR
 from eee.reporting.findings import FileResult, Finding, Summary
-
-
-def _blobs(specs: list[str], cwd: str | Path | None) -> list[bytes | None]:
-    """The contents of ``specs`` (``:path`` for the index, ``rev:path``), None when absent."""
-    if not specs:
-        return []
-    proc = subprocess.run(
-        ["git", "cat-file", "--batch"], cwd=cwd, input="".join(s + "\n" for s in specs).encode(), capture_output=True
-    )
-    out: list[bytes | None] = []
-    data = proc.stdout
-    pos = 0
-    for _ in specs:
-        end = data.index(b"\n", pos)
-        header = data[pos:end].split()
-        pos = end + 1
-        if len(header) == 3 and header[1] == b"blob":
-            size = int(header[2])
-            out.append(data[pos : pos + size])
-            pos += size + 1
-        else:
-            out.append(None)
-    return out
 
 
 def _names(rev: str | None, cwd: str | Path | None) -> list[str]:
@@ -52,11 +29,8 @@ def _names(rev: str | None, cwd: str | Path | None) -> list[str]:
             return [n for n in index_tree(cwd).names(EVENTS_DIR) if n.endswith(EVENT_SUFFIX)]
         except GitError:  # not a git work tree: no index, no flags
             return []
-    proc = subprocess.run(["git", "ls-tree", "-z", "--name-only", f"{rev}:{EVENTS_DIR}"], cwd=cwd, capture_output=True)
-    if proc.returncode != 0:
-        return []
-    names = [n.decode("utf-8", "surrogateescape") for n in proc.stdout.split(b"\0") if n]
-    return [n.rsplit("/", 1)[-1] for n in names if n.endswith(EVENT_SUFFIX)]
+    names = tree_children(rev, EVENTS_DIR, cwd)
+    return [n for n in names if n.endswith(EVENT_SUFFIX)]
 
 
 def _read(tree: object, path: str) -> bytes | None:
@@ -105,7 +79,7 @@ def _flags_among(
         tree = index_tree(cwd)
         contents = [_read(tree, f"{EVENTS_DIR}/{n}") for n in names]
     else:
-        contents = _blobs([f"{rev}:{EVENTS_DIR}/{n}" for n in names], cwd)
+        contents = [data for _, data in read_blobs([f"{rev}:{EVENTS_DIR}/{n}" for n in names], cwd)]
     for data in contents:
         if data is None:
             continue

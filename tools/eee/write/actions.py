@@ -1,31 +1,26 @@
 """The governance tools' work: check, write the events (and a corrected record), commit.
 
-Every action runs under one lock per work tree, so the check ("is it already retracted?")
-and the write cannot interleave: twenty tools on twenty records leave twenty events, two
-on the same record leave one event and one clear error. Writes are atomic; on any error
-nothing is left behind.
+Every action runs in one transaction of :mod:`eee.write.commit` (one lock per store, a
+journal, rollback), so the check ("is it already retracted?") and the write cannot
+interleave: twenty tools on twenty records leave twenty events, two on the same record
+leave one event and one clear error. Writes are atomic; on any error nothing is left
+behind.
 
-With ``commit=True`` the event exists exactly when its commit does: the files are
-written with a journal in the git directory, the commit is built from a temporary index
-(``GIT_INDEX_FILE``: HEAD plus exactly the new files, whatever else is staged) through
-the hooks, and ``git commit`` moves the branch only if it still points where it did.
-A run killed on the way leaves the journal; the next governance tool (any of them, even
-``status``) finishes what was committed and removes what was not (:func:`recover`).
+Records are found in the index as well as in HEAD (and, without ``--commit``, among the
+untracked files). With ``commit=True`` the event exists exactly when its commit does: the
+commit holds the event (and a corrected record) and the user's staged files the action
+depends on (a staged record it names, with its sidecar or pointer), nothing else; a named
+record that is neither committed nor staged is refused, naming it. Other staged files
+stay staged and out of the commit.
 """
 
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
-import fcntl
-import json
-import os
-import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from eee.git.cli import GitError, config, git, git_dir, has_commit
+from eee.git.cli import batch_check, staged_changes
 from eee.governance import BY_NAME, OUTCOMES
 from eee.governance.events import (
     BadText,
@@ -36,7 +31,6 @@ from eee.governance.events import (
     make_event,
     path_for,
     schema_errors,
-    write,
 )
 from eee.governance.history import entered
 from eee.governance.index import PrefixProblem, RecordIndex, resolve_uuid
@@ -45,99 +39,10 @@ from eee.governance.status import IllegalEvent, Ledger, fold
 from eee.reporting.findings import Finding, Refused, refusal
 from eee.store.jsonlite import load_object
 from eee.store.limits import RECORD_MAX_BYTES, Unreadable, read_regular
-from eee.store.paths import EVENTS_DIR, canonical_folders
+from eee.store.paths import EVENTS_DIR, POINTER_SUFFIX, canonical_folders, sidecar_path_for
 from eee.store.strictjson import JSONProblem, loads
 from eee.write import placement
-
-
-def actor(root: Path) -> dict[str, str]:
-    name, email = config("user.name", root), config("user.email", root)
-    if not name or not email:
-        raise refusal(
-            "git config user.name and user.email must be set: events record who acted",
-            "git config user.name 'Your Name'; git config user.email you@example.org",
-        )
-    return {"name": name, "email": email}
-
-
-def _git_folder(root: Path) -> Path:
-    try:
-        return git_dir(root)
-    except GitError:
-        return root
-
-
-@contextlib.contextmanager
-def ledger_lock(root: Path) -> Iterator[None]:
-    """An exclusive lock per work tree (in the git dir, never committed); a dead run's
-    leftovers are finished or undone first (:func:`recover`)."""
-    lock = _git_folder(root) / "eee-ledger.lock"
-    fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        recover(root)
-        yield
-    finally:
-        fcntl.flock(fd, fcntl.LOCK_UN)
-        os.close(fd)
-
-
-# --- the journal of a commit in progress ------------------------------------------------------
-
-JOURNAL = "eee-pending.json"
-
-
-def _journal(root: Path) -> Path:
-    return _git_folder(root) / JOURNAL
-
-
-def _blob_id(path: Path) -> str:
-    return git("hash-object", "--", str(path), cwd=path.parent).decode().strip()
-
-
-def _bytes_id(root: Path, data: bytes) -> str:
-    return git("hash-object", "--stdin", cwd=root, input=data).decode().strip()
-
-
-def _write_journal(root: Path, files: dict[str, str]) -> None:
-    journal = _journal(root)
-    tmp = journal.with_suffix(".tmp")
-    tmp.write_text(json.dumps({"files": files}), encoding="utf-8")
-    os.replace(tmp, journal)
-
-
-def _committed_blob(root: Path, rel: str) -> str | None:
-    proc = subprocess.run(["git", "rev-parse", "--verify", "--quiet", f"HEAD:{rel}"], cwd=root, capture_output=True)
-    return proc.stdout.decode().strip() if proc.returncode == 0 else None
-
-
-def recover(root: Path) -> list[str]:
-    """Finish or undo what a governance tool killed during ``--commit`` left.
-
-    Files its commit contains are staged in the real index (the commit happened); files it
-    does not contain are removed (the commit never happened), so the event exists exactly
-    when its commit does. Returns one line per file saying what was done."""
-    journal = _journal(root)
-    try:
-        pending = json.loads(journal.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        return []
-    except (OSError, ValueError):
-        pending = {"files": {}}
-    done: list[str] = []
-    finished = []
-    for rel, blob in dict(pending.get("files") or {}).items():
-        target = root / rel
-        if _committed_blob(root, rel) == blob:
-            finished.append(rel)
-            done.append(f"finished: {rel} is committed")
-        elif target.is_file() and not target.is_symlink() and _blob_id(target) == blob:
-            target.unlink()
-            done.append(f"undone: {rel} was never committed, removed")
-    if finished:
-        git("update-index", "--add", "--", *finished, cwd=root, check=False)
-    journal.unlink(missing_ok=True)
-    return done
+from eee.write.commit import Transaction, actor, locked, transaction
 
 
 def load_ledger(root: Path) -> Ledger:
@@ -168,11 +73,10 @@ def find_record(index: RecordIndex, text: str, what: str = "record") -> str:
         raise refusal(exc.message, exc.hint) from None
 
 
-def _place_record(root: Path, source: Path, old_rel: str, dry_run: bool) -> tuple[str, str, Path | None]:
-    """Put a corrected record at its canonical path under a fresh uuid, validated.
-
-    Returns (uuid, repository path, placed file or None on a dry run).
-    """
+def _place_record(tx: Transaction, source: Path, old_rel: str, dry_run: bool) -> tuple[str, str]:
+    """Put a corrected record at its canonical path under a fresh uuid, validated (in the
+    transaction: staged and committed with the events). Returns (uuid, repository path)."""
+    root = tx.root
     try:  # a regular file (a link to one is followed), at most a record's size
         doc = loads(read_regular(source, RECORD_MAX_BYTES, "record", follow=True))
     except Unreadable as exc:
@@ -196,12 +100,12 @@ def _place_record(root: Path, source: Path, old_rel: str, dry_run: bool) -> tupl
             [head, *(Finding(str(source), f.pointer, f.message, f.hint, f.line, check=f.check) for f in errors)]
         )
     if dry_run:
-        return new.uuid, new.rel, None
+        return new.uuid, new.rel
     try:
-        written, _ = placement.write(root, [new])
-    except placement.WriteFailed as exc:
-        raise refusal(f"cannot write the corrected record: {exc.error.strerror}", file=str(exc.path)) from None
-    return new.uuid, new.rel, written[0]
+        tx.write(new.files())
+    except OSError as exc:
+        raise refusal(f"cannot write the corrected record: {exc.strerror}", file=str(exc.filename or new.rel)) from None
+    return new.uuid, new.rel
 
 
 def _later(now: dt.datetime, step: int) -> dt.datetime:
@@ -254,8 +158,7 @@ def perform(
     if action == "flag" and (not rule or not path):
         raise refusal("flag needs --rule CHECK and --json-path '$.json.path'")
     who = actor(root)
-    written: list[Path] = []
-    with ledger_lock(root):
+    with transaction(root, stage=commit and not dry_run) as tx:
         ledger = load_ledger(root)
         index = RecordIndex(root)
         record = find_record(index, record)
@@ -264,105 +167,107 @@ def perform(
         if of is not None:
             of = find_record(index, of, "the record that stands (--of)")
         new_rel = None
-        try:
-            if new_record is not None:
-                replacement, new_rel, placed = _place_record(root, new_record, old_rel, dry_run)
-                if placed is not None:
-                    written.append(placed)
-                index.add(replacement, new_rel)
-            elif replacement is not None:
-                replacement = find_record(index, replacement, "replacement")
-                new_rel = index.path(replacement)
-            now = dt.datetime.now(dt.UTC)
-            common = {"reference": reference}
-            if action == "resolve":
-                events = [
-                    make_event(
-                        "resolve",
-                        record,
-                        reason,
-                        who,
-                        outcome=outcome,
-                        replacement=replacement,
-                        resolves=resolves,
-                        now=now,
-                        **common,
-                    )
-                ]
-                if outcome == "retracted":
-                    events.append(make_event("retract", record, reason, who, now=_later(now, 1), **common))
-                elif outcome == "corrected":
-                    events.append(
-                        make_event("supersede", record, reason, who, replacement=replacement, now=_later(now, 1))
-                    )
-            else:
-                events = [
-                    make_event(
-                        action,
-                        record,
-                        reason,
-                        who,
-                        replacement=replacement,
-                        of=of,
-                        rule=rule,
-                        path=path,
-                        now=now,
-                        reference=None if BY_NAME[action].reference == "no" else reference,
-                    )
-                ]
-            for event in events:
-                check_event_schema(event)
-                try:
-                    ledger.check(event, exists=index.exists)
-                    ledger.apply(event, exists=index.exists)
-                except IllegalEvent as exc:
-                    raise refusal(exc.message, exc.hint) from None
-            event_paths = [path_for(root, e) for e in events]
-            result = {
-                "action": action,
-                "record": record,
-                "record_path": old_rel,
-                "replacement": replacement,
-                "replacement_path": new_rel,
-                "of": of,
-                "event": events[0],
-                "event_path": event_paths[0].relative_to(root).as_posix(),
-                "events": events,
-                "event_paths": [p.relative_to(root).as_posix() for p in event_paths],
-                "dry_run": dry_run,
-                "committed": False,
-            }
-            if dry_run:
-                return result
-            if commit:
-                # the journal names every file (and its blob) before the file is written, so a
-                # run killed at any point is finished or undone by the next tool
-                planned = {
-                    p.relative_to(root).as_posix(): _bytes_id(root, dumps(e).encode())
-                    for p, e in zip(event_paths, events, strict=True)
-                }
-                planned.update({p.relative_to(root).as_posix(): _blob_id(p) for p in written})
-                _write_journal(root, planned)
-            for event in events:
-                written.append(write(root, event))
-            if commit:
-                result["commit"] = _commit(root, action, record, reason, events, written)
-                result["committed"] = True
-                recover(root)  # stages the committed files in the real index, drops the journal
-                written = []
+        if new_record is not None:
+            replacement, new_rel = _place_record(tx, new_record, old_rel, dry_run)
+            index.add(replacement, new_rel)
+        elif replacement is not None:
+            replacement = find_record(index, replacement, "replacement")
+            new_rel = index.path(replacement)
+        now = dt.datetime.now(dt.UTC)
+        common = {"reference": reference}
+        if action == "resolve":
+            events = [
+                make_event(
+                    "resolve",
+                    record,
+                    reason,
+                    who,
+                    outcome=outcome,
+                    replacement=replacement,
+                    resolves=resolves,
+                    now=now,
+                    **common,
+                )
+            ]
+            if outcome == "retracted":
+                events.append(make_event("retract", record, reason, who, now=_later(now, 1), **common))
+            elif outcome == "corrected":
+                events.append(make_event("supersede", record, reason, who, replacement=replacement, now=_later(now, 1)))
+        else:
+            events = [
+                make_event(
+                    action,
+                    record,
+                    reason,
+                    who,
+                    replacement=replacement,
+                    of=of,
+                    rule=rule,
+                    path=path,
+                    now=now,
+                    reference=None if BY_NAME[action].reference == "no" else reference,
+                )
+            ]
+        for event in events:
+            check_event_schema(event)
+            try:
+                ledger.check(event, exists=index.exists)
+                ledger.apply(event, exists=index.exists)
+            except IllegalEvent as exc:
+                raise refusal(exc.message, exc.hint) from None
+        event_paths = [path_for(root, e) for e in events]
+        result = {
+            "action": action,
+            "record": record,
+            "record_path": old_rel,
+            "replacement": replacement,
+            "replacement_path": new_rel,
+            "of": of,
+            "event": events[0],
+            "event_path": event_paths[0].relative_to(root).as_posix(),
+            "events": events,
+            "event_paths": [p.relative_to(root).as_posix() for p in event_paths],
+            "dry_run": dry_run,
+            "committed": False,
+        }
+        if dry_run:
             return result
-        except BaseException:
-            for written_path in written:
-                with contextlib.suppress(FileNotFoundError):
-                    written_path.unlink()
-            if commit:
-                _journal(root).unlink(missing_ok=True)
-            raise
+        named = [index.path(u) for u in (record, None if new_record is not None else replacement, of) if u]
+        depends = _staged_dependencies(root, [rel for rel in named if rel]) if commit else []
+        tx.write([(rel, dumps(e).encode("utf-8")) for rel, e in zip(result["event_paths"], events, strict=True)])
+        if commit:
+            result["commit"] = tx.commit(_message(action, record, reason, events), include=depends)
+            result["committed"] = True
+            result["included"] = depends
+        return result
 
 
-def _commit(root: Path, action: str, record: str, reason: str, events: list[dict[str, Any]], paths: list[Path]) -> str:
-    """Commit exactly ``paths`` on top of HEAD through the hooks, from a temporary index."""
-    rels = [p.relative_to(root).as_posix() for p in paths]
+def _staged_dependencies(root: Path, records: list[str]) -> list[str]:
+    """The user's staged files the commit of an action on ``records`` needs: each record
+    that is staged (added) rather than committed, with its staged sidecar or pointer (and
+    the ``.gitignore`` beside a pointer). Refused, naming it, when a record is neither."""
+    staged = {c.path: c.status for c in staged_changes(root) if c.status != "D"}
+    at_head = batch_check([f"HEAD:{rel}" for rel in records], root)
+    out: list[str] = []
+    for rel in dict.fromkeys(records):
+        if staged.get(rel) == "A":
+            out.append(rel)
+            side = sidecar_path_for(rel)
+            out += [p for p in (side, side + POINTER_SUFFIX) if p in staged]
+            ignore = f"{rel.rpartition('/')[0]}/.gitignore"
+            if side + POINTER_SUFFIX in staged and ignore in staged:
+                out.append(ignore)
+        elif f"HEAD:{rel}" not in at_head:
+            raise refusal(
+                f"{rel} is neither committed nor staged: the commit of the event would name a record it does not hold",
+                f"stage it first (git add {rel}), or run without --commit",
+                file=rel,
+            )
+    return out
+
+
+def _message(action: str, record: str, reason: str, events: list[dict[str, Any]]) -> list[str]:
+    """The commit message of an action: a subject and a body naming every event."""
     first = reason.splitlines()[0]
     verb = BY_NAME[action].verb
     if action == "resolve":
@@ -373,41 +278,11 @@ def _commit(root: Path, action: str, record: str, reason: str, events: list[dict
         body += f"\nReplacement: {events[-1]['replacement']}"
     if events[0].get("of"):
         body += f"\nDuplicate of: {events[0]['of']}"
-    folder = _git_folder(root)
-    index_file = str(folder / f"eee-index-{os.getpid()}")  # under the ledger lock: one per run
-    with contextlib.suppress(FileNotFoundError):
-        os.unlink(index_file)  # a dead run's; git creates it afresh
-    env = {**os.environ, "GIT_INDEX_FILE": index_file}
-    try:
-        if has_commit("HEAD", root):
-            subprocess.run(["git", "read-tree", "HEAD"], cwd=root, env=env, check=True, capture_output=True)
-        subprocess.run(
-            ["git", "update-index", "--add", "--", *rels], cwd=root, env=env, check=True, capture_output=True
-        )
-        proc = subprocess.run(
-            ["git", "commit", "-q", "--no-edit", "-m", subject, "-m", body],
-            cwd=root,
-            env=env,
-            capture_output=True,
-            text=True,
-        )
-        if proc.returncode != 0:
-            raise refusal(
-                "the commit was refused:\n" + (proc.stdout + proc.stderr).strip(),
-                "nothing was written; fix what the hooks report",
-            )
-        head = git("rev-parse", "HEAD", cwd=root).decode().strip()
-    except subprocess.CalledProcessError as exc:
-        raise refusal(f"git could not stage the event: {exc.stderr.decode(errors='replace').strip()}") from None
-    finally:
-        for leftover in (index_file, index_file + ".lock"):
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(leftover)
-    return head
+    return [subject, body]
 
 
 def status(root: Path, record: str) -> dict[str, Any]:
-    with ledger_lock(root):
+    with locked(root):
         ledger = load_ledger(root)
         index = RecordIndex(root)
         record = find_record(index, record)

@@ -1,12 +1,12 @@
-"""Placing new records in the store: the one path from a document to files on disk.
+"""Placing new records in the store: from a document to the files to write.
 
 :func:`new_record` gives a document a fresh uuid and its canonical path (from the
 benchmark and ``model_info.id``), and its sidecar rows their path and checksum;
 :func:`check` validates what would be written through an :class:`eee.store.tree.Overlay` over
-the store's work tree (nothing touches the disk) and refuses existing targets;
-:func:`write` creates every file exclusively and atomically (:func:`eee.store.fsutil.write_new`)
-and removes what it wrote when any write fails. ``eee convert``, ``supersede`` and
-``eee import`` place records through here.
+the store's work tree (nothing touches the disk); :func:`existing` names targets that
+exist already. The files are then written, staged and committed (or all taken back) by a
+transaction of :mod:`eee.write.commit`. ``eee convert``, ``supersede`` and ``eee import``
+place records through here.
 """
 
 from __future__ import annotations
@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import Any
 
 from eee.reporting.findings import ERROR, Finding
-from eee.store.fsutil import make_folders, write_new
 from eee.store.paths import canonical_record_path, new_uuid, sidecar_path_for
 from eee.store.strictjson import canonical
 from eee.store.tree import EmptyTree, Overlay, WorkTree
@@ -91,45 +90,3 @@ def check(root: Path | None, records: list[NewRecord]) -> tuple[list[Finding], l
 def existing(root: Path, records: list[NewRecord]) -> list[str]:
     """The paths of ``records`` that exist already below ``root`` (never overwritten)."""
     return [rel for record in records for rel, _ in record.files() if os.path.lexists(root / rel)]
-
-
-class WriteFailed(Exception):
-    """A write failed; every file this call wrote and every folder it made are removed."""
-
-    def __init__(self, path: str, error: OSError) -> None:
-        super().__init__(f"{path}: {error.strerror}")
-        self.path = path
-        self.error = error
-
-
-def write(root: Path, records: list[NewRecord], *, durable: bool = True) -> tuple[list[Path], list[Path]]:
-    """Write every file of ``records`` below ``root``, exclusively; all or nothing.
-
-    Returns (files written, folders created, in creation order); raises
-    :class:`WriteFailed` after undoing a partial write. ``durable``: see
-    :func:`eee.store.fsutil.write_new`."""
-    written: list[Path] = []
-    created: list[Path] = []
-    try:
-        for record in records:
-            for rel, data in record.files():
-                created += make_folders(root, rel.rpartition("/")[0])
-                written.append(write_new(root / rel, data, durable=durable))
-    except OSError as exc:
-        remove(written, created)
-        raise WriteFailed(str(exc.filename or root / "data"), exc) from None
-    return written, created
-
-
-def remove(files: list[Path], folders: list[Path]) -> None:
-    """Undo a partial placement: the files this run wrote and the folders it created."""
-    for path in files:
-        try:
-            path.unlink()
-        except OSError:
-            pass
-    for folder in reversed(folders):
-        try:
-            folder.rmdir()
-        except OSError:
-            pass

@@ -18,9 +18,9 @@ import sys
 from pathlib import Path
 
 from eee.dvc.store import DvcStore, Target, Transfer, pointers_under, read_pointer
-from eee.git.cli import GitError, git, toplevel
+from eee.git.cli import GitError, toplevel
 from eee.reporting.findings import Finding, Refused, refusal
-from eee.store.paths import SIDECAR_SUFFIX, record_path_for_sidecar
+from eee.store.paths import POINTER_SUFFIX, SIDECAR_SUFFIX, record_path_for_sidecar
 from eee.store.tree import WorkTree
 from eee.validation.validate import validate_tree
 
@@ -77,8 +77,10 @@ def add(sidecar: Path, stage: bool = True, root: Path | None = None) -> Path:
 
 def add_many(sidecars: list[Path], stage: bool = True, root: Path | None = None) -> list[Path]:
     """Check every sidecar against its record, then put them in DVC's cache with their
-    pointers (what ``dvc add`` writes, :mod:`eee.dvc.store`) and stage the pointers and
-    ``.gitignore`` entries; returns the pointer paths. Nothing enters DVC unless every check passes.
+    pointers (what ``dvc add`` writes, :mod:`eee.dvc.store`); with ``stage``, in a
+    transaction of :mod:`eee.write.commit` that stages the pointers and ``.gitignore``
+    entries (or takes them back); returns the pointer paths. Nothing enters DVC unless
+    every check passes.
 
     Nothing here reads the store's other pointers: the cost is the sidecars' own.
     """
@@ -98,17 +100,24 @@ def add_many(sidecars: list[Path], stage: bool = True, root: Path | None = None)
     if problem:
         raise refusal(problem, check="dvc")
     check_pairs(sidecars, root)
+    if not stage:
+        return _into_dvc(sidecars, root)
+    from eee.write.commit import transaction
+
+    rels = [_rel(s, root) for s in sidecars]
+    with transaction(root) as tx:
+        ignores = sorted({f"{rel.rpartition('/')[0]}/.gitignore" for rel in rels})
+        with tx.others(new=[rel + POINTER_SUFFIX for rel in rels], changed=ignores):
+            return _into_dvc(sidecars, root)
+
+
+def _into_dvc(sidecars: list[Path], root: Path) -> list[Path]:
     try:
-        pointers = DvcStore(root).add([s.resolve() for s in sidecars])
+        return DvcStore(root).add([s.resolve() for s in sidecars])
     except OSError as exc:
         raise refusal(
             f"adding to DVC's cache failed: {exc}", file=", ".join(_rel(s, root) for s in sidecars), check="dvc"
         ) from None
-    if stage:
-        ignores = {s.parent / ".gitignore" for s in sidecars}
-        paths = [_rel(p, root) for p in pointers] + sorted(_rel(i, root) for i in ignores if i.exists())
-        git("add", "--", *paths, cwd=root)
-    return pointers
 
 
 def targets(paths: list[str], root: Path) -> list[Target]:
