@@ -28,6 +28,7 @@ SHOTS = [
     ("record", f"catalogue/records/{REPLACEMENT}/"),
     ("record-long", f"catalogue/records/{LONG}/"),
     ("reference-0.3.0", "reference/0.3.0/aggregate/"),
+    ("guide-architecture", "guide/architecture/"),  # the guide's widest tables (every module)
 ]
 # what overflows horizontally: the page itself, and any table wider than its container that
 # has no scrolling ancestor (Material wraps plain tables in one) or, with ``fit``, any table
