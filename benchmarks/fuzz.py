@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""The long fuzz run: 100,000 mutated records, sidecars and events through the validator.
+"""The long fuzz run: 100,000 mutated records, sidecars and events through the validator,
+and 5,000 records carrying the injection corpus through the site's pages.
 
-    python benchmarks/fuzz.py [--cases N] [--batch N] [--seed S]
+    python benchmarks/fuzz.py [--cases N] [--batch N] [--seed S] [--site N]
 
 The cases come from ``tests/fuzzing.py`` (the generator ``tests/test_fuzz.py`` runs at
 2,500 cases in CI): each batch is written to a fresh temporary store and validated in one
@@ -9,6 +10,12 @@ run. Prints the number of cases, of findings, of bad cases found and good cases 
 (the oracle of ``tests/fuzzing.py``: a miss or a spurious finding is a bug), the slowest
 file (timed between the validator's progress calls) and the peak memory of the process.
 Exit 1 when any case was missed, flagged wrongly, or crashed the run.
+
+``--site N`` (default 5,000; 0 skips it): stores of 500 records whose text fields hold random
+pieces of the injection corpus (``tests/fuzzing.py``: ``site_store``), with events, an import
+manifest and analysis records; every page ``eee site pages`` and ``eee analysis`` generate is
+rendered as MkDocs renders it and scanned (``tests/injection.py``). Prints the pages read and
+every page where the corpus came out as an element, an attribute, a link or a script.
 """
 
 from __future__ import annotations
@@ -34,6 +41,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--cases", type=int, default=100_000, help="mutations in all (default 100,000)")
     p.add_argument("--batch", type=int, default=10_000, help="mutations per temporary store (default 10,000)")
     p.add_argument("--seed", type=int, default=20261201, help="the first batch's seed (default 20261201)")
+    p.add_argument(
+        "--site", type=int, default=5000, help="records with the injection corpus for the site (default 5,000)"
+    )
     args = p.parse_args(argv)
 
     from eee.validation.validate import run
@@ -130,7 +140,37 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  {line}")
     common = ", ".join(f"{op} {n}" for op, n in by_op.most_common(8))
     print(f"most common operations: {common}")
+    if args.site:
+        problems += site_fuzz(args.site, args.seed)
     return 1 if problems else 0
+
+
+def site_fuzz(records: int, seed: int, batch: int = 500) -> list[str]:
+    """The site's part: ``records`` records with the injection corpus, ``batch`` a store."""
+    from fuzzing import site_problems, site_store
+
+    problems: list[str] = []
+    pages = done = 0
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="eee-fuzz-site-") as tmp:
+        n = 0
+        while done < records:
+            size = min(batch, records - done)
+            root = Path(tmp) / f"site-{n}"
+            site_store(root, seed + n, size)
+            read, found = site_problems(root)
+            pages += read
+            problems += [f"site batch {n}: {page}: {what[0]}" for page, what in found.items()]
+            shutil.rmtree(root)
+            done += size
+            n += 1
+    print()
+    print(f"site:           {done:,} records with the injection corpus, {pages:,} pages rendered and scanned")
+    print(f"site wall time: {time.perf_counter() - started:.0f} s")
+    print(f"site problems:  {len(problems)}")
+    for line in problems[:20]:
+        print(f"  {line}")
+    return problems
 
 
 if __name__ == "__main__":

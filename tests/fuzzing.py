@@ -16,6 +16,11 @@ must find:
   outcome is not known in advance, but the file must be reported, and its findings must be
   the same whether it is checked alone or among all the others.
 
+The site has a fuzz of its own (:func:`site_store`, :func:`site_problems`): records, events
+and an import manifest whose text fields hold random pieces of the injection corpus
+(``tests/injection.py``), every generated page rendered as MkDocs renders it and scanned:
+no element, attribute, link or script of the corpus may come out.
+
 Used by ``tests/test_fuzz.py`` (bounded, in CI) and ``benchmarks/fuzz.py`` (100,000 cases).
 """
 
@@ -580,3 +585,214 @@ def iter_findings(summary: Any, root: Path) -> Iterator[tuple[str, Any]]:
     for result in summary.results:
         absolute = os.path.abspath(result.file)
         yield (absolute[len(prefix) :] if absolute.startswith(prefix) else result.file), result
+
+
+# --- the site: the injection corpus in every field a page shows ----------------------------------
+
+
+def hostile_text(rng: random.Random) -> str:
+    """Random text from the injection corpus (``tests/injection.py``): one to three of its
+    pieces, Markdown and HTML syntax, line breaks and odd characters, in random order."""
+    import injection
+
+    pieces = [*injection.TEXTS, *injection.NAMES, *injection.URLS, injection.VISIBLE]
+    syntax = [
+        "- ",
+        "1. ",
+        "# ",
+        ": ",
+        "> ",
+        "    ",
+        "\n",
+        "\n\n",
+        "|",
+        "`",
+        "{:",
+        "}",
+        "<",
+        "&",
+        "\\",
+        "\x02",
+        "\u2028",
+    ]
+    parts = [rng.choice(pieces) for _ in range(rng.randint(1, 3))]
+    parts += [rng.choice(syntax) for _ in range(rng.randint(0, 3))]
+    rng.shuffle(parts)
+    return "".join(parts)
+
+
+def site_store(root: Path, seed: int, records: int, with_analysis: bool = True) -> list[str]:
+    """A store under ``root`` (schemas, ``data/``, the ledger, an import manifest; no git)
+    of ``records`` records whose text fields hold random corpus text (:func:`hostile_text`),
+    under corpus benchmark and model names, with events about a third of them (as the
+    tools write them, and as files the schema refuses), an import manifest naming them and,
+    with ``with_analysis``, records with sidecars for the analysis pages. Returns the uuids."""
+    import datetime as dt
+    import shutil
+
+    import injection
+    from eee.governance.events import EventFileError, make_event
+    from eee.governance.events import write as write_event
+    from eee.governance.manifests import dumps as manifest_dumps
+
+    rng = random.Random(seed)
+    shutil.copytree(PROJECT / "schemas", root / "schemas")
+    (root / "governance" / "events").mkdir(parents=True)
+    (root / "governance" / "imports").mkdir()
+    base = json.loads((EXAMPLES / "aggregate" / "valid" / "v0.3.0_perplexity_unbounded.json").read_text())
+    benchmarks = ["wikitext", *(hostile_text(rng)[:80] for _ in range(3))]  # a folder name: bounded
+    placed: list[tuple[str, str]] = []
+    for _ in range(records):
+        doc = copy.deepcopy(base)
+        for path in (
+            ("evaluation_id",),
+            ("model_info", "name"),
+            ("source_metadata", "source_organization_name"),
+            ("source_metadata", "source_name"),
+            ("eval_library", "name"),
+            ("eval_library", "version"),
+            ("evaluation_results", 0, "evaluation_name"),
+            ("evaluation_results", 0, "evaluation_result_id"),
+            ("evaluation_results", 0, "metric_config", "metric_id"),
+            ("evaluation_results", 0, "metric_config", "metric_name"),
+            ("evaluation_results", 0, "metric_config", "metric_unit"),
+        ):
+            if rng.random() < 0.7:
+                doc = _set(doc, path, hostile_text(rng))
+        if rng.random() < 0.3:  # a second result of the same metric: told apart on the pages
+            doc["evaluation_results"].append(copy.deepcopy(doc["evaluation_results"][0]))
+            doc["evaluation_results"][1]["evaluation_result_id"] = hostile_text(rng)
+        record_uuid = _uuid(rng)
+        for _attempt in range(5):
+            doc["model_info"]["id"] = f"{hostile_text(rng)[:80]}/{hostile_text(rng)[:80]}"
+            rel = _canonical(rng.choice(benchmarks), doc["model_info"]["id"], record_uuid)
+            if rel:
+                break
+        else:
+            doc["model_info"]["id"] = "eeepwn/fallback"
+            rel = _canonical("wikitext", "eeepwn/fallback", record_uuid)
+        assert rel is not None
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_bytes(_dump(doc))
+        placed.append((record_uuid, rel))
+    uuids = [u for u, _ in placed]
+    now = dt.datetime(2026, 6, 1, tzinfo=dt.UTC)
+    for i, record_uuid in enumerate(uuids[: max(1, records // 3)]):
+        when = now + dt.timedelta(seconds=i)
+        actor = {"name": hostile_text(rng), "email": "fuzz@example.org"}
+        action = rng.choice(["retract", "dispute", "flag", "duplicate", "supersede", "raw"])
+        other = rng.choice(uuids)
+        if action == "raw":  # a file the schema refuses: every field hostile (as with --no-verify)
+            event_id = f"{when.strftime('%Y%m%dT%H%M%S.%fZ')}-{rng.choice(['dispute', 'retract', 'flag'])}-{record_uuid[:8]}-{i:06x}"
+            event = {
+                "event_schema": "1.0.0",
+                "id": event_id,
+                "action": rng.choice(["dispute", "retract", "flag", "resolve", hostile_text(rng)]),
+                "record": record_uuid,
+                "timestamp": rng.choice([when.strftime("%Y-%m-%dT%H:%M:%S.%fZ"), hostile_text(rng)]),
+                **{
+                    k: hostile_text(rng)
+                    for k in ("reason", "reference", "rule", "path", "outcome", "relation")
+                    if rng.random() < 0.8
+                },
+                "actor": {"name": hostile_text(rng), "email": hostile_text(rng)},
+            }
+            if rng.random() < 0.5:
+                event["reference"] = rng.choice(injection.URLS)
+            text = json.dumps(event, ensure_ascii=False, indent=1) + "\n"
+            (root / "governance" / "events" / f"{event_id}.yaml").write_text(text, encoding="utf-8")
+            continue
+        extra: dict[str, Any] = {}
+        if action == "dispute":
+            extra["reference"] = rng.choice([u for u in injection.URLS if u.startswith("https://")])
+        elif action == "flag":
+            extra.update(rule="naming", path=hostile_text(rng))
+        elif action == "duplicate":
+            extra["of"] = other
+        elif action == "supersede":
+            extra["replacement"] = other
+        event = make_event(action, record_uuid, hostile_text(rng), actor, now=when, **extra)
+        try:
+            write_event(root, event)
+        except EventFileError:  # text YAML cannot hold as the tools write it: a file as JSON
+            text = json.dumps(event, ensure_ascii=False, indent=1) + "\n"
+            (root / "governance" / "events" / f"{event['id']}.yaml").write_text(text, encoding="utf-8")
+    manifest_id = "20260601T000000.000000Z-import-f0f0f0"
+    manifest = {
+        "manifest_schema": "1.0.0",
+        "id": manifest_id,
+        "source": hostile_text(rng),
+        "revision": hostile_text(rng),
+        "time": "2026-06-01T00:00:00.000000Z",
+        "tool": hostile_text(rng),
+        "actor": {"name": hostile_text(rng), "email": "fuzz@example.org"},
+        "counts": {"imported": 0, "relocated": 0, "flagged": 0, "already_present": 0, "refused": 0, "total": 0},
+        "files": [
+            {
+                "source": f"data/{hostile_text(rng)}",
+                "kind": "record",
+                "outcome": rng.choice(["imported", "relocated", "flagged"]),
+                "store": rel,
+                "reason": hostile_text(rng),
+            }
+            for _u, rel in placed
+        ],
+    }
+    (root / "governance" / "imports" / f"{manifest_id}.yaml").write_text(manifest_dumps(manifest), encoding="utf-8")
+    if with_analysis:
+        from analysis_store import record_doc, sidecar_bytes
+
+        bench = rng.choice(benchmarks[1:])
+        ids = [hostile_text(rng) for _ in range(16)]
+        for m in range(4):
+            model_id = f"eeepwn/{hostile_text(rng)[:80]}"
+            record_uuid = _uuid(rng)
+            rel = _canonical(bench, model_id, record_uuid) or _canonical(bench, f"eeepwn/m{m}", record_uuid)
+            assert rel is not None
+            scores = [float(rng.random() < 0.3 + 0.15 * m) for _ in ids]
+            data = sidecar_bytes(model_id, scores, ids)
+            doc = record_doc(model_id, hostile_text(rng), sum(scores) / len(scores))
+            sidecar = rel[: -len(RECORD_SUFFIX)] + SIDECAR_SUFFIX
+            doc["detailed_evaluation_results"].update(
+                file_path=sidecar, checksum=hashlib.sha256(data).hexdigest(), total_rows=data.count(b"\n")
+            )
+            (root / rel).parent.mkdir(parents=True, exist_ok=True)
+            (root / sidecar).write_bytes(data)
+            (root / rel).write_bytes(_dump(doc))
+            uuids.append(record_uuid)
+    return uuids
+
+
+def site_problems(root: Path) -> tuple[int, dict[str, list[str]]]:
+    """(pages read, problems by page) of the store at ``root``: every page ``eee site pages``
+    generates (catalogue, schema reference) and every analysis page, rendered with the
+    Markdown extensions of the project's mkdocs.yml, scanned by ``injection.scan``; a page
+    title must carry no markup and every plot must be well-formed XML."""
+    import xml.etree.ElementTree as ET
+
+    import injection
+    from eee.analysis.pages import write_pages
+    from eee.site.generate import generate
+
+    md = injection.markdown_renderer(PROJECT)
+    sources: dict[str, str] = {}
+    gen = generate(root, "https://example.org/repo", {"catalogue": {"record_pages": 40}})
+    sources.update((p.src_uri, p.content) for p in gen.pages)
+    out = root / "build" / "analysis"
+    write_pages(root, out)
+    for page in sorted((out / "pages").glob("*.md")):
+        sources[f"analysis/{page.name}"] = page.read_text(encoding="utf-8")
+    problems: dict[str, list[str]] = {}
+    for name, text in sources.items():
+        meta, html = injection.render_page(md, text)
+        found = injection.scan(html)
+        if any(c in str(meta.get("title", "")) for c in '<>"'):
+            found.append(f"a title with markup: {meta['title']!r}")
+        if found:
+            problems[name] = found
+    for svg in sorted((out / "pages").glob("*.svg")):
+        try:
+            ET.fromstring(svg.read_text(encoding="utf-8"))
+        except ET.ParseError as exc:
+            problems[f"analysis/{svg.name}"] = [f"not well-formed: {exc}"]
+    return len(sources), problems

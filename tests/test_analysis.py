@@ -269,7 +269,8 @@ def test_analysis_pages_with_svg_plots(tmp_path: Path) -> None:
         "qa-bench.md",
     ]
     md = (pages / "qa-bench.md").read_text()
-    assert md.startswith("# qa-bench: instance-level analysis")
+    assert md.startswith('---\ntitle: "qa-bench: instance-level analysis"\n---\n')  # the title MkDocs shows, escaped
+    assert "\n# qa-bench: instance-level analysis { #analysis }\n" in md
     assert "![Model abilities with 95% intervals](qa-bench-abilities.svg)" in md
     assert "## Comparisons of one model's records" in md and f"`{uuid_of(1)[:8]}` vs `{uuid_of(20)[:8]}`" in md
     for svg in pages.glob("*.svg"):
@@ -416,10 +417,10 @@ def test_a_long_table_is_html_the_site_passes_through_and_does_not_search() -> N
     the raw markers (Python-Markdown does not read it cell by cell), out of the search index."""
     import markdown
 
-    from eee.analysis.pages import RAW_ROWS, _table
+    from eee.analysis.pages import RAW_ROWS, Code, _table
 
     head = ["Record", "Model"]
-    rows = [[f"`{i:08x}`", f"org/model<{i}>|x"] for i in range(RAW_ROWS + 1)]
+    rows = [[Code(f"{i:08x}"), f"org/model<{i}>|x"] for i in range(RAW_ROWS + 1)]
     short = _table(head, rows[:RAW_ROWS])
     assert short.startswith("| Record | Model |") and "<table>" not in short
     long = _table(head, rows)

@@ -113,7 +113,7 @@ def test_catalogue_is_hive_partitioned_and_read_as_one_dataset(tmp_path: Path) -
     assert sorted(frame["benchmark"].to_list()) == ["mmlu", "other bench=x", "qa-bench"]
     assert frame.schema["evaluation_timestamp"] == pl.Datetime("us", "UTC")
     assert set(COLUMN_NAMES) == set(frame.columns)
-    # pandas, as the README shows
+    # pandas, as docs/guide/catalogue.md shows
     import pandas as pd
 
     df = pd.read_parquet(out)

@@ -127,11 +127,17 @@ def test_eee_version_and_usage_errors(capsys: pytest.CaptureFixture[str]) -> Non
         assert captured.out == "" and "eee: error:" in captured.err
 
 
-def test_the_readme_carries_the_exit_code_table() -> None:
-    readme = (PROJECT / "README.md").read_text()
+def test_the_command_line_page_carries_the_exit_code_table() -> None:
+    """The user guide's command-line page (moved there from the README) says the exit codes
+    and the conventions every command shares, with the words `eee --help` uses."""
+    page = (PROJECT / "docs" / "guide" / "command-line.md").read_text()
     for row in ("| 0 |", "| 1 |", "| 2 |", "| 64 |"):
-        assert row in readme
-    assert "--store DIR" in readme
+        assert row in page
+    assert "--store DIR" in page
+    for name in ("--format", "rich|json|github", "--out", "--dry-run", "--jobs N", "did-you-mean"):
+        assert name in page
+    for name in COMMANDS:
+        assert f"`eee {name}" in page, f"docs/guide/command-line.md does not list `eee {name}`"
 
 
 def test_every_command_module_is_registered() -> None:

@@ -7,7 +7,7 @@ import datetime as dt
 import pytest
 
 from eee.governance.events import dumps, load_text, make_event
-from eee.governance.status import fold
+from eee.rules.ledger import fold
 
 A = "aaaaaaaa-0000-4000-8000-000000000001"
 B = "bbbbbbbb-0000-4000-8000-000000000002"

@@ -207,7 +207,7 @@ def test_import_of_a_snapshot_with_every_outcome(
     assert (event["record_path"], event["sha256"]) == (record_path, sha256(store / record_path))
 
     # the manifest: committed, every file with its outcome and sha256
-    from eee.imports.manifest import loads
+    from eee.governance.manifests import loads
 
     manifest = loads((store / report["manifest"]).read_text())
     assert manifest["counts"] == counts
@@ -250,7 +250,7 @@ def test_a_git_revision_works_like_a_folder(store: Path, tmp_path: Path, capsys:
     assert git(store, "status", "--porcelain").stdout.strip() == "", "a dry run writes nothing"
 
     code, done = _import([str(snapshot), "--source-ref", rev, "--store", str(store), "--commit"], capsys)
-    from eee.imports.manifest import loads
+    from eee.governance.manifests import loads
 
     manifest = loads((store / done["manifest"]).read_text())
     assert manifest["revision"] == rev and manifest["counts"] == from_git["counts"]
@@ -460,7 +460,7 @@ def test_an_unusable_source_name_is_one_files_outcome(
     assert report["counts"]["refused"] == 3 and report["counts"]["imported"] == 1
     assert git(store, "ls-files", "--error-unmatch", f"{FOLDER}/{U['plain']}.json", check=False).returncode == 0
     assert git(store, "status", "--porcelain").stdout == ""
-    from eee.imports.manifest import loads
+    from eee.governance.manifests import loads
 
     listed = {f["source"] for f in loads((store / report["manifest"]).read_text())["files"]}
     assert listed == set(outcomes)

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from eee.imports.manifest import dumps, loads, quote
+from eee.governance.manifests import dumps, loads, quote
 from eee.rules.imports import manifest_findings
 
 SHA = "a" * 64

@@ -13,9 +13,9 @@ from conftest import PROJECT
 from eee.governance import ACTION_NAMES, ACTIONS, ACTIONS_IN, OUTCOMES, STATUSES
 from eee.governance.events import make_event, schema_errors
 from eee.governance.history import Entered
-from eee.governance.status import FIELDS, fold
+from eee.governance.status import FIELDS
 from eee.rules.flags import flags_of
-from eee.rules.ledger import time_problem
+from eee.rules.ledger import fold, time_problem
 
 A = "aaaaaaaa-0000-4000-8000-000000000001"
 B = "bbbbbbbb-0000-4000-8000-000000000002"

@@ -52,8 +52,8 @@ def events(repo: Path) -> list[Path]:
 
 
 def test_flag_then_resolve(store: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from eee.governance.status import read_ledger
     from eee.rules.flags import flags_of
+    from eee.rules.ledger import read_ledger
 
     path = "$.evaluation_results[0].score_details.score"
     argv = [A[:8], "--rule", "score", "--json-path", path, "--reason", "HELM's -1 for missing", "--commit"]
@@ -281,11 +281,17 @@ def test_status_catalogue_and_site_agree_for_every_action_and_outcome(
     pages = {p.src_uri: p.content for p in generate(ctx, Options()).pages}
     for u in R:
         page = pages[f"catalogue/records/{u}.md"]
-        assert f"- **Status:** **{EXPECTED[u]}**" in page, u
+        assert f"<li><strong>Status:</strong> <strong>{EXPECTED[u]}</strong></li>" in page, u
         if statuses[u]["last_resolution"]:
-            assert f"- **Last resolution:** {statuses[u]['last_resolution']['outcome']}" in page
-    assert '!!! warning "Flagged"' in pages[f"catalogue/records/{R[8]}.md"]
-    assert '!!! info "Duplicate"' in pages[f"catalogue/records/{R[10]}.md"]
+            assert f"<li><strong>Last resolution:</strong> {statuses[u]['last_resolution']['outcome']}" in page
+    assert (
+        '<div class="admonition warning">\n<p class="admonition-title">Flagged</p>'
+        in pages[f"catalogue/records/{R[8]}.md"]
+    )
+    assert (
+        '<div class="admonition info">\n<p class="admonition-title">Duplicate</p>'
+        in pages[f"catalogue/records/{R[10]}.md"]
+    )
     assert "IsNewVersionOf" in pages[f"catalogue/records/{R[2]}.md"]
     assert "IsPreviousVersionOf" in pages[f"catalogue/records/{R[1]}.md"]
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 from conftest import PROJECT
 
@@ -26,3 +27,12 @@ def test_ruff_format_is_applied() -> None:
         text=True,
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_the_floors_hold() -> None:
+    """tools/eee reads top-down: `lint-imports` checks the layers contract of pyproject.toml
+    (docs/guide/architecture.md draws it), imports inside functions included."""
+    lint_imports = Path(sys.executable).parent / "lint-imports"
+    proc = subprocess.run([str(lint_imports), "--no-cache"], cwd=PROJECT, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "Contracts: 1 kept, 0 broken." in proc.stdout

@@ -1,4 +1,4 @@
-"""A remote a team shares: the README's S3 set-up against a local S3-compatible server
+"""A remote a team shares: the S3 set-up of docs/guide/sidecars.md against a local S3-compatible server
 (moto's server mode, started here on 127.0.0.1). Push from one clone, pull into others,
 byte-identical, through stock DVC and through `eee samples push/pull`, and the secret
 key never appears in any command's output."""
@@ -85,7 +85,7 @@ def _rel(path: Path, repo: Path) -> str:
 
 
 def _s3_remote(run: Runner, repo: Path, endpoint: str, secret: str | None = SECRET) -> None:
-    """The README's set-up: the remote in .dvc/config (committed), the endpoint and the
+    """The set-up of docs/guide/sidecars.md: the remote in .dvc/config (committed), the endpoint and the
     credentials in .dvc/config.local (git-ignored)."""
     run.ok(repo, "dvc", "remote", "modify", "--local", "s3", "endpointurl", endpoint)
     if secret is not None:

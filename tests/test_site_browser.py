@@ -10,48 +10,29 @@ those pages is checked for horizontal overflow. Skipped when ``/usr/bin/chromium
 
 from __future__ import annotations
 
-import functools
-import http.server
-import threading
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from conftest import PROJECT, load_example, place_record
+from conftest import PROJECT, place_record
+from sitebrowser import CHROMIUM, LONG, WIDTHS, chromium, long_record, serve
 from test_site import FIXED_UUID, REASON, REPLACEMENT, RETRACTED, build_site, make_site_store
-
-LONG = "4d5e6f7a-8b9c-4d0e-9f1a-2b3c4d5e6f7a"
-
-
-def _long_record() -> dict[str, Any]:
-    """A record whose names are as long as real leaderboard records' (they made tables overflow)."""
-    doc = load_example("aggregate", "valid", "v0.3.0_perplexity_unbounded.json")
-    doc["model_info"]["id"] = "an-organisation-with-a-long-name/an-instruction-tuned-model-with-a-very-long-name-v2.5"
-    doc["model_info"]["name"] = "An Instruction-Tuned Model With A Very Long Display Name (preview, 2026-05-01)"
-    doc["source_metadata"]["source_organization_name"] = "The Holistic Evaluation Consortium of Language Models"
-    result = doc["evaluation_results"][0]
-    result["evaluation_name"] = "wikitext_document_level_perplexity_on_the_test_split_with_rolling_windows"
-    result["score_details"]["uncertainty"] = {"standard_error": {"value": 0.0123456}, "num_samples": 62}
-    return doc
-
 
 pytestmark = pytest.mark.slow
 
-CHROMIUM = Path("/usr/bin/chromium")
 ARTIFACTS = PROJECT / "build" / "test-artifacts"
-WIDTHS = {"desktop": 1400, "phone": 390}
 # pages a reader lands on: (name, path from the site root)
 SHOTS = [
     ("benchmark", "catalogue/benchmarks/wikitext/"),
     ("record", f"catalogue/records/{REPLACEMENT}/"),
     ("record-long", f"catalogue/records/{LONG}/"),
     ("reference-0.3.0", "reference/0.3.0/aggregate/"),
+    ("guide-architecture", "guide/architecture/"),  # the guide's widest tables (every module)
 ]
 # what overflows horizontally: the page itself, and any table wider than its container that
 # has no scrolling ancestor (Material wraps plain tables in one) or, with ``fit``, any table
-# wider than its container at all
+# wider than its container at all (tests/test_site_layout.py measures every page type)
 OVERFLOW_JS = """(fit) => {
   const out = {page: [document.scrollingElement.scrollWidth, window.innerWidth], tables: []};
   for (const table of document.querySelectorAll("article table")) {
@@ -70,21 +51,6 @@ OVERFLOW_JS = """(fit) => {
   }
   return out;
 }"""
-ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
-
-
-class _QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
 
 
 @pytest.fixture(scope="module")
@@ -94,30 +60,18 @@ def base_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
     tmp = tmp_path_factory.mktemp("browser")
     store = make_site_store(tmp)
-    place_record(store, _long_record(), benchmark="wikitext", record_uuid=LONG)
+    place_record(store, long_record(), benchmark="wikitext", record_uuid=LONG)
     site = tmp / "site"
     proc = build_site(store, site)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_QuietHandler, directory=str(site)))
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serve(site) as base:
+        yield base
 
 
 @pytest.fixture(scope="module")
 def browser(base_url: str) -> Iterator[Any]:
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
-        try:
-            yield chromium
-        finally:
-            chromium.close()
+    with chromium() as launched:
+        yield launched
 
 
 @pytest.fixture

@@ -3,6 +3,13 @@
 Written here rather than with matplotlib: the pages need two plain charts, and this keeps
 the pipeline free of a plotting library (no import cost, no fonts, byte-identical output
 for identical input).
+
+No label is cut: the room for the row labels and the width of the plot follow the
+labels' lengths (:func:`text_width`, measured with the widest of the common sans-serif
+faces, so they fit whichever face the reader's browser picks); a label longer than
+:data:`MAX_LABEL` pixels, or a title wider than its plot, is shortened in the middle (its
+end stays) and carries the whole text as its tooltip. Labels are data (model ids, benchmark names):
+written as XML text, control characters shown as U+FFFD.
 """
 
 from __future__ import annotations
@@ -11,9 +18,64 @@ import math
 from collections.abc import Sequence
 from xml.sax.saxutils import escape
 
-FONT = 'font-family="sans-serif" font-size="12"'
+from eee.site.mdtext import plain
+
+SIZE = 12  # px, every text of the plots
+FONT = f'font-family="sans-serif" font-size="{SIZE}"'
 INK = "#333"
 ACCENT = "#3f51b5"
+MAX_LABEL = 420  # px: a longer row label is shortened (its tooltip has it whole)
+
+# Advance widths in em of DejaVu Sans (Debian's sans-serif), the widest of the common
+# sans-serif faces (Arial, Helvetica and Liberation Sans are narrower); measured in Chromium.
+# Characters beyond ASCII count as one em.
+_EM = dict(
+    zip(
+        " !\"#$%&'()*+,-./0123456789:;<=>?@ABCDEFGHIJKLMNOPQRSTUVWXYZ[\\]^_`abcdefghijklmnopqrstuvwxyz{|}~",
+        [0.318, 0.401, 0.46, 0.838, 0.637, 0.951, 0.78, 0.275, 0.391, 0.391, 0.5, 0.838, 0.318, 0.361, 0.318, 0.337]
+        + [0.637] * 10
+        + [0.337, 0.337, 0.838, 0.838, 0.838, 0.531, 1.0, 0.71, 0.687, 0.699, 0.771, 0.632, 0.576, 0.775, 0.752]
+        + [0.295, 0.295, 0.656, 0.558, 0.863, 0.749, 0.788, 0.604, 0.788, 0.695, 0.635, 0.596, 0.732, 0.685, 0.989]
+        + [0.686, 0.611, 0.686, 0.391, 0.337, 0.391, 0.838, 0.5, 0.5, 0.613, 0.635, 0.55, 0.635, 0.616, 0.345]
+        + [0.635, 0.634, 0.278, 0.278, 0.58, 0.278, 0.975, 0.634, 0.612, 0.635, 0.635, 0.396, 0.521, 0.393, 0.634]
+        + [0.592, 0.818, 0.592, 0.592, 0.525, 0.637, 0.337, 0.637, 0.838],
+        strict=True,
+    )
+)
+BOLD = 1.12  # a bold face is at most this much wider
+
+
+def text_width(text: str, size: float = SIZE, bold: bool = False) -> float:
+    """An upper bound of the width in px of ``text`` in a sans-serif face at ``size`` px."""
+    return sum(_EM.get(c, 1.0) for c in text) * size * (BOLD if bold else 1.0)
+
+
+def shorten(text: str, room: float, bold: bool = False) -> str:
+    """``text`` (one line) cut to fit ``room`` px with an ellipsis in the middle, so that its
+    end stays (a label ends with what tells two runs of a model apart), or whole when it fits."""
+    if text_width(text, bold=bold) <= room:
+        return text
+    tail_room = min(room * 0.4, text_width(text[-24:], bold=bold))
+    tail = ""
+    for c in reversed(text):
+        if text_width(c + tail, bold=bold) > tail_room:
+            break
+        tail = c + tail
+    head = ""
+    for c in text:
+        if text_width(head + c + "…" + tail, bold=bold) > room:
+            break
+        head += c
+    return head.rstrip() + "…" + tail.lstrip()
+
+
+def _label(x: float, y: float, text: str, room: float, attrs: str) -> str:
+    """A ``<text>`` at (x, y) that fits ``room`` px; shortened, it sits in a group whose
+    ``<title>`` (the tooltip) holds the whole text."""
+    bold = "font-weight" in attrs
+    short = shorten(text, room, bold)
+    element = f'<text x="{x:.1f}" y="{y:.1f}" {attrs}>{escape(short)}</text>'
+    return element if short == text else f"<g><title>{escape(text)}</title>{element}</g>"
 
 
 def _ticks(lo: float, hi: float, count: int = 5) -> list[float]:
@@ -49,14 +111,18 @@ def _range(values: Sequence[float], pad: float = 0.05) -> tuple[float, float]:
 def errorbar_plot(
     labels: Sequence[str], values: Sequence[float], errors: Sequence[float], title: str, xlabel: str
 ) -> str:
-    """One row per label: a dot at the value and a bar of +- error, rows top to bottom."""
+    """One row per label: a dot at the value and a bar of +- error, rows top to bottom. The
+    labels' column is as wide as the longest label (up to :data:`MAX_LABEL` px)."""
+    labels = [plain(label) for label in labels]
+    title = plain(title)
     rows = len(labels)
-    left, right, top, row_h = 260, 30, 40, 22
-    width, height = 760, top + max(rows, 1) * row_h + 50
+    widest = max((text_width(shorten(label, MAX_LABEL)) for label in labels), default=0.0)
+    right, top, row_h, plot_w = 30, 40, 22, 470
+    left = max(60, math.ceil(widest) + 16)
+    width, height = left + plot_w + right, top + max(rows, 1) * row_h + 50
     lo, hi = _range(
         [v - e for v, e in zip(values, errors, strict=True)] + [v + e for v, e in zip(values, errors, strict=True)]
     )
-    plot_w = width - left - right
 
     def x(v: float) -> float:
         return left + (v - lo) / (hi - lo) * plot_w
@@ -65,7 +131,7 @@ def errorbar_plot(
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" viewBox="0 0 {width} {height}" role="img">',
         f"<title>{escape(title)}</title>",
         f'<rect width="{width}" height="{height}" fill="white"/>',
-        f'<text x="{width / 2:.1f}" y="20" text-anchor="middle" {FONT} font-weight="bold" fill="{INK}">{escape(title)}</text>',
+        _label(width / 2, 20, title, width - 20, f'text-anchor="middle" {FONT} font-weight="bold" fill="{INK}"'),
     ]
     bottom = top + rows * row_h
     for t in _ticks(lo, hi):
@@ -77,8 +143,7 @@ def errorbar_plot(
     )
     for k, (label, v, e) in enumerate(zip(labels, values, errors, strict=True)):
         y = top + k * row_h + row_h / 2
-        short = label if len(label) <= 40 else label[:39] + "…"
-        out.append(f'<text x="{left - 8}" y="{y + 4:.1f}" text-anchor="end" {FONT} fill="{INK}">{escape(short)}</text>')
+        out.append(_label(left - 8, y + 4, label, MAX_LABEL, f'text-anchor="end" {FONT} fill="{INK}"'))
         out.append(
             f'<line x1="{x(v - e):.1f}" y1="{y:.1f}" x2="{x(v + e):.1f}" y2="{y:.1f}" stroke="{ACCENT}" stroke-width="2"/>'
         )
@@ -93,6 +158,7 @@ def errorbar_plot(
 
 def scatter_plot(xs: Sequence[float], ys: Sequence[float], title: str, xlabel: str, ylabel: str) -> str:
     """A scatter of (x, y) points with axes and ticks."""
+    title = plain(title)
     width, height = 640, 420
     left, right, top, bottom = 60, 20, 40, 360
     xlo, xhi = _range(xs)
@@ -108,7 +174,7 @@ def scatter_plot(xs: Sequence[float], ys: Sequence[float], title: str, xlabel: s
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" viewBox="0 0 {width} {height}" role="img">',
         f"<title>{escape(title)}</title>",
         f'<rect width="{width}" height="{height}" fill="white"/>',
-        f'<text x="{width / 2:.1f}" y="20" text-anchor="middle" {FONT} font-weight="bold" fill="{INK}">{escape(title)}</text>',
+        _label(width / 2, 20, title, width - 20, f'text-anchor="middle" {FONT} font-weight="bold" fill="{INK}"'),
     ]
     for t in _ticks(xlo, xhi):
         out.append(f'<line x1="{px(t):.1f}" y1="{top}" x2="{px(t):.1f}" y2="{bottom}" stroke="#eee"/>')

@@ -117,7 +117,7 @@ class _Budget:
         where = f"{self.path}!{name}"
         hint = (
             f"an .eval archive decompresses to at most {size_text(ARCHIVE_MAX_BYTES)} "
-            f"({size_text(self.member_cap)} per member; see the README, 'Limits'); this one is damaged or not a log"
+            f"({size_text(self.member_cap)} per member; see 'Limits' in docs/guide/validation.md); this one is damaged or not a log"
         )
         try:
             info = archive.getinfo(name)

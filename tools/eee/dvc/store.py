@@ -155,7 +155,7 @@ class DvcStore:
             raise _refuse(
                 "no DVC remote is set up for this store",
                 ".dvc/config",
-                "dvc remote add -d NAME URL (see the README's Sidecars and DVC)",
+                "dvc remote add -d NAME URL (see docs/guide/sidecars.md)",
             )
         try:
             cls, fs_conf, path = get_cloud_fs(self.config, name=name)

@@ -2,7 +2,7 @@
 
 Records never change. What happens to one afterwards (retracted, superseded, disputed,
 flagged, resolved, reinstated, marked duplicate) is an event: one YAML file under
-``governance/events/``, added and never edited. :func:`eee.governance.status.fold` turns
+``governance/events/``, added and never edited. :func:`eee.rules.ledger.fold` turns
 the events into each record's status; the validator, the audit, the catalogue, the site
 and the tools all use it.
 

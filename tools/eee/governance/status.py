@@ -1,13 +1,13 @@
-"""The one status function: a fold over a record's events.
+"""What the ledger says about each record: the state the one status fold builds.
 
-Every reader (validator, audit, catalogue, site, the tools) asks this module what a
-record's status is. Events are applied in the order they entered history (the commit
-that added each, then file name; uncommitted events last): see
-:mod:`eee.governance.history`. Never in the order of the times they declare: an event
-whose declared time is earlier than its record's previous event, or far from its
-commit's time, is illegal (:func:`eee.rules.ledger.time_problem`). An event that is
-illegal in the record's state at that point (:func:`eee.rules.ledger.check_event`) is
-reported and not applied.
+Every reader (validator, audit, catalogue, site, the tools) gets a record's status from
+the fold, :func:`eee.rules.ledger.fold` (and :func:`eee.rules.ledger.read_ledger` for a
+store): the ledger's rules applied to its events in the order they entered history (the
+commit that added each, then file name; uncommitted events last: see
+:mod:`eee.governance.history`), never in the order of the times they declare. An event
+that is illegal where it stands is reported and not applied. This module holds what the
+fold builds: a :class:`Ledger` of :class:`RecordState` and the effects of a legal event
+(:meth:`Ledger.apply`).
 
 Status precedence: retracted > superseded > disputed > flagged > active. A duplicate
 keeps its status; ``duplicate_of`` (and the IsIdenticalTo relation) say it repeats
@@ -15,8 +15,6 @@ another record, so readers can leave duplicates out.
 
 The API other modules use:
 
-- :func:`fold` (events, ``exists``, ``entered``, ``now``) -> :class:`Ledger`;
-  :func:`read_ledger` (root) folds a store's events in history order;
 - ``Ledger.state(uuid)`` -> :class:`RecordState` (``status``, ``retraction``,
   ``superseded_by``, ``preceded_by``, ``dispute``, ``open_flags``, ``duplicate_of``,
   ``duplicates``, ``resolution``, ``history``);
@@ -28,8 +26,6 @@ The API other modules use:
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable
-from pathlib import Path
 from typing import Any
 
 from eee.governance import (
@@ -38,17 +34,8 @@ from eee.governance import (
     IS_NEW_VERSION_OF,
     IS_PREVIOUS_VERSION_OF,
 )
-from eee.governance.events import EventFileError, load_all
-from eee.governance.history import UNCOMMITTED, Entered, entered
+from eee.governance.history import UNCOMMITTED, Entered
 from eee.governance.history import order_key as _history_key
-from eee.rules.ledger import (
-    IllegalEvent,
-    binding_problem,
-    check_event,
-    companion_problem,
-    parse_time,
-    time_problem,
-)
 
 Event = dict[str, Any]
 
@@ -172,7 +159,7 @@ FIELDS: list[tuple[str, str, str]] = [
 class Ledger:
     def __init__(self) -> None:
         self.states: dict[str, RecordState] = {}
-        self.problems: list[tuple[Event, IllegalEvent]] = []
+        self.problems: list[tuple[Event, Exception]] = []  # eee.rules.ledger.IllegalEvent: what the fold refused
         self.entered: dict[str, Entered] = {}  # event file name -> where it entered history
 
     def state(self, uuid: str) -> RecordState:
@@ -262,10 +249,10 @@ class Ledger:
 
     # --- effects ----------------------------------------------------------------------------
 
-    def apply(self, event: Event, exists: Callable[[str], bool] | None = None) -> None:
-        """Apply ``event``; :class:`eee.rules.ledger.IllegalEvent` (nothing applied) when the
-        ledger's rules refuse it (:func:`eee.rules.ledger.check_event`)."""
-        check_event(self, event, exists)
+    def apply(self, event: Event) -> None:
+        """The effects of ``event`` on the records it names. Whether it is legal is the
+        ledger's rules' to say, first (:func:`eee.rules.ledger.check_event`, which
+        :func:`eee.rules.ledger.fold` and the tools ask before they apply an event)."""
         uuid, action = event["record"], event["action"]
         st = self._get(uuid)
         st.history.append(event)
@@ -298,61 +285,3 @@ class Ledger:
             other = self._get(of)
             other.duplicates.append(uuid)
             other.history.append(event)
-
-
-def fold(
-    events: Iterable[Event],
-    exists: Callable[[str], bool] | None = None,
-    entered: dict[str, Entered] | None = None,
-    now: float | None = None,
-) -> Ledger:
-    """Every record's state after all ``events`` (illegal ones reported, not applied).
-
-    ``entered``: event file name -> where it entered history (:func:`eee.governance.history.entered`);
-    events not in it are uncommitted and come last, by file name. ``now`` (seconds since
-    the epoch): the time uncommitted events are checked against (the hooks pass it; left
-    out, only committed events' times are checked)."""
-    ledger = Ledger()
-    ledger.entered = dict(entered or {})
-    ordered = sorted(events, key=lambda e: order_key(e, ledger.entered))
-    last_time: dict[str, float] = {}
-
-    def commit_of(event: Event) -> str | None:
-        return ledger.entry(event).commit
-
-    for i, event in enumerate(ordered):
-        try:
-            entry = ledger.entry(event)
-            uuid = event.get("record")
-            problem = time_problem(
-                event,
-                last_time.get(uuid) if isinstance(uuid, str) else None,
-                entry.time if entry.commit is not None else now,
-                committed=entry.commit is not None,
-            )
-            if problem:
-                raise IllegalEvent(*problem)
-            unbound = binding_problem(event, entry.commit is not None, now)
-            if unbound:
-                raise IllegalEvent(*unbound)
-            if event.get("action") == "resolve":
-                missing = companion_problem(ordered, i, commit_of)
-                if missing:
-                    raise IllegalEvent(missing, "write the resolution with its tool (tools/resolve --outcome ...)")
-            ledger.apply(event, exists)
-            stamp = parse_time(event.get("timestamp"))
-            if stamp is not None:
-                for who in (uuid, event.get("replacement"), event.get("of")):
-                    if isinstance(who, str) and stamp > last_time.get(who, stamp - 1):
-                        last_time[who] = stamp
-        except IllegalEvent as exc:
-            ledger.problems.append((event, exc))
-    return ledger
-
-
-def read_ledger(root: Path, exists: Callable[[str], bool] | None = None, now: float | None = None) -> Ledger:
-    """The ledger of the store at ``root``: its readable events, folded in history order.
-
-    Unreadable event files are left out here; reporting them is the validator's job."""
-    events = [e for _, e in load_all(root) if not isinstance(e, EventFileError)]
-    return fold(events, exists=exists, entered=entered(root) if events else {}, now=now)

@@ -17,8 +17,8 @@ and compared with the staged id (only a mismatch is asked of git). ``python3 too
 setup`` installs the gate (``eee gate install``: pre-commit, and post-checkout and
 post-merge for the hooks of those stages, which keep the duplicates index following HEAD);
 a git hook that no runner wrote is kept (``Refused``; ``--force`` replaces it). ``eee gate
-uninstall`` installs prek's hooks instead. Why this runner and not prek: README, "Scale
-figures".
+uninstall`` installs prek's hooks instead. Why this runner and not prek: docs/guide/scale.md,
+"Why the lean gate stays the default".
 """
 
 from __future__ import annotations

@@ -30,7 +30,7 @@ import hashlib
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from eee.imports import FLAGGED, IMPORTED, PRESENT, REFUSED, RELOCATED, WRITTEN
+from eee.governance.manifests import FLAGGED, IMPORTED, PRESENT, REFUSED, RELOCATED, WRITTEN
 from eee.reporting.findings import ERROR, Finding
 from eee.rules.registry import FLAGGABLE
 from eee.store.paths import (

@@ -19,9 +19,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from eee.imports import OUTCOMES, REFUSED, WRITTEN
-from eee.imports.manifest import dumps as dump_manifest
-from eee.imports.manifest import path_for as manifest_path
+from eee.governance.manifests import OUTCOMES, REFUSED, WRITTEN
+from eee.governance.manifests import dumps as dump_manifest
+from eee.governance.manifests import path_for as manifest_path
 from eee.imports.plan import Batch, Entry, Planner
 from eee.reporting.findings import Finding, Refused
 from eee.store.paths import POINTER_SUFFIX, SIDECAR_SUFFIX, escaped, sidecar_path_for

@@ -71,7 +71,7 @@ def flag_of(event: dict[str, Any]) -> Flag:
 
 
 def flags_of(ledger: Any, uuid: str) -> list[Flag]:
-    """The flags the ledger applied to record ``uuid`` (:func:`eee.governance.status.fold`).
+    """The flags the ledger applied to record ``uuid`` (:func:`eee.rules.ledger.fold`).
 
     Every flag ever applied counts, open or resolved: a resolution settles the concern,
     but the record (which never changes) still breaks the rule, and the gate keeps

@@ -17,15 +17,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from eee.imports import IMPORTS_DIR, MANIFEST_SCHEMA, MANIFEST_SUFFIX, OUTCOMES, PRESENT, REFUSED
+from eee.governance.manifests import MANIFEST_SCHEMA, OUTCOMES, PRESENT, REFUSED, loads
 from eee.reporting.findings import Finding
+from eee.store.paths import IMPORTS_DIR, MANIFEST_SUFFIX
 
 
 def check_manifests(
     paths: list[str], rev: str | None = None, cwd: str | Path | None = None, where: object = None
 ) -> list[Finding]:
     """Findings of the manifests ``paths`` in the index (``rev`` None) or in commit ``rev``."""
-    from eee.imports.manifest import loads
     from eee.store.paths import SIDECAR_SUFFIX
     from eee.store.tree import GitTree, Unreadable
 

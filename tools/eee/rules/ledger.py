@@ -6,16 +6,19 @@
 - **Time** (:func:`time_problem`): an event may not declare a time before its record's
   previous event, nor one more than a day from its commit's time (now, for an event about
   to be committed).
-- **Legality** (:func:`check_event`): folded in history order
-  (:func:`eee.governance.status.fold`, which applies these rules), an event must name a
+- **Legality** (:func:`check_event`): folded in history order, an event must name a
   record of the store and be legal in that record's state: no retracting twice, no
   supersession cycle or retracted replacement, a resolution that resolves something (with
   its retraction or supersession in the same commit: :func:`companion_problem`), no
-  duplicate cycle.
+  duplicate cycle; a flag names a rule a flag may accept, a JSON path a finding writes and
+  the record's own path (:mod:`eee.rules.flags`), and a new one the bytes it accepts.
+- **The fold** (:func:`fold`, :func:`read_ledger`): these rules applied to the events in
+  the order they entered history, building each record's state
+  (:class:`eee.governance.status.Ledger`). It is the one status function: every reader
+  (validator, audit, catalogue, site, tools) gets a record's status from it.
 
 The events are read from a :class:`eee.store.tree.Tree`: the work tree, the index (the hooks)
-or a commit (the audit). The validator, the events hook, the audit and the governance tools
-call these rules; every reader gets a record's status from the one fold.
+or a commit (the audit). A flag that accepts nothing is reported (``flag-unmatched``).
 """
 
 from __future__ import annotations
@@ -23,23 +26,22 @@ from __future__ import annotations
 import datetime as dt
 import os
 import time
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
 
 from eee.governance import MAX_CLOCK_SKEW_SECONDS
-from eee.governance.events import EventCache, EventFileError, git_dir_of, load_bytes, schema_errors
+from eee.governance.events import EventCache, EventFileError, git_dir_of, load_all, load_bytes, schema_errors
 from eee.governance.history import Entered, in_git
 from eee.governance.history import entered as history_of
 from eee.governance.index import RecordIndex
+from eee.governance.status import Ledger, RecordState, order_key
 from eee.reporting.findings import WARNING, FileResult, Finding
 from eee.store.limits import EVENT_MAX_BYTES, RECORD_MAX_BYTES
 from eee.store.paths import EVENT_SUFFIX, EVENTS_DIR, RECORD_SUFFIX, tree_path_problem
 from eee.store.schemas import default_registry
 from eee.store.staged import IndexTree
 from eee.store.tree import SYMLINK, EmptyTree, GitTree, Overlay, Tree, Unreadable, WorkTree
-
-if TYPE_CHECKING:
-    from eee.governance.status import Ledger, RecordState
 
 Event = dict[str, Any]
 
@@ -229,8 +231,6 @@ def check_events(tree: Tree, paths: list[str], exists: Callable[[str], bool] | N
             result.findings.append(Finding(file, pointer, f"{message} (event schema)", None, check="event"))
         result.findings.extend(_id_findings(event, rel.rsplit("/", 1)[-1], file))
     # the ledger in history order
-    from eee.governance.status import fold  # lazy: the fold applies this module's rules
-
     everything = [(p, e) for p, e in ledger if not isinstance(e, EventFileError)]
     by_id = {e.get("id"): p for p, e in everything}
     if exists is None:
@@ -325,6 +325,70 @@ def _warn(result: FileResult, why: str, hint: str | None = None) -> None:
             check="flag-unmatched",
         )
     )
+
+
+# --- the fold: the ledger's rules applied in history order ------------------------------------------
+
+
+def fold(
+    events: Iterable[Event],
+    exists: Callable[[str], bool] | None = None,
+    entered: dict[str, Entered] | None = None,
+    now: float | None = None,
+) -> Ledger:
+    """Every record's state after all ``events`` (illegal ones reported, not applied).
+
+    The one status function: every reader (validator, audit, catalogue, site, tools) gets a
+    record's status from it. ``entered``: event file name -> where it entered history
+    (:func:`eee.governance.history.entered`);
+    events not in it are uncommitted and come last, by file name. ``now`` (seconds since
+    the epoch): the time uncommitted events are checked against (the hooks pass it; left
+    out, only committed events' times are checked)."""
+    ledger = Ledger()
+    ledger.entered = dict(entered or {})
+    ordered = sorted(events, key=lambda e: order_key(e, ledger.entered))
+    last_time: dict[str, float] = {}
+
+    def commit_of(event: Event) -> str | None:
+        return ledger.entry(event).commit
+
+    for i, event in enumerate(ordered):
+        try:
+            entry = ledger.entry(event)
+            uuid = event.get("record")
+            problem = time_problem(
+                event,
+                last_time.get(uuid) if isinstance(uuid, str) else None,
+                entry.time if entry.commit is not None else now,
+                committed=entry.commit is not None,
+            )
+            if problem:
+                raise IllegalEvent(*problem)
+            unbound = binding_problem(event, entry.commit is not None, now)
+            if unbound:
+                raise IllegalEvent(*unbound)
+            if event.get("action") == "resolve":
+                missing = companion_problem(ordered, i, commit_of)
+                if missing:
+                    raise IllegalEvent(missing, "write the resolution with its tool (tools/resolve --outcome ...)")
+            check_event(ledger, event, exists)
+            ledger.apply(event)
+            stamp = parse_time(event.get("timestamp"))
+            if stamp is not None:
+                for who in (uuid, event.get("replacement"), event.get("of")):
+                    if isinstance(who, str) and stamp > last_time.get(who, stamp - 1):
+                        last_time[who] = stamp
+        except IllegalEvent as exc:
+            ledger.problems.append((event, exc))
+    return ledger
+
+
+def read_ledger(root: Path, exists: Callable[[str], bool] | None = None, now: float | None = None) -> Ledger:
+    """The ledger of the store at ``root``: its readable events, folded in history order.
+
+    Unreadable event files are left out here; reporting them is the validator's job."""
+    events = [e for _, e in load_all(root) if not isinstance(e, EventFileError)]
+    return fold(events, exists=exists, entered=history_of(root) if events else {}, now=now)
 
 
 # --- time -------------------------------------------------------------------------------------

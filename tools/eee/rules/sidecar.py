@@ -38,7 +38,7 @@ def _file_chunks(path: Path) -> Iterator[bytes]:
 def _too_long(lineno: int) -> Refused:
     return Refused(
         f"line {lineno} is longer than {size_text(ROW_MAX_BYTES)}",
-        f"one row of a sidecar is at most {size_text(ROW_MAX_BYTES)} (see the README, 'Limits')",
+        f"one row of a sidecar is at most {size_text(ROW_MAX_BYTES)} (see 'Limits' in docs/guide/validation.md)",
     )
 
 

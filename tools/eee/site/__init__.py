@@ -15,5 +15,12 @@ spares the search plugin the parse of what it leaves out of the index):
 - the **analysis** pages the pipeline writes under ``build/analysis/pages/``.
 
 Python gathers the facts; the words are Jinja2 templates in ``templates/``
-(:mod:`eee.site.render`). ``theme/`` overrides one partial of the theme (the edit button).
+(:mod:`eee.site.render`). The site renders data, never code: a value from a record, an
+event, an import manifest or a sidecar reaches a page only through the filters of
+:mod:`eee.site.mdtext`, escaped for where it lands, and links only to http(s) addresses;
+every page carries a Content-Security-Policy that runs no inline script
+(``extra.content_security_policy`` in mkdocs.yml). ``theme/`` overrides a few parts of the
+theme: the policy first in ``<head>`` (``main.html``), the theme's inline scripts as files
+(``partials/javascripts/``, ``assets/javascripts/eee/``), the search box's share link and the
+repository link (no ``javascript:`` address, no request to another server), the edit button.
 """

@@ -16,11 +16,19 @@ reachable from the tables and found by search, and the pages say so with the cou
 store has more than ``search_rows`` results. The results tables are written as HTML, which
 Markdown passes through untouched: parsing them as Markdown tables was most of the build.
 The words of every page are in ``templates/catalogue/``.
+
+Everything a record, an event or an import manifest says is data: record pages and
+sections are HTML between raw markers (:mod:`eee.site.mdraw`) with every value escaped
+(:mod:`eee.site.mdtext`), an address from the data is a link only when it is http(s), only a
+file named by a canonical uuid gets a page or a section. Results of one record that show the
+same evaluation name and metric are told apart (:func:`tell_apart`); a record placed by an
+import says so, from the import manifest (:func:`import_provenance`).
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter, defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -29,14 +37,18 @@ from typing import Any
 
 from eee.catalog.table import CATALOG_DIR, catalog_present, read_catalog
 from eee.governance import STATUSES
-from eee.governance.status import Ledger, read_ledger
+from eee.governance.status import Ledger
+from eee.rules.ledger import read_ledger
 from eee.site.context import GeneratedPage, SiteContext, group_key, group_page
-from eee.site.mdtext import number, slug
+from eee.site.mdtext import number, slug, url
 from eee.site.render import render
-from eee.store.limits import RECORD_MAX_BYTES, read_regular
+from eee.store.limits import MIB, RECORD_MAX_BYTES, read_regular
+from eee.store.paths import UUID4_RE
 
 PARQUET = CATALOG_DIR
 JSON_LIMIT = 300_000  # characters of a record's JSON shown on its page
+MANIFEST_MAX_BYTES = 256 * MIB  # one import manifest read for the record pages (about 250 bytes a file)
+_EVENT_ID = re.compile(r"^[0-9A-Za-z][0-9A-Za-z._-]*$")  # an event id that names its file (else shown as text)
 NAV_BENCHMARKS = 40  # benchmarks listed in the navigation up to this many
 STATUS_ORDER = ("active", *(s for s in STATUSES if s != "active"))  # eee.governance.STATUSES
 WANTED = (
@@ -55,7 +67,9 @@ WANTED = (
     "evaluator_relationship",
     "eval_library",
     "eval_library_version",
+    "evaluation_result_id",
     "evaluation_name",
+    "dataset_name",
     "metric_id",
     "metric_name",
     "metric_unit",
@@ -188,12 +202,14 @@ class _Rows:
                 "source": r.get("source_organization") or r.get("source_name") or "",
                 "library": _library(r),
                 "status": r.get("status") or "active",
+                "status_class": _CLASS_BAD.sub("-", str(r.get("status") or "active")),
                 "status_reason": r.get("status_reason"),
                 "superseded_by": r.get("superseded_by"),
                 "superseded_by_href": self.href(r.get("superseded_by")),
                 "preceded_by": r.get("preceded_by"),
                 "preceded_by_href": self.href(r.get("preceded_by")),
                 "dispute_reference": r.get("dispute_reference"),
+                "dispute_href": url(r.get("dispute_reference")),
             }
         return known
 
@@ -201,10 +217,38 @@ class _Rows:
         return {
             **self.record(r),
             "evaluation_name": r.get("evaluation_name") or "",
+            "tell": r.get("tell") or "",
             "metric": _metric(r),
             "score": number(r.get("score")),
             "uncertainty": uncertainty(r),
         }
+
+
+_CLASS_BAD = re.compile(r"[^a-z0-9_-]+")
+
+
+def tell_apart(rows: list[dict[str, Any]]) -> None:
+    """Give each row a ``tell``: what sets a result apart from the other results of its record
+    that show the same evaluation name and metric (its ``evaluation_result_id``, else its
+    dataset, else its place in the record); empty when nothing else looks the same."""
+    groups: dict[tuple[Any, ...], list[dict[str, Any]]] = defaultdict(list)
+    for r in rows:
+        groups[(r.get("record_uuid"), r.get("evaluation_name") or "", _metric(r))].append(r)
+    for same in groups.values():
+        if len(same) == 1:
+            same[0]["tell"] = ""
+            continue
+        for key, say in (("evaluation_result_id", "{}"), ("dataset_name", "dataset {}")):
+            values = [r.get(key) for r in same]
+            if all(values) and len(set(values)) == len(values):
+                for r, v in zip(same, values, strict=True):
+                    r["tell"] = say.format(v)
+                break
+        else:
+            for i, r in enumerate(same, start=1):
+                r["tell"] = f"result {i} of {len(same)}" + (
+                    f" ({r['evaluation_result_id']})" if r.get("evaluation_result_id") else ""
+                )
 
 
 def results_html(ctx: SiteContext, rows: list[dict[str, Any]], page: str) -> str:
@@ -255,7 +299,7 @@ def _benchmark_pages(
         yield GeneratedPage(page, md, in_nav=listed and n == 1)
 
 
-def _relations(ctx: SiteContext, row: dict[str, Any]) -> list[dict[str, Any]]:
+def _relations(row: dict[str, Any]) -> list[dict[str, Any]]:
     """The record's relations (DataCite names), from the catalogue's ``relations`` column:
     each with the related record and its page, or the outside source and identifier."""
     try:
@@ -266,7 +310,6 @@ def _relations(ctx: SiteContext, row: dict[str, Any]) -> list[dict[str, Any]]:
         {
             "relation": rel.get("relation", ""),
             "record": rel.get("record"),
-            "page": ctx.record_page(rel.get("record")),
             "source": rel.get("source") or "",
             "identifier": rel.get("identifier") or "",
         }
@@ -275,16 +318,19 @@ def _relations(ctx: SiteContext, row: dict[str, Any]) -> list[dict[str, Any]]:
     ]
 
 
-def _record_json(root: Path, rel: str) -> dict[str, Any]:
-    """The record's JSON for its page: pretty-printed the way the store writes records
-    (orjson, two-space indent), cut at :data:`JSON_LIMIT` characters."""
+def _record_json(root: Path, rel: str, highlight: bool) -> dict[str, Any]:
+    """The record's JSON for its page, as HTML (``json_html``): pretty-printed the way the
+    store writes records (orjson, two-space indent), cut at :data:`JSON_LIMIT` characters,
+    syntax-highlighted by Pygments when ``highlight`` (the classes the theme colours) and
+    escaped either way."""
     import orjson
+    from markupsafe import escape
 
     try:  # a regular file within the record cap: a pipe or a link never hangs the site build
         data = read_regular(root / rel, RECORD_MAX_BYTES, "record")
         text = data.decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        return {"unreadable": str(exc), "json": "", "truncated": False}
+        return {"unreadable": str(exc), "json_html": "", "truncated": False}
     try:
         text = orjson.dumps(orjson.loads(data), option=orjson.OPT_INDENT_2).decode("utf-8")
     except (orjson.JSONDecodeError, orjson.JSONEncodeError):  # shown as written (too deep to write back, ...)
@@ -292,18 +338,45 @@ def _record_json(root: Path, rel: str) -> dict[str, Any]:
     truncated = len(text) > JSON_LIMIT
     if truncated:
         text = text[:JSON_LIMIT] + "\n..."
-    return {"unreadable": "", "json": text, "truncated": truncated}
+    if highlight:
+        from pygments import highlight as pygmentize
+        from pygments.formatters import HtmlFormatter
+        from pygments.lexers import JsonLexer
+
+        shown = pygmentize(text, JsonLexer(), HtmlFormatter(nowrap=True))
+    else:
+        shown = str(escape(text))
+    return {"unreadable": "", "json_html": shown.rstrip("\n"), "truncated": truncated}
+
+
+def _event_link(ctx: SiteContext, event_id: Any) -> str | None:
+    """The event's file in the repository, when its id can name one."""
+    if not isinstance(event_id, str) or not _EVENT_ID.match(event_id):
+        return None
+    return ctx.repo_link(f"governance/events/{event_id}.yaml")
 
 
 def record_page(
-    ctx: SiteContext, uuid: str, rows: list[dict[str, Any]], state: Any, highlight: bool = True, quiet: bool = False
+    ctx: SiteContext,
+    uuid: str,
+    rows: list[dict[str, Any]],
+    state: Any,
+    highlight: bool = True,
+    quiet: bool = False,
+    imports: list[dict[str, Any]] | None = None,
 ) -> GeneratedPage:
     """The page of one record: facts, status, results, history and the JSON (highlighted
-    when ``highlight``; ``quiet``: only the title and facts go to the search index)."""
+    when ``highlight``; ``quiet``: only the title and facts go to the search index);
+    ``imports``: what the import manifests say about the record (:func:`import_provenance`)."""
     page = f"catalogue/records/{uuid}.md"
     first = rows[0]
     results = _result_views(rows)
     model, model_name = model_label(first)
+
+    def record_href(other: Any) -> str | None:
+        target = ctx.record_page(other) if isinstance(other, str) else None
+        return ctx.href(target, page) if target else None
+
     md = render(
         "catalogue/record.md.j2",
         uuid=uuid,
@@ -311,23 +384,66 @@ def record_page(
         first=first,
         state=state,
         repo=ctx.repo_link(first["record_path"]),
-        repo_link=ctx.repo_link,
-        page_of=ctx.record_page,
-        benchmark_page=benchmark_page(first["benchmark"]),
+        record_href=record_href,
+        event_link=lambda event_id: _event_link(ctx, event_id),
+        benchmark_href=ctx.href(benchmark_page(first["benchmark"]), page),
         source=_source(first),
         library=_library(first),
-        relations=_relations(ctx, first),
+        relations=_relations(first),
         model=model,
         model_name=model_name,
         results=results,
         uncertain=any(r["se"] or r["ci"] or r["n"] for r in results),
         known=STATUS_ORDER,
-        highlight=highlight,
         quiet=quiet,
         json_limit=JSON_LIMIT,
-        **_record_json(ctx.root, first["record_path"]),
+        imports=[{**i, "manifest_href": ctx.repo_link(i["manifest_path"]) or ""} for i in imports or []],
+        **_record_json(ctx.root, first["record_path"], highlight),
     )
     return GeneratedPage(page, md, in_nav=False)
+
+
+def import_provenance(root: Path) -> dict[str, list[dict[str, Any]]]:
+    """What the import manifests (``governance/imports/*.yaml``) say about each record they
+    placed: store path -> [{outcome, source_path, source, revision, actor, time, reason,
+    manifest, manifest_path}]. A manifest that cannot be read is left out (the validator
+    reports it); every value is data, shown through the templates' ``html`` filter."""
+    from eee.governance.manifests import loads
+    from eee.store.paths import IMPORTS_DIR, MANIFEST_SUFFIX
+
+    folder = root / IMPORTS_DIR
+    out: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    if not folder.is_dir() or folder.is_symlink():
+        return out
+    for path in sorted(folder.iterdir()):
+        if not path.name.endswith(MANIFEST_SUFFIX):
+            continue
+        try:
+            doc = loads(read_regular(path, MANIFEST_MAX_BYTES, "import manifest").decode("utf-8"))
+        except (OSError, UnicodeDecodeError, ValueError):
+            continue
+        files = doc.get("files")
+        actor = doc.get("actor") if isinstance(doc.get("actor"), dict) else {}
+        for item in files if isinstance(files, list) else []:
+            if not isinstance(item, dict) or item.get("outcome") in ("refused", "already_present"):
+                continue
+            store = item.get("store")
+            if not isinstance(store, str):
+                continue
+            out[store].append(
+                {
+                    "outcome": item.get("outcome") or "",
+                    "source_path": item.get("source") or "",
+                    "reason": item.get("reason") or "",
+                    "source": doc.get("source") or "",
+                    "revision": doc.get("revision") or "",
+                    "time": doc.get("time") or "",
+                    "actor": actor.get("name") or "",
+                    "manifest": doc.get("id") or path.name,
+                    "manifest_path": f"{IMPORTS_DIR}/{path.name}",
+                }
+            )
+    return out
 
 
 def _source(first: dict[str, Any]) -> list[str]:
@@ -375,7 +491,8 @@ def group_pages(ctx: SiteContext, sections: dict[str, list[tuple[str, str]]], li
 def _result_views(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [
         {
-            "evaluation_name": r.get("evaluation_name"),
+            "evaluation_name": r.get("evaluation_name") or "",
+            "tell": r.get("tell") or "",
             "metric": _metric(r),
             "score": number(r.get("score")),
             "range": f"{number(r.get('min_score'))} … {number(r.get('max_score'))}"
@@ -431,9 +548,13 @@ def generate(ctx: SiteContext, opts: Options, parquet: list[str] | None = None) 
     ledger = read_ledger(ctx.root)
     table_, origin = load_table(ctx.root, ledger)
     uuids = set(pc.unique(table_["record_uuid"]).to_pylist()) if table_.num_rows else set()
-    with_history = {u for u, st in ledger.states.items() if st.history and u in uuids}
-    ctx.record_pages = set(uuids) if len(uuids) <= opts.record_pages else with_history
-    ctx.grouped = uuids - ctx.record_pages  # listed on shared pages, one section each
+    # a page or a section only for a file named by a canonical uuid (the validator reports
+    # any other name); such a file's rows link to it in the repository
+    named = {u for u in uuids if UUID4_RE.match(u)}
+    with_history = {u for u, st in ledger.states.items() if st.history and u in named}
+    ctx.record_pages = set(named) if len(named) <= opts.record_pages else with_history
+    ctx.grouped = named - ctx.record_pages  # listed on shared pages, one section each
+    imports = import_provenance(ctx.root)
     searchable = table_.num_rows <= opts.search_rows
 
     if table_.num_rows:
@@ -451,6 +572,7 @@ def generate(ctx: SiteContext, opts: Options, parquet: list[str] | None = None) 
         while end < len(names) and names[end] == names[start]:
             end += 1
         rows = table_.slice(start, end - start).to_pylist()
+        tell_apart(rows)
         s = Summary.of(names[start], rows)
         pages += _benchmark_pages(
             ctx, s, rows, opts, searchable, listed, partitions(parquet, s.name), len(ctx.record_pages) < len(uuids)
@@ -468,7 +590,11 @@ def generate(ctx: SiteContext, opts: Options, parquet: list[str] | None = None) 
         start = end
     highlight = len(ctx.record_pages) <= opts.highlight_records
     for uuid, rows in kept.items():
-        pages.append(record_page(ctx, uuid, rows, ledger.state(uuid), highlight, quiet=not searchable))
+        pages.append(
+            record_page(
+                ctx, uuid, rows, ledger.state(uuid), highlight, not searchable, imports.get(rows[0]["record_path"])
+            )
+        )
     pages += group_pages(ctx, sections, opts.record_pages)
     examples = {v: sorted(u for u in us if u in ctx.record_pages)[:3] for v, us in by_version.items()}
     pages.append(

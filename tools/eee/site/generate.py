@@ -16,8 +16,27 @@ from eee.store.schemas import EVAL, INSTANCE, Registry
 
 # The site's navigation: each entry named in Generated.nav becomes a section with the
 # generated pages below it. "Analysis" is left out when the pipeline wrote no analysis pages.
-NAV: list[dict[str, str]] = [
+# Every hand-written page of docs/ is named here (a test checks it; mkdocs --strict too).
+NAV: list[dict[str, Any]] = [
     {"Home": "index.md"},
+    {
+        "Guide": [  # the hand-written user guide (docs/guide/), in reading order
+            "guide/index.md",
+            {"The main job": "guide/pipeline.md"},
+            {"The command line": "guide/command-line.md"},
+            {"Converting harness logs": "guide/conversion.md"},
+            {"Validation and limits": "guide/validation.md"},
+            {"The commit gate": "guide/commit-gate.md"},
+            {"Governance tools": "guide/governance.md"},
+            {"Importing a datastore": "guide/import.md"},
+            {"Sidecars and DVC": "guide/sidecars.md"},
+            {"Catalogue and analysis": "guide/catalogue.md"},
+            {"Schemas and migration": "guide/schemas.md"},
+            {"The published site": "guide/site.md"},
+            {"Scale and benchmarks": "guide/scale.md"},
+            {"Architecture": "guide/architecture.md"},
+        ]
+    },
     {"Contributing": "governance/CONTRIBUTING.md"},
     {"Governance": "governance/README.md"},
     {"Schema reference": "reference/index.md"},

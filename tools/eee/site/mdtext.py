@@ -1,4 +1,13 @@
-"""Small Markdown helpers: inline code, table cells, links, anchors, fences."""
+"""Small helpers for the site's pages: data escaped for where it lands, inline code, table
+cells, links, anchors, fences.
+
+Data (anything read from a record, an event, an import manifest or a sidecar) is written
+by someone else: it reaches a page only through :func:`text` (Markdown text),
+:func:`html` (HTML text and attribute values, in the raw HTML blocks of
+:mod:`eee.site.mdraw`), :func:`code` (inline code) or :func:`url` (a link target, http(s)
+only). None of them lets the value form HTML, Markdown syntax, an attribute list
+(``{: onclick=...}``) or a raw-block marker: the page shows what was written, as text.
+"""
 
 from __future__ import annotations
 
@@ -6,15 +15,94 @@ import json
 import posixpath
 import re
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
+
+from markupsafe import escape
 
 _ANCHOR_BAD = re.compile(r"[^A-Za-z0-9_.-]+")
 _SLUG_BAD = re.compile(r"[^A-Za-z0-9._-]+")
+# C0 and C1 controls (Python-Markdown's own placeholders are STX and ETX) other than the
+# white space that :func:`plain` collapses, the bidirectional embeddings, overrides and
+# isolates (they would make a value read as another), lone surrogates and the two
+# non-characters XML refuses: shown as U+FFFD, never passed on
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff\ufffe\uffff]")
+# what Markdown, its extensions (attribute lists, tables, abbreviations) or HTML read as
+# syntax anywhere in a line (a link needs its brackets, so parentheses and quotes may stay),
+# and what they read as syntax at the start of a line (lists, headings, definitions,
+# quotes, fences, setext underlines) or at a heading's end (#)
+_MD_INLINE = frozenset("\\`*_{}[]<>&|!#~^=")
+_MD_LINE_START = re.compile(r"^(?:[-+.:>]|\d+\.)")
+_URL = re.compile(r"^https?://[^\s\x00-\x1f\x7f]+$", re.IGNORECASE)
+
+
+def plain(value: Any) -> str:
+    """``value`` as one line of text: control characters (and what XML cannot hold) shown
+    as U+FFFD, every run of white space (line breaks included) one space."""
+    s = str(value)
+    if s.isprintable() and "  " not in s and s[:1] != " " and s[-1:] != " ":
+        return s  # the common case, at C speed: nothing to change (a page has 100,000s of values)
+    return " ".join(_CONTROL.sub("\ufffd", s).split())
+
+
+def text(value: Any) -> str:
+    """Data as Markdown text that shows exactly as written: one line, every character that
+    Markdown or HTML could read as syntax there written as a numeric character reference.
+    Safe anywhere in a Markdown line: a paragraph, a list item, a heading, a table cell, a
+    link's text (``{: .x }`` stays text, so no attribute list can form)."""
+    if value is None:
+        return ""
+    line = plain(value)
+    lead = _MD_LINE_START.match(line)
+    start = 0
+    out = []
+    if lead:  # "- x", "1. x", ": x" first on a line would start a list, a definition, ...
+        out.append("".join(f"&#{ord(c)};" for c in lead.group(0)))
+        start = lead.end()
+    for i in range(start, len(line)):
+        c = line[i]
+        if c in _MD_INLINE and not (c == "_" and _inside_word(line, i)):
+            out.append(f"&#{ord(c)};")
+        else:
+            out.append(c)
+    return "".join(out)
+
+
+def _inside_word(line: str, i: int) -> bool:
+    """An underscore between two letters or digits (``exact_match``), which Markdown never
+    reads as emphasis."""
+    return 0 < i < len(line) - 1 and line[i - 1].isalnum() and line[i + 1].isalnum()
+
+
+def html(value: Any) -> str:
+    """Data as HTML text or as a (double-quoted) attribute value: one line, ``& < > " '``
+    escaped. For the raw HTML blocks that Markdown passes through untouched."""
+    if value is None:
+        return ""
+    return str(escape(plain(value)))
+
+
+def url(value: Any) -> str:
+    """``value`` when it is an absolute http(s) URL (no white space or control characters,
+    a host), else ``""``: a link target from the data is shown as a link only then (and
+    escaped with :func:`html` in the attribute), anything else as text."""
+    if not isinstance(value, str) or not _URL.match(value) or _CONTROL.search(value):
+        return ""
+    try:
+        return value if urlsplit(value).hostname else ""
+    except ValueError:
+        return ""
+
+
+def meta(value: Any) -> str:
+    """Data as a YAML front-matter value of a page (its ``title``): a JSON string (JSON is
+    YAML) of the text escaped with :func:`html`, because MkDocs and the theme write a page
+    title into the HTML as it is (the tab title, the navigation)."""
+    return json.dumps(html(value), ensure_ascii=False)  # YAML reads no surrogate pair back
 
 
 def code(text: Any) -> str:
-    """``text`` as an inline code span, whatever backticks it holds."""
-    text = str(text)
+    """``text`` as an inline code span, whatever backticks it holds (one line)."""
+    text = plain(text)
     if not text:
         return "` `"
     longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
@@ -58,9 +146,11 @@ def anchor(key: str) -> str:
     return _ANCHOR_BAD.sub("-", key).strip("-") or "field"
 
 
-def relative(target: str, page: str) -> str:
-    """A link from the page at ``page`` (a docs path) to the docs path ``target``."""
-    target_path, _, frag = target.partition("#")
+def relative(target: str, page: str, fragment: bool = True) -> str:
+    """A link from the page at ``page`` (a docs path) to the docs path ``target``, which may
+    end in a ``#fragment`` unless ``fragment`` is false (a path made of data: a ``#`` in it
+    is part of the name)."""
+    target_path, _, frag = target.partition("#") if fragment else (target, "", "")
     rel = posixpath.relpath(target_path, posixpath.dirname(page) or ".") if target_path else ""
     rel = quote(rel, safe="/._-~")
     return rel + (f"#{frag}" if frag else "")
@@ -94,14 +184,3 @@ def breakable(path: str) -> str:
     import html
 
     return "<code>" + "<wbr>".join(html.escape(part) for part in re.split(r"(?<=\.)", path)) + "</code>"
-
-
-_MD_SPECIAL = re.compile(r"([\\`*_\[\]{}()#+!~>])")
-
-
-def text(value: Any) -> str:
-    """Plain text from the data (a reason, a name) that Markdown shows as it is."""
-    if value is None:
-        return ""
-    escaped = str(value).replace("&", "&amp;").replace("<", "&lt;")
-    return _MD_SPECIAL.sub(r"\\\1", " ".join(escaped.split()))

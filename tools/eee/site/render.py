@@ -3,9 +3,12 @@ module renders them.
 
 The templates write Markdown (``*.md.j2``) or, for the large catalogue tables, HTML
 (``*.html.j2``). Python gathers the facts; every sentence a reader sees is in a template.
-The filters are the small Markdown helpers of :mod:`eee.site.mdtext` (``code``, ``text``,
-``cell``, ``rel`` for a link from the page being rendered, ``number``, ...) and Jinja's
-own ``e`` for HTML escaping. Undefined names are errors, so a typo in a template fails the build.
+The filters are the helpers of :mod:`eee.site.mdtext`. Data from the store reaches a page
+only through ``text`` (Markdown text), ``html`` (HTML text and attribute values, inside
+raw blocks), ``code`` (inline code), ``url`` (a link target: http(s) or nothing) and
+``meta`` (a front-matter value such as the page title); ``cell``, ``rel`` (a link from the
+page being rendered), ``number``, ... shape what the templates write themselves.
+Undefined names are errors, so a typo in a template fails the build.
 """
 
 from __future__ import annotations
@@ -37,6 +40,9 @@ def environment() -> Any:
         value=mdtext.value,
         cell=mdtext.cell,
         text=mdtext.text,
+        html=mdtext.html,
+        url=mdtext.url,
+        meta=mdtext.meta,
         rel=mdtext.relative,
         number=mdtext.number,
         breakable=mdtext.breakable,

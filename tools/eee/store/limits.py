@@ -8,7 +8,7 @@ never more bytes than its cap. A file that breaks a rule raises :class:`Unreadab
 way); callers turn it into one finding for that file and go on with the others.
 
 The caps are well above the largest real file of each kind (the largest public record is
-about 110 KB, the deepest nests 16 levels); they are documented in the README.
+about 110 KB, the deepest nests 16 levels); they are documented in docs/guide/validation.md, 'Limits'.
 """
 
 from __future__ import annotations
@@ -124,7 +124,7 @@ def too_big(size: int | None, cap: int, what: str) -> tuple[str, str]:
     shown = f"{size_text(size)}" if size is not None else f"more than {size_text(cap)}"
     return (
         f"is {shown}, more than the {size_text(cap)} a {what} may have",
-        f"the tools read at most {size_text(cap)} per {what} (see the README, 'Limits'); a file this large is not one",
+        f"the tools read at most {size_text(cap)} per {what} (see 'Limits' in docs/guide/validation.md); a file this large is not one",
     )
 
 
@@ -182,7 +182,7 @@ def iter_lines(
             if len(rest) > line_cap:
                 raise Unreadable(
                     f"line {lineno + 1} is longer than {size_text(line_cap)}",
-                    f"one row of a {what} is at most {size_text(line_cap)} (see the README, 'Limits')",
+                    f"one row of a {what} is at most {size_text(line_cap)} (see 'Limits' in docs/guide/validation.md)",
                 )
             continue
         rest = data[cut + 1 :]
@@ -192,7 +192,7 @@ def iter_lines(
             if len(line) > line_cap:
                 raise Unreadable(
                     f"line {lineno} is longer than {size_text(line_cap)}",
-                    f"one row of a {what} is at most {size_text(line_cap)} (see the README, 'Limits')",
+                    f"one row of a {what} is at most {size_text(line_cap)} (see 'Limits' in docs/guide/validation.md)",
                 )
         yield from lines
     if rest:

@@ -83,7 +83,7 @@ class Tree:
             raise self._refuse(
                 path,
                 f"the file is {size_text(size)}, more than the {size_text(limit)} the tools read for a file of its kind",
-                "every read is capped, well above the largest real file (see the README, 'Limits'); "
+                "every read is capped, well above the largest real file (see 'Limits' in docs/guide/validation.md); "
                 "a file this large is not a record, event or pointer",
             )
 

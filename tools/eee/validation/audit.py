@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 from eee.git.cli import GitError, commit_changes, git_dir, rev_list, verify_commit
-from eee.imports import IMPORTS_DIR
 from eee.reporting.findings import FileResult, Finding, Summary
 from eee.rules.commit import (
     REGISTRY,
@@ -27,7 +26,7 @@ from eee.rules.duplicates import audit_duplicates
 from eee.rules.history import anchor_findings, anchor_from, merge_findings, raw_changes, replacement_findings
 from eee.rules.ledger import check_events
 from eee.store.limits import RECORD_MAX_BYTES
-from eee.store.paths import DATA_DIR, EVENT, EVENTS_DIR, RECORD_SUFFIX, file_kind, tree_path_problem
+from eee.store.paths import DATA_DIR, EVENT, EVENTS_DIR, IMPORTS_DIR, RECORD_SUFFIX, file_kind, tree_path_problem
 from eee.store.strictjson import JSONProblem, loads
 from eee.store.tree import GitTree, Tree, Unreadable
 from eee.validation.flagged import in_commit, without_flagged

@@ -98,8 +98,8 @@ def _flags_among(names: dict[str, list[str]], wanted: set[str], rev: str | None,
 
 def _bound(events: list[dict[str, object]], uuid: str, rev: str | None, cwd: str | Path | None) -> list[Any]:
     """The flags among a record's ``events`` (folded), each bound to the content it accepts."""
-    from eee.governance.status import fold
     from eee.rules.flags import flags_of, legacy_binding
+    from eee.rules.ledger import fold
 
     flags = flags_of(fold(events), uuid)
     if all(f.record_path is not None for f in flags):

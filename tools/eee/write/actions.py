@@ -35,9 +35,9 @@ from eee.governance.events import (
 from eee.governance.history import entered
 from eee.governance.index import PrefixProblem, RecordIndex, resolve_uuid
 from eee.governance.relations import derived_from
-from eee.governance.status import Ledger, fold
+from eee.governance.status import Ledger
 from eee.reporting.findings import Finding, Refused, refusal
-from eee.rules.ledger import IllegalEvent
+from eee.rules.ledger import IllegalEvent, check_event, fold
 from eee.store.jsonlite import load_object
 from eee.store.limits import RECORD_MAX_BYTES, Unreadable, read_regular
 from eee.store.paths import EVENTS_DIR, POINTER_SUFFIX, canonical_folders, sidecar_path_for
@@ -267,7 +267,8 @@ def perform(
         for event in events:
             check_event_schema(event)
             try:
-                ledger.apply(event, exists=index.exists)
+                check_event(ledger, event, exists=index.exists)
+                ledger.apply(event)
             except IllegalEvent as exc:
                 raise refusal(exc.message, exc.hint) from None
         event_paths = [path_for(root, e) for e in events]

@@ -1,8 +1,10 @@
-"""The import manifest: ``governance/imports/<id>.yaml``, one per import, never edited.
+"""Import manifests: ``governance/imports/<id>.yaml``, one per import, never edited.
 
-It traces every source file of an import to its outcome: source, revision, time, tool
-version, who ran it, the counts, and per file its source path, store path, sha256,
-outcome (with the reason, and for a flagged record its flags and their events).
+It traces every source file of an import (:mod:`eee.imports`) to its outcome: source,
+revision, time, tool version, who ran it, the counts, and per file its source path, store
+path, sha256, outcome (one of :data:`OUTCOMES`, with the reason, and for a flagged record
+its flags and their events). A governance file like the events: the importer writes it,
+the hooks and the audit check it, the site shows it.
 
 Written here as block YAML whose strings are all double-quoted (with escapes for what is
 not printable), which is fast to write and reads back identically; read with the YAML
@@ -15,11 +17,19 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from eee.imports import (
-    IMPORTS_DIR,
-    MANIFEST_SCHEMA_VERSION,
-    MANIFEST_SUFFIX,
-)
+from eee.store.paths import IMPORTS_DIR, MANIFEST_SUFFIX
+
+MANIFEST_SCHEMA_VERSION = "1.0.0"
+MANIFEST_SCHEMA = ("imports", "manifest.schema.json")  # (folder, file) under schemas/
+
+# what happens to a source file
+IMPORTED = "imported"  # unchanged, at its own path
+RELOCATED = "relocated"  # byte-identical, moved to its canonical path
+FLAGGED = "flagged"  # unchanged, with flag events for the store rules it breaks
+PRESENT = "already_present"  # identical content already in the store: skipped
+REFUSED = "refused"  # invalid under its declared schema, unreadable, or not in the layout
+OUTCOMES = (IMPORTED, RELOCATED, FLAGGED, PRESENT, REFUSED)
+WRITTEN = (IMPORTED, RELOCATED, FLAGGED)  # outcomes that add a file to the store
 
 ID_RE = re.compile(r"^[0-9]{8}T[0-9]{6}\.[0-9]{6}Z-import-[0-9a-f]{6}$")
 TOP_ORDER = ("manifest_schema", "id", "source", "revision", "time", "tool", "actor", "counts", "files")
@@ -116,4 +126,4 @@ def loads(text: str) -> dict[str, Any]:
     return doc
 
 
-__all__ = ["ID_RE", "MANIFEST_SCHEMA_VERSION", "dumps", "loads", "path_for"]
+__all__ = ["ID_RE", "MANIFEST_SCHEMA", "MANIFEST_SCHEMA_VERSION", "OUTCOMES", "WRITTEN", "dumps", "loads", "path_for"]
