@@ -1,0 +1,129 @@
+"""The store's settings: one small YAML file, ``governance/settings.yaml``, read from a tree.
+
+A setting governs what the store accepts (how large a sidecar git keeps, whether every
+commit must be signed, which branches are protected), so changing one is a maintainer
+action, and every check reads the settings **of the commit before** the one it judges
+(the parent commit, or the old head of a pushed ref): nobody changes a rule and takes
+advantage of the change in one commit. A store without the file has the defaults.
+
+The file is input written by someone else: plain YAML (:mod:`eee.store.safeyaml`), size
+capped, every key known and typed; anything else is a :class:`SettingsProblem` that names
+the key and the fix, and the defaults are never silently taken in its place.
+"""
+
+from __future__ import annotations
+
+import difflib
+from typing import Any, NamedTuple
+
+from eee.store.limits import EVENT_MAX_BYTES
+from eee.store.tree import Tree, Unreadable
+
+SETTINGS_PATH = "governance/settings.yaml"
+
+
+class Setting(NamedTuple):
+    key: str
+    kind: type
+    default: Any
+    description: str
+
+
+SETTINGS: tuple[Setting, ...] = (
+    Setting(
+        "sidecar_git_max_bytes",
+        int,
+        1024 * 1024,
+        "sidecars up to this many bytes are committed to git as plain files; larger ones are tracked by DVC",
+    ),
+    Setting(
+        "require_signed_commits",
+        bool,
+        False,
+        "every commit must be signed by a key of the maintainers file (governance commits always must, where roles exist)",
+    ),
+    Setting(
+        "protected_branches",
+        list,
+        ["main"],
+        "branches the server gate never lets be deleted or rewritten (no force push)",
+    ),
+)
+BY_KEY = {s.key: s for s in SETTINGS}
+
+
+class Settings(NamedTuple):
+    sidecar_git_max_bytes: int = 1024 * 1024
+    require_signed_commits: bool = False
+    protected_branches: tuple[str, ...] = ("main",)
+
+
+DEFAULTS = Settings()
+
+
+class SettingsProblem(ValueError):
+    """The settings file cannot be used: ``pointer`` names the key, ``hint`` the fix."""
+
+    def __init__(self, message: str, pointer: str = "$", hint: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.pointer = pointer
+        self.hint = hint
+
+
+def parse(text: str) -> Settings:
+    """The settings a file's text declares (keys left out keep their defaults)."""
+    from eee.store.safeyaml import YAMLRefused, load
+
+    try:
+        doc = load(text)
+    except YAMLRefused as exc:
+        raise SettingsProblem(f"not plain YAML: {exc}", hint="write plain YAML: keys and values only") from None
+    if doc is None:
+        return DEFAULTS
+    if not isinstance(doc, dict):
+        raise SettingsProblem("the settings are a mapping of setting: value", hint=_known())
+    values: dict[str, Any] = {}
+    for key, value in doc.items():
+        setting = BY_KEY.get(key) if isinstance(key, str) else None
+        if setting is None:
+            close = difflib.get_close_matches(str(key), BY_KEY, n=1)
+            hint = f"did you mean {close[0]!r}?" if close else _known()
+            raise SettingsProblem(f"unknown setting {key!r}", f"$.{key}", hint)
+        values[key] = _typed(setting, value)
+    return DEFAULTS._replace(**values)
+
+
+def _typed(setting: Setting, value: Any) -> Any:
+    where = f"$.{setting.key}"
+    if setting.kind is bool:
+        if not isinstance(value, bool):
+            raise SettingsProblem(f"{setting.key} is true or false, not {value!r}", where)
+        return value
+    if setting.kind is int:
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise SettingsProblem(f"{setting.key} is a whole number of bytes (0 or more), not {value!r}", where)
+        return value
+    if not isinstance(value, list) or not all(isinstance(v, str) and v and "\0" not in v for v in value):
+        raise SettingsProblem(f"{setting.key} is a list of branch names, not {value!r}", where)
+    return tuple(value)
+
+
+def _known() -> str:
+    return "known settings: " + ", ".join(s.key for s in SETTINGS)
+
+
+def read(tree: Tree) -> Settings:
+    """The settings of a :class:`eee.store.tree.Tree` (the defaults where it has no file);
+    :class:`SettingsProblem` when the file is there but cannot be used."""
+    if not tree.exists(SETTINGS_PATH):
+        return DEFAULTS
+    try:
+        raw = tree.read(SETTINGS_PATH, EVENT_MAX_BYTES)
+    except Unreadable as exc:
+        raise SettingsProblem(exc.finding.message, hint=exc.finding.hint) from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise SettingsProblem("not UTF-8 text", hint="save the file as UTF-8") from None
+    return parse(text)
