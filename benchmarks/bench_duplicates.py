@@ -27,7 +27,8 @@ from pathlib import Path
 PROJECT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(PROJECT / "tools"))
 
-from eee.governance.duplicates import DuplicateIndex, staged_findings  # noqa: E402
+from eee.governance.duplicates import DuplicateIndex  # noqa: E402
+from eee.rules.duplicates import staged_findings  # noqa: E402
 from eee.store.jsonlite import load_object  # noqa: E402
 from eee.store.paths import canonical_record_path  # noqa: E402
 from eee.store.strictjson import canonical  # noqa: E402

@@ -222,3 +222,27 @@ def make_pipeline_store(tmp: Path) -> Path:
     (repo / "governance" / "events").mkdir(parents=True, exist_ok=True)
     (repo / "data").mkdir(exist_ok=True)
     return repo
+
+
+# --- every finding names a registered rule ------------------------------------------------
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _registered_rule_ids() -> Any:
+    """Every finding made while the tests run names a rule of the registry
+    (:mod:`eee.rules.registry`): a finding with an unregistered id fails the test that made it
+    (the hardening tests' fixtures and the examples included). Workers forked by the
+    validator inherit the check."""
+    from eee.reporting.findings import Finding
+    from eee.rules.registry import IDS
+
+    made = Finding.__init__
+
+    def registered(self: Finding, *args: Any, **kwargs: Any) -> None:
+        made(self, *args, **kwargs)
+        if self.check not in IDS:
+            raise AssertionError(f"a finding with an unregistered rule id {self.check!r}: {self.one_line()}")
+
+    Finding.__init__ = registered  # type: ignore[method-assign]
+    yield
+    Finding.__init__ = made  # type: ignore[method-assign]

@@ -633,7 +633,7 @@ def site_store(root: Path, seed: int, records: int, with_analysis: bool = True) 
     import injection
     from eee.governance.events import EventFileError, make_event
     from eee.governance.events import write as write_event
-    from eee.imports.manifest import dumps as manifest_dumps
+    from eee.governance.manifests import dumps as manifest_dumps
 
     rng = random.Random(seed)
     shutil.copytree(PROJECT / "schemas", root / "schemas")

@@ -239,7 +239,7 @@ def seed(store: Path, base: dict[str, Any], with_analysis: bool = True) -> Seede
             extra=payload(k + 6),
         )
     # an import manifest that names the records (its free text hostile)
-    from eee.imports.manifest import dumps as manifest_dumps
+    from eee.governance.manifests import dumps as manifest_dumps
 
     manifest_id = "20260601T000000.000000Z-import-e5e5e5"
     files = [

@@ -135,5 +135,5 @@ def test_a_commit_is_read_from_the_object_store_not_the_work_tree(repo: Path, ca
     path.write_text("not json")  # the work tree changes after the commits; the audit does not see it
     assert audit_main(["--store", str(repo), "--format", "json"]) == 1
     findings = [f for f in _report(capsys)["findings"] if f["severity"] == "error"]
-    expected = [(f"{bad}:{clash.relative_to(repo).as_posix()}", "naming")]
+    expected = [(f"{bad}:{clash.relative_to(repo).as_posix()}", "layout")]
     assert [(f["file"], f["check"]) for f in findings] == expected, findings

@@ -7,7 +7,7 @@ import datetime as dt
 import pytest
 
 from eee.governance.events import dumps, load_text, make_event
-from eee.governance.status import fold
+from eee.rules.ledger import fold
 
 A = "aaaaaaaa-0000-4000-8000-000000000001"
 B = "bbbbbbbb-0000-4000-8000-000000000002"
@@ -97,5 +97,5 @@ def test_cycle_message_names_the_path() -> None:
 def test_event_yaml_round_trip_keeps_text_types() -> None:
     event = make_event("dispute", A, "line one\nline two", ME, reference="https://example.org/d/1")
     text = dumps(event)
-    assert 'timestamp: "' in text and 'event_schema: "1.1.0"' in text
+    assert 'timestamp: "' in text and 'event_schema: "1.2.0"' in text
     assert load_text(text) == event

@@ -128,7 +128,10 @@ def test_immutable_protects_released_schemas_and_the_registry(repo: Path, capsys
     target.write_text(target.read_text().replace('"minItems": 1', '"minItems": 2', 1))
     git(repo, "add", "-A")
     assert immutable.main([]) == 1
-    assert "schemas/0.3.0/eval.schema.json::$: modifies an accepted released schema file" in capsys.readouterr().out
+    assert (
+        "schemas/0.3.0/eval.schema.json::$: [immutable] modifies an accepted released schema file"
+        in capsys.readouterr().out
+    )
     git(repo, "checkout", "--", ".")
     git(repo, "reset", "-q", "--hard")
     # a new version may be added; the pins of released ones never change
@@ -265,11 +268,11 @@ def test_runner_prints_a_finding_once_when_two_hooks_find_it(repo: Path) -> None
     rel = _rel(path, repo)
     message = "folders meta/llama-2-7b do not match model_info.id 'meta-llama/Llama-2-7b-hf'"
     alone = _runner(["validate", "--", rel], repo)
-    assert alone.returncode == 0 and f"{rel}:1::$.model_info.id: warning: {message}" in alone.stdout
+    assert alone.returncode == 0 and f"{rel}:1::$.model_info.id: [naming] warning: {message}" in alone.stdout
     proc = _runner(["naming", "validate", "--", rel], repo)
     assert proc.returncode == 1
     assert proc.stdout.count(message) == 1
-    assert f"{rel}:1::$.model_info.id: {message}" in proc.stdout  # the error, not the warning
+    assert f"{rel}:1::$.model_info.id: [naming] {message}" in proc.stdout  # the error, not the warning
 
 
 def test_runner_honours_pre_commit_skip(repo: Path) -> None:

@@ -49,7 +49,7 @@ def test_invalid_record_is_blocked_with_the_validator_message(store):
     proc = commit(store, "add a broken record")
     assert proc.returncode == 1
     assert (
-        "$.evaluation_results[0].score_details.score: score 0.5 is outside the declared range [1, Infinity]"
+        "$.evaluation_results[0].score_details.score: [score] score 0.5 is outside the declared range [1, Infinity]"
         in _output(proc)
     )
     assert "hint:" in _output(proc)
@@ -66,7 +66,7 @@ def test_edit_of_an_accepted_record_is_blocked(accepted):
     proc = commit(store, "fix the score in place")
     assert proc.returncode == 1
     out = _output(proc)
-    assert f"{rel}::$: modifies an accepted record" in out
+    assert f"{rel}::$: [immutable] modifies an accepted record" in out
     assert "supersede" in out
 
 
@@ -75,7 +75,7 @@ def test_delete_of_an_accepted_record_is_blocked(accepted):
     git(store, "rm", "-q", rel)
     proc = commit(store, "remove a record")
     assert proc.returncode == 1
-    assert f"{rel}::$: deletes an accepted record" in _output(proc)
+    assert f"{rel}::$: [immutable] deletes an accepted record" in _output(proc)
     assert "tools/retract" in _output(proc)
 
 
@@ -85,7 +85,7 @@ def test_rename_of_an_accepted_record_is_blocked(accepted):
     git(store, "mv", rel, new)
     proc = commit(store, "rename a record")
     assert proc.returncode == 1
-    assert f"{rel}::$: renames an accepted record to {new}" in _output(proc)
+    assert f"{rel}::$: [immutable] renames an accepted record to {new}" in _output(proc)
 
 
 def test_case_only_rename_is_blocked(accepted):
@@ -95,7 +95,7 @@ def test_case_only_rename_is_blocked(accepted):
     git(store, "mv", rel, upper)
     proc = commit(store, "change the case of a folder")
     assert proc.returncode == 1
-    assert f"{rel}::$: case-only rename of an accepted record to {upper}" in _output(proc)
+    assert f"{rel}::$: [immutable] case-only rename of an accepted record to {upper}" in _output(proc)
 
 
 def test_turning_a_record_into_a_symlink_is_blocked(accepted):
@@ -107,7 +107,7 @@ def test_turning_a_record_into_a_symlink_is_blocked(accepted):
     git(store, "add", "-A")
     proc = commit(store, "replace a record by a link")
     assert proc.returncode == 1
-    assert f"{rel}::$: turns an accepted record into a symbolic link" in _output(proc)
+    assert f"{rel}::$: [immutable] turns an accepted record into a symbolic link" in _output(proc)
 
 
 def test_staged_sidecar_is_blocked(store):

@@ -54,12 +54,14 @@ def _record(uuid: str, **changes: Any) -> dict[str, Any]:
     return doc
 
 
-def write_flag(root: Path, record: str, rule: str, path: str, reason: str, who: dict[str, str]) -> str:
+def write_flag(
+    root: Path, record: str, rule: str, path: str, reason: str, who: dict[str, str], record_path: str, sha256: str
+) -> str:
     """An import's flag event (:func:`eee.imports.run.flag_event`) written as a file; its id."""
     from eee.governance.events import write
     from eee.imports.run import flag_event
 
-    return write(root, flag_event(record, rule, path, reason, who)).stem
+    return write(root, flag_event(record, rule, path, reason, who, record_path, sha256)).stem
 
 
 def _put(root: Path, rel: str, data: bytes) -> str:
@@ -177,7 +179,9 @@ def test_import_of_a_snapshot_with_every_outcome(
 
     moved = by_source[f"data/qa-bench/ACME/widget-7b/{U['moved']}.json"]
     assert moved["store"] == f"{FOLDER}/{U['moved']}.json"
-    assert [(f["rule"], f["path"]) for f in moved["flags"]] == [("sidecar", "$.detailed_evaluation_results.file_path")]
+    assert [(f["rule"], f["path"]) for f in moved["flags"]] == [
+        ("sidecar-path", "$.detailed_evaluation_results.file_path")
+    ]
     assert by_source[f"data/qa-bench/ACME/widget-7b/{U['moved']}_samples.jsonl"]["store"] == (
         f"{FOLDER}/{U['moved']}_samples.jsonl"
     )
@@ -198,9 +202,12 @@ def test_import_of_a_snapshot_with_every_outcome(
         "score",
         "$.evaluation_results[0].score_details.score",
     )
+    # the flag names the record's path and the sha256 of the bytes it accepts
+    record_path = by_source[f"{FOLDER}/{U['flagged']}.json"]["store"]
+    assert (event["record_path"], event["sha256"]) == (record_path, sha256(store / record_path))
 
     # the manifest: committed, every file with its outcome and sha256
-    from eee.imports.manifest import loads
+    from eee.governance.manifests import loads
 
     manifest = loads((store / report["manifest"]).read_text())
     assert manifest["counts"] == counts
@@ -243,7 +250,7 @@ def test_a_git_revision_works_like_a_folder(store: Path, tmp_path: Path, capsys:
     assert git(store, "status", "--porcelain").stdout.strip() == "", "a dry run writes nothing"
 
     code, done = _import([str(snapshot), "--source-ref", rev, "--store", str(store), "--commit"], capsys)
-    from eee.imports.manifest import loads
+    from eee.governance.manifests import loads
 
     manifest = loads((store / done["manifest"]).read_text())
     assert manifest["revision"] == rev and manifest["counts"] == from_git["counts"]
@@ -284,7 +291,7 @@ def test_usage_errors(store: Path, tmp_path: Path, capsys: pytest.CaptureFixture
 
 
 def test_accept_flagged_is_exact() -> None:
-    from eee.rules.flags import accept_flagged
+    from eee.rules.flags import Flag, accept_flagged, content_ids
 
     uuid = U["flagged"]
     score = Finding(f"{FOLDER}/{uuid}.json", "$.evaluation_results[0].score_details.score", "out", check="score")
@@ -293,8 +300,12 @@ def test_accept_flagged_is_exact() -> None:
         f"{FOLDER}/{U['plain']}.json", "$.evaluation_results[0].score_details.score", "out", check="score"
     )
     same_path_other_rule = Finding(f"abc1234567:{FOLDER}/{uuid}.json", score.pointer, "x", check="results")
-    flags = {uuid: {("score", score.pointer)}}
-    kept, accepted = accept_flagged([score, other, elsewhere, same_path_other_rule], lambda u: flags.get(u, set()))
+    ids = content_ids(b"the record's bytes")
+    flags = {uuid: [Flag("score", score.pointer, uuid, score.file, ids[0], None, "e")]}
+    located = {f.file: (f.file.split(":")[-1], ids) for f in (score, other, elsewhere, same_path_other_rule)}
+    kept, accepted = accept_flagged(
+        [score, other, elsewhere, same_path_other_rule], lambda u: flags.get(u, []), located.get
+    )
     assert accepted == [score]
     assert kept == [other, elsewhere, same_path_other_rule]
 
@@ -313,14 +324,17 @@ def test_gate_accepts_a_record_only_with_exactly_its_flags(store: Path) -> None:
     proc = _commit(store, "out of bounds, no flag")
     assert proc.returncode == 1 and "outside the declared range" in proc.stdout + proc.stderr
 
-    wrong = write_flag(store, uuid, "score", "$.evaluation_results[1].score_details.score", "wrong path", who)
+    bound = (rel, sha256(store / rel))
+    wrong = write_flag(store, uuid, "score", "$.evaluation_results[1].score_details.score", "wrong path", who, *bound)
     git(store, "add", "-A")
     proc = _commit(store, "flag on another path")
     assert proc.returncode == 1 and "outside the declared range" in proc.stdout + proc.stderr
 
     (store / "governance" / "events" / f"{wrong}.yaml").unlink()
     git(store, "add", "-A")
-    write_flag(store, uuid, "score", "$.evaluation_results[0].score_details.score", "HELM's -1 means missing", who)
+    write_flag(
+        store, uuid, "score", "$.evaluation_results[0].score_details.score", "HELM's -1 means missing", who, *bound
+    )
     git(store, "add", "-A")
     proc = _commit(store, "flagged: accepted")
     assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -330,7 +344,8 @@ def test_gate_accepts_a_record_only_with_exactly_its_flags(store: Path) -> None:
     worse["evaluation_results"][0]["score_details"]["score"] = 1.5
     worse["evaluation_results"][1]["score_details"]["score"] = 2.5
     rel = _put(store, f"{FOLDER}/{U['plain']}.json", canonical(worse))
-    write_flag(store, U["plain"], "score", "$.evaluation_results[0].score_details.score", "one of two", who)
+    bound = (rel, sha256(store / rel))
+    write_flag(store, U["plain"], "score", "$.evaluation_results[0].score_details.score", "one of two", who, *bound)
     git(store, "add", "-A")
     proc = _commit(store, "one flag, two errors")
     assert proc.returncode == 1 and "evaluation_results[1]" in proc.stdout + proc.stderr
@@ -368,14 +383,16 @@ def test_the_audit_accepts_a_record_flagged_with_it_or_later(store: Path) -> Non
     start = git(store, "rev-parse", "HEAD").stdout.strip()
     bad = _record(U["flagged"])
     bad["evaluation_results"][0]["score_details"]["score"] = 1.5
-    git(store, "add", _put(store, f"{FOLDER}/{U['flagged']}.json", canonical(bad)))
+    rel = _put(store, f"{FOLDER}/{U['flagged']}.json", canonical(bad))
+    git(store, "add", rel)
     git(store, "commit", "-q", "--no-verify", "-m", "skipping the hooks")
 
     def errors() -> list[str]:
         return [f.one_line() for r in audit(start, "HEAD", store).results for f in r.findings if f.severity == "error"]
 
     assert any("outside the declared range" in line for line in errors())
-    write_flag(store, U["flagged"], "score", "$.evaluation_results[0].score_details.score", "HELM's -1", who)
+    bound = (rel, sha256(store / rel))
+    write_flag(store, U["flagged"], "score", "$.evaluation_results[0].score_details.score", "HELM's -1", who, *bound)
     git(store, "add", "-A")
     proc = _commit(store, "flag it afterwards")
     assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -443,7 +460,7 @@ def test_an_unusable_source_name_is_one_files_outcome(
     assert report["counts"]["refused"] == 3 and report["counts"]["imported"] == 1
     assert git(store, "ls-files", "--error-unmatch", f"{FOLDER}/{U['plain']}.json", check=False).returncode == 0
     assert git(store, "status", "--porcelain").stdout == ""
-    from eee.imports.manifest import loads
+    from eee.governance.manifests import loads
 
     listed = {f["source"] for f in loads((store / report["manifest"]).read_text())["files"]}
     assert listed == set(outcomes)

@@ -7,7 +7,8 @@ from typing import Any
 
 import pytest
 
-from eee.imports.manifest import dumps, loads, manifest_findings, quote
+from eee.governance.manifests import dumps, loads, quote
+from eee.rules.imports import manifest_findings
 
 SHA = "a" * 64
 RECORD = "data/qa-bench/acme/widget-7b/00000001-0000-4000-8000-000000000001.json"

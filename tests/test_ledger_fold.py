@@ -13,8 +13,9 @@ from conftest import PROJECT
 from eee.governance import ACTION_NAMES, ACTIONS, ACTIONS_IN, OUTCOMES, STATUSES
 from eee.governance.events import make_event, schema_errors
 from eee.governance.history import Entered
-from eee.governance.rules import time_problem
-from eee.governance.status import FIELDS, flagged_findings, fold
+from eee.governance.status import FIELDS
+from eee.rules.flags import flags_of
+from eee.rules.ledger import fold, time_problem
 
 A = "aaaaaaaa-0000-4000-8000-000000000001"
 B = "bbbbbbbb-0000-4000-8000-000000000002"
@@ -28,8 +29,10 @@ def ev(action: str, record: str, i: int = 0, **kw: object) -> dict:
     if action == "dispute":
         kw.setdefault("reference", REF)
     if action == "flag":
-        kw.setdefault("rule", "bounds")
+        kw.setdefault("rule", "score")
         kw.setdefault("path", "$.evaluation_results[0].score_details.score")
+        kw.setdefault("record_path", f"data/bench/acme/widget-7b/{record}.json")
+        kw.setdefault("sha256", "0" * 64)
     return make_event(action, record, f"step {i}", ME, now=T0 + dt.timedelta(minutes=i), **kw)
 
 
@@ -94,7 +97,7 @@ def test_one_zero_events_stay_valid_under_their_schema() -> None:
     assert old["event_schema"] == "1.0.0" and schema_errors(old) == []
     old_resolve = make_event("resolve", A, "old", ME, now=T0, schema="1.0.0")  # no outcome was fine
     assert schema_errors(old_resolve) == []
-    flag = make_event("flag", A, "new action", ME, rule="bounds", path="$.x", now=T0, schema="1.0.0")
+    flag = make_event("flag", A, "new action", ME, rule="score", path="$.x", now=T0, schema="1.0.0")
     assert schema_errors(flag)  # 1.0.0 has no flag
 
 
@@ -102,6 +105,10 @@ def test_one_zero_events_stay_valid_under_their_schema() -> None:
     ("kw", "where"),
     [
         ({"action": "flag", "rule": None}, "rule"),
+        ({"action": "flag", "sha256": None}, "sha256"),
+        ({"action": "flag", "record_path": None}, "record_path"),
+        ({"action": "flag", "sha256": "abc"}, "sha256"),
+        ({"action": "flag", "record_path": "data/x.json"}, "record_path"),
         ({"action": "resolve", "outcome": "corrected"}, "replacement"),
         ({"action": "resolve", "outcome": None}, "outcome"),
         ({"action": "duplicate", "of": None}, "of"),
@@ -112,7 +119,8 @@ def test_one_zero_events_stay_valid_under_their_schema() -> None:
 )
 def test_schema_refuses_incomplete_events(kw: dict, where: str) -> None:
     action = kw.pop("action")
-    base = {"rule": "bounds", "path": "$.x"} if action == "flag" else {}
+    base = {"rule": "score", "path": "$.x", "record_path": f"data/b/d/m/{A}.json", "sha256": "0" * 64}
+    base = base if action == "flag" else {}
     if action == "resolve":
         base["outcome"] = "upheld"
     if action == "duplicate":
@@ -194,8 +202,8 @@ def test_last_resolution_and_open_flags() -> None:
         ("flag", A, {"rule": "naming", "path": "$.model_info.id"}),
     )
     ledger = fold(events)
-    assert flagged_findings(ledger, A) == {
-        ("bounds", "$.evaluation_results[0].score_details.score"),
+    assert {(f.rule, f.path) for f in flags_of(ledger, A)} == {
+        ("score", "$.evaluation_results[0].score_details.score"),
         ("naming", "$.model_info.id"),
     }
     closing = ev("resolve", A, 9, outcome="upheld", resolves=events[0]["id"])
@@ -204,7 +212,7 @@ def test_last_resolution_and_open_flags() -> None:
     assert st.status == "flagged" and [f["rule"] for f in st.open_flags] == ["naming"]
     assert st.to_dict()["last_resolution"]["outcome"] == "upheld"
     # resolved flags still name the findings the record is accepted with
-    assert len(flagged_findings(ledger, A)) == 2
+    assert len(flags_of(ledger, A)) == 2
 
 
 def test_relations_both_ways_and_catalogue_fields() -> None:

@@ -36,7 +36,8 @@ def test_every_accepted_reason_reads_back(text: str) -> None:
     assert reason == unicodedata.normalize("NFC", reason) and reason == reason.strip()
     if not reason:
         return
-    event = make_event("flag", FIXED_UUID, reason, ME, rule="bounds", path="$.x", now=T0)
+    bound = {"record_path": f"data/b/d/m/{FIXED_UUID}.json", "sha256": "0" * 64}
+    event = make_event("flag", FIXED_UUID, reason, ME, rule="score", path="$.x", now=T0, **bound)
     assert load_text(dumps(event)) == event
     assert schema_errors(event) == []
 

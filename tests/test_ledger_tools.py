@@ -52,15 +52,18 @@ def events(repo: Path) -> list[Path]:
 
 
 def test_flag_then_resolve(store: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from eee.governance.status import flagged_findings, read_ledger
+    from eee.rules.flags import flags_of
+    from eee.rules.ledger import read_ledger
 
     path = "$.evaluation_results[0].score_details.score"
-    argv = [A[:8], "--rule", "bounds", "--json-path", path, "--reason", "HELM's -1 for missing", "--commit"]
-    assert run("flag", argv) == 0
+    argv = [A[:8], "--rule", "score", "--json-path", path, "--reason", "HELM's -1 for missing", "--commit"]
+    assert run("flag", argv) == 2  # written; the record breaks no rule, so the flag accepts nothing: a warning
+    assert "[flag-unmatched]" in capsys.readouterr().err
     info = status(A, capsys)
     assert info["status"] == "flagged" and info["flagged"]
-    assert info["flags"][0]["rule"] == "bounds" and info["flags"][0]["path"] == path
-    assert flagged_findings(read_ledger(store), A) == {("bounds", path)}
+    assert info["flags"][0]["rule"] == "score" and info["flags"][0]["path"] == path
+    (flag,) = flags_of(read_ledger(store), A)
+    assert (flag.rule, flag.path, flag.record_path) == ("score", path, info["path"]) and len(str(flag.sha256)) == 64
     assert run("flag", argv) == 1  # the same finding is flagged once
     assert "already flagged" in capsys.readouterr().err
     assert run("resolve", [A[:8], "--outcome", "upheld", "--reason", "checked: -1 means missing", "--commit"]) == 0
@@ -206,9 +209,9 @@ SCENARIO = [
     ("resolve", [R[4], "--outcome", "upheld", "--reason", "it stands"]),
     ("dispute", [R[5], "--reason", "contested", "--reference", "https://example.org/d/3"]),
     ("resolve", [R[5], "--outcome", "retracted", "--reason", "it falls"]),
-    ("flag", [R[6], "--rule", "bounds", "--json-path", "$.evaluation_results[0]", "--reason", "out of range"]),
+    ("flag", [R[6], "--rule", "score", "--json-path", "$.evaluation_results[0]", "--reason", "out of range"]),
     ("resolve", [R[6], "--outcome", "corrected", "--replacement", R[7], "--reason", "R7 fixes it"]),
-    ("flag", [R[8], "--rule", "bounds", "--json-path", "$.evaluation_results[0]", "--reason", "out of range"]),
+    ("flag", [R[8], "--rule", "score", "--json-path", "$.evaluation_results[0]", "--reason", "out of range"]),
     ("retract", [R[9], "--reason", "by mistake"]),
     ("reinstate", [R[9], "--reason", "the retraction was a mistake"]),
     ("mark-duplicate", [R[10], "--of", R[11], "--reason", "uploaded twice"]),
@@ -249,7 +252,9 @@ def test_status_catalogue_and_site_agree_for_every_action_and_outcome(
     monkeypatch.chdir(repo)
     monkeypatch.setenv("EEE_PYTHON", sys.executable)
     for command, argv in SCENARIO:
-        assert run(command, [*argv, "--commit"]) == 0, (command, argv, capsys.readouterr().err)
+        # the records break no rule: each flag accepts nothing, and says so (a warning, exit 2)
+        expected = 2 if command == "flag" else 0
+        assert run(command, [*argv, "--commit"]) == expected, (command, argv, capsys.readouterr().err)
     assert git(repo, "status", "--porcelain").stdout == ""
 
     statuses = {u: status(u, capsys) for u in R}
@@ -267,7 +272,7 @@ def test_status_catalogue_and_site_agree_for_every_action_and_outcome(
     assert {"relation": "IsIdenticalTo", "record": R[10], "role": "original"} in json.loads(rows[R[11]]["relations"])
     assert {"relation": "IsNewVersionOf", "record": R[1]} in json.loads(rows[R[2]]["relations"])
     assert {"relation": "IsPreviousVersionOf", "record": R[7]} in json.loads(rows[R[6]]["relations"])
-    assert json.loads(rows[R[8]]["flags"])[0]["rule"] == "bounds"
+    assert json.loads(rows[R[8]]["flags"])[0]["rule"] == "score"
     for u in R:
         assert rows[u]["last_resolution"] == (statuses[u]["last_resolution"] or {}).get("outcome")
         assert rows[u]["superseded_by"] == statuses[u]["superseded_by"]

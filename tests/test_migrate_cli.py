@@ -117,7 +117,10 @@ def test_a_record_that_cannot_be_migrated_is_reported_and_not_written(
     assert not (out / "data" / "mmlu").exists(), "nothing of a refused record is written"
     assert (out / "data" / "helm_lite").is_dir(), "the others are still written"
     text = capsys.readouterr().out
-    assert "::$.evaluation_results[0].score_details.score: score -0.01 is outside the declared range [0, 1]" in text
+    assert (
+        "::$.evaluation_results[0].score_details.score: [score] score -0.01 is outside the declared range [0, 1]"
+        in text
+    )
     assert "3 migrated" not in text and "2 migrated to 0.3.0" in text and "1 refused" in text
     report = _report(out)
     assert report["exit_code"] == 1

@@ -36,7 +36,7 @@ from eee.migrate.report import (
 from eee.reporting.findings import ERROR, WARNING, FileResult, Summary
 from eee.reporting.reporters import render
 from eee.store.paths import file_kind, record_path_for_sidecar
-from eee.validation.validate import collect
+from eee.validation.collect import collect
 from test_migrate_cli import AGENTIC_DIR, AGENTIC_UUID, _store
 
 # ---------------------------------------------------------------------------- the former code, as reference

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from conftest import FIXED_UUID, PROJECT, load_example, make_pipeline_store, place_record, record_of
+from conftest import FIXED_UUID, PROJECT, load_example, make_pipeline_store, place_record, record_of, sha256
 from eee.governance.events import make_event, write
 
 pytestmark = pytest.mark.slow
@@ -499,7 +499,9 @@ def test_flagged_and_duplicate_records_say_so_on_their_pages(tmp_path: Path) -> 
     record page's notices and relations (from the templates)."""
     store = make_site_store(tmp_path)
     now = dt.datetime(2026, 6, 2, tzinfo=dt.UTC)
-    write(store, make_event("flag", PLAIN, "folder name", ME, rule="naming", path="$.model_info.id", now=now))
+    record = next((store / "data").rglob(f"{PLAIN}.json"))
+    bound = {"record_path": record.relative_to(store).as_posix(), "sha256": sha256(record)}
+    write(store, make_event("flag", PLAIN, "folder name", ME, rule="naming", path="$.model_info.id", now=now, **bound))
     write(store, make_event("duplicate", RETRACTED, "same run", ME, of=PLAIN, now=now + dt.timedelta(seconds=1)))
     proc = build_site(store, tmp_path / "site")
     assert proc.returncode == 0, proc.stdout + proc.stderr

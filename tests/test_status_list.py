@@ -50,7 +50,7 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     reference = ["--reference", "https://example.org/discussions/1"]
     assert run("dispute", [DISPUTED, "--reason", "the harness version is wrong", *reference, *store]) == 0
     flag = ["--rule", "score", "--json-path", SCORE, "--reason", "-1 stands for missing"]
-    assert run("flag", [FLAGGED, *flag, *store]) == 0
+    assert run("flag", [FLAGGED, *flag, *store]) == 2  # written; the record breaks no rule: a warning
     assert git(repo, "status", "--porcelain").stdout == ""
     return repo
 

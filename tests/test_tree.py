@@ -86,7 +86,7 @@ def test_overlay_puts_planned_files_over_the_base(tmp_path: Path) -> None:
 
 def test_an_event_over_the_work_tree_finds_a_planned_record(tmp_path: Path) -> None:
     """An overlay's events are checked against its planned records and the store below."""
-    from eee.rules.events import record_exists
+    from eee.rules.ledger import record_exists
 
     base = WorkTree(_store(tmp_path))
     planned = "data/b/d/m/2b5e4f1c-7a8d-4c3b-9e6f-1a2b3c4d5e6f.json"

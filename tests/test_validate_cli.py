@@ -75,7 +75,7 @@ def test_rich_format_prints_location_message_and_hint(tmp_path: Path, capsys: py
     line = next(i for i, text in enumerate(bad.read_text().splitlines(), 1) if '"score": 0.5' in text)
     assert out[0].endswith(
         f"{FIXED_UUID}.json:{line}::$.evaluation_results[0].score_details.score: "
-        "score 0.5 is outside the declared range [1, Infinity]"
+        "[score] score 0.5 is outside the declared range [1, Infinity]"
     )
     assert out[1].strip().startswith("hint: ")
 
@@ -167,7 +167,7 @@ def test_an_event_naming_no_record_is_reported_through_a_symlinked_store(tmp_pat
 def test_a_large_ledger_lists_the_records_once_and_finds_the_same(tmp_path: Path) -> None:
     """Past 64 named uuids the check lists every record once instead of one pattern per uuid."""
     from eee.governance.events import make_event, write
-    from eee.rules.events import _LIST_ALL_ABOVE
+    from eee.rules.ledger import _LIST_ALL_ABOVE
 
     _store(tmp_path, GOOD)
     actor = {"name": "M", "email": "m@example.org"}

@@ -18,8 +18,8 @@ import pytest
 from conftest import EXAMPLES, FIXED_UUID, sha256, write_json
 from eee.reporting.findings import Summary
 from eee.rules.record import main_folder
+from eee.store.jsonpath import parse_path
 from eee.store.paths import canonical_folders
-from eee.store.strictjson import parse_path
 from eee.validation.validate import Options, run
 
 AGG_VALID = sorted((EXAMPLES / "aggregate" / "valid").glob("*.json"))

@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import uuid
 from pathlib import Path
 
 import pytest
 
+import eee.validation.pool as pool
 import eee.validation.validate as validate
 from conftest import PROJECT, load_example, place_record, place_with_sidecar
 from eee.reporting.reporters import json_bytes, to_json
 from eee.store.tree import WorkTree
+from eee.validation.collect import Item
 
 
 @pytest.fixture
@@ -36,7 +39,7 @@ def store(tmp_path: Path) -> Path:
 
 
 def test_workers_give_the_one_process_report(store: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(validate, "CHUNK", 3)  # many chunks of whole folders
+    monkeypatch.setattr(pool, "CHUNK", 3)  # many chunks of whole folders
     one = validate.validate_tree(WorkTree(store), options=validate.Options(jobs=1))
     many = validate.validate_tree(WorkTree(store), options=validate.Options(jobs=3))
     assert one.errors > 5 and one.exit_code() == 1
@@ -55,7 +58,7 @@ def test_the_report_is_the_documents_json(store: Path) -> None:
 
 
 def test_a_few_files_stay_in_one_process(store: Path) -> None:
-    items = [validate._Item(WorkTree(store), f"data/x/{i}.json") for i in range(10)]
-    assert validate._jobs(None, items) == 1
-    assert validate._jobs(1, items) == 1
-    assert validate._jobs(None, items * validate.PARALLEL_MIN) > 1 or validate.os.cpu_count() == 1
+    items = [Item(WorkTree(store), f"data/x/{i}.json") for i in range(10)]
+    assert pool.jobs_for(None, items) == 1
+    assert pool.jobs_for(1, items) == 1
+    assert pool.jobs_for(None, items * pool.PARALLEL_MIN) > 1 or os.cpu_count() == 1

@@ -10,7 +10,7 @@ import pytest
 
 from conftest import EXAMPLES, FIXED_UUID, write_json
 from eee.commands.validate import main as validate_main
-from eee.validation.validate import run
+from eee.validation.validate import Options, run
 
 GOOD = EXAMPLES / "aggregate" / "valid" / "v0.3.0_perplexity_unbounded.json"  # model meta-llama/Llama-2-7b-hf
 FOLDER = "data/wikitext/meta-llama/Llama-2-7b-hf"
@@ -107,12 +107,7 @@ def test_record_outside_a_data_folder(tmp_path: Path) -> None:
     assert summary.exit_code() == 1
     assert any("not inside a data/ folder" in m for m in _messages(summary))
     # ... and with --schema-only it is checked as a loose file
-    assert (
-        run(
-            [str(path)], options=__import__("eee.validation.validate").validation.validate.Options(repo_checks=False)
-        ).exit_code()
-        == 0
-    )
+    assert run([str(path)], options=Options(repo_checks=False)).exit_code() == 0
 
 
 def test_unexpected_file_in_data(tmp_path: Path) -> None:

@@ -4,6 +4,7 @@ one the one-process run of the whole list writes, byte for byte."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -13,6 +14,8 @@ from pathlib import Path
 import pytest
 
 import eee.reporting.reporters as report
+import eee.validation.collect as collect
+import eee.validation.pool as pool
 import eee.validation.validate as validate
 from conftest import PROJECT, git, load_example, make_store, place_record, place_with_sidecar
 from eee.commands.validate import main as validate_main
@@ -59,8 +62,8 @@ def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     root = tmp_path / "store"
     shutil.copytree(PROJECT / "schemas", root / "schemas")
     _fill(root)
-    monkeypatch.setattr(validate, "CHUNK", 3)  # many chunks of whole folders
-    monkeypatch.setattr(validate, "PARALLEL_MIN", 10)  # workers for a store this small
+    monkeypatch.setattr(pool, "CHUNK", 3)  # many chunks of whole folders
+    monkeypatch.setattr(pool, "PARALLEL_MIN", 10)  # workers for a store this small
     monkeypatch.chdir(root)
     return root
 
@@ -142,7 +145,7 @@ def test_the_walk_yields_paths_in_sorted_order(tmp_path: Path) -> None:
                 (data / "x" / name / leaf).parent.mkdir(parents=True, exist_ok=True)
                 (data / "x" / name / leaf).write_text("{}")
     os.symlink(data / "x" / "b", data / "x" / "b-link")
-    walked = list(validate.walk(str(tmp_path)))
+    walked = list(collect.walk(str(tmp_path)))
     assert walked == sorted(walked)
     found = sorted(os.path.join(top, f) for top, _dirs, files in os.walk(data) for f in files)
     assert walked == sorted([*found, str(data / "x" / "b-link")])
@@ -157,10 +160,13 @@ def test_flags_are_accepted_chunk_by_chunk(tmp_path: Path, capsys: pytest.Captur
     _fill(root)
     who = {"name": "Test Contributor", "email": "contributor@example.org"}
     for i in (4, 13, 31):  # out of bounds, in three chunks: each accepted by its flag
-        write(root, flag_event(_uuid(i), "score", "$.evaluation_results[0].score_details.score", "checked", who))
+        record = next((root / "data").rglob(f"{_uuid(i)}.json"))
+        rel, digest = record.relative_to(root).as_posix(), hashlib.sha256(record.read_bytes()).hexdigest()
+        flag = flag_event(_uuid(i), "score", "$.evaluation_results[0].score_details.score", "checked", who, rel, digest)
+        write(root, flag)
     git(root, "add", "-A")
-    monkeypatch.setattr(validate, "CHUNK", 3)
-    monkeypatch.setattr(validate, "PARALLEL_MIN", 10)
+    monkeypatch.setattr(pool, "CHUNK", 3)
+    monkeypatch.setattr(pool, "PARALLEL_MIN", 10)
     monkeypatch.chdir(root)
     plain = validate.validate_tree(WorkTree(root), options=validate.Options(jobs=1))
     before = plain.errors
@@ -184,10 +190,10 @@ def test_a_folder_whose_files_are_not_consecutive_stays_in_one_chunk(
     (between / "x.json").write_text("{}")
     (between / "deeper").mkdir()
     (between / "deeper" / "y.json").write_text("{}")
-    walked = list(validate.walk(str(root)))
+    walked = list(collect.walk(str(root)))
     assert walked.index(str(record)) < walked.index(str(between / "x.json")) < walked.index(str(sidecar))
-    monkeypatch.setattr(validate, "CHUNK", 1)
-    monkeypatch.setattr(validate, "PARALLEL_MIN", 10)
+    monkeypatch.setattr(pool, "CHUNK", 1)
+    monkeypatch.setattr(pool, "PARALLEL_MIN", 10)
     monkeypatch.chdir(root)
     expected = json_bytes(validate.validate_tree(WorkTree(root), options=validate.Options(jobs=1)))
     for jobs in ("1", "2"):
@@ -201,7 +207,12 @@ def test_a_folder_whose_files_are_not_consecutive_stays_in_one_chunk(
         FileResult("data/b/d/m/x.json", "record", "0.3.0"),
         FileResult('we"ird\\ né\u2028 \x01.jsonl', "sidecar", "0.2.2,0.3.0", rows=12, suppressed=3),
         FileResult(
-            "e.yaml", "event", findings=[Finding("e.yaml", "$", "m"), Finding("e.yaml", "$", "w", severity="warning")]
+            "e.yaml",
+            "event",
+            findings=[
+                Finding("e.yaml", "$", "m", check="event"),
+                Finding("e.yaml", "$", "w", severity="warning", check="event"),
+            ],
         ),
         FileResult("", "input", None, rows=0),
     ],
@@ -215,10 +226,10 @@ def test_walk_folders_gives_each_folders_files_together(tmp_path: Path) -> None:
     for name in ("a.json", "c.json", "b/x.json", "a_samples.jsonl"):
         (folder / name).parent.mkdir(parents=True, exist_ok=True)
         (folder / name).write_text("{}")
-    pieces = list(validate.walk_folders(str(tmp_path)))
+    pieces = list(collect.walk_folders(str(tmp_path)))
     assert pieces == [
         (str(folder), ["a.json", "a_samples.jsonl"]),
         (str(folder / "b"), ["x.json"]),
         (str(folder), ["c.json"]),
     ]
-    assert list(validate.walk(str(tmp_path))) == [os.path.join(d, n) for d, names in pieces for n in names]
+    assert list(collect.walk(str(tmp_path))) == [os.path.join(d, n) for d, names in pieces for n in names]

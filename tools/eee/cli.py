@@ -40,6 +40,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "site": ("eee.commands.site", "write the published site's pages as Markdown (build/docs)"),
     "status": ("eee.commands.status", "a record's path, status, relations and history"),
     "dedup": ("eee.commands.dedup", "list groups of duplicate records, with the evidence"),
+    "rules": ("eee.commands.rules", "list the rules the store checks, or explain one (eee rules ID)"),
 }
 # the governance actions, declared once (eee.governance.ACTIONS)
 COMMANDS.update(_governance_commands())

@@ -76,7 +76,7 @@ def _p(p: float) -> str:
 def benchmarks_with_instance_data(root: Path, include_all: bool = False) -> dict[str, list[Any]]:
     """Benchmark -> its (active) records, for every benchmark where a record declares or has a sidecar."""
     from eee.analysis.samples import NO_SIDECAR, records_of
-    from eee.governance.status import read_ledger
+    from eee.rules.ledger import read_ledger
 
     ledger = read_ledger(root)
     data = root / "data"
@@ -346,7 +346,7 @@ def update_pages(
     import json
 
     from eee.catalog.table import atomic_write_text, check_replaceable, code_version
-    from eee.governance.status import read_ledger
+    from eee.rules.ledger import read_ledger
 
     out = Path(out)
     check_replaceable(out, _ours, "the analysis output")

@@ -104,7 +104,7 @@ def lifecycle(state: Any) -> str:
 
 def _status_of(root: Path, uuid: str, ledger: Any = None) -> str:
     if ledger is None:
-        from eee.governance.status import read_ledger
+        from eee.rules.ledger import read_ledger
 
         ledger = read_ledger(root)
     return lifecycle(ledger.state(uuid))
@@ -151,7 +151,7 @@ def records_of(
     from eee.catalog.table import is_active
 
     if ledger is None:
-        from eee.governance.status import read_ledger
+        from eee.rules.ledger import read_ledger
 
         ledger = read_ledger(root)
     folder = root / "data" / benchmark

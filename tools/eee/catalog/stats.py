@@ -94,7 +94,7 @@ def fill_rates(
     store manifest) and ``cache``: what an earlier run read of each record, by path, as
     [sha256, facts]; with both, only records whose sha256 changed are read again, and
     ``cache`` is brought up to date in place (records gone are dropped)."""
-    from eee.governance.status import read_ledger
+    from eee.rules.ledger import read_ledger
 
     ledger = read_ledger(root)
     seen: set[str] = set()

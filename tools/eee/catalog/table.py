@@ -394,7 +394,7 @@ def iter_rows(
     """Every catalogue row of the store, record by record (benchmark folders in order), or
     of the records ``paths`` ((uuid, path) as :func:`record_paths` gives them).
     Records that cannot be read are appended to ``skipped`` (``path: why``)."""
-    from eee.governance.status import read_ledger
+    from eee.rules.ledger import read_ledger
     from eee.store.strictjson import JSONProblem
 
     loader = loader or default_loader()
@@ -594,7 +594,7 @@ def update_catalog(
     written last, so an interrupted run rewrites what it had not finished. The result is the
     same folder :func:`write_catalog` writes, plus the keys file (which readers ignore: its
     name starts with a dot)."""
-    from eee.governance.status import read_ledger
+    from eee.rules.ledger import read_ledger
 
     out = Path(out)
     check_replaceable(out, _ours, "a catalogue")

@@ -53,7 +53,7 @@ def main(argv: list[str]) -> int:
     root = args.store
     from eee.analysis.compare import compare_many, compare_records, render, render_many
     from eee.analysis.samples import records_of, resolve
-    from eee.governance.status import read_ledger
+    from eee.rules.ledger import read_ledger
 
     ledger = read_ledger(root)
     try:

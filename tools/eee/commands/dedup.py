@@ -25,7 +25,7 @@ from eee.commands import EXIT_OK, EXIT_WARNINGS, OUTPUT_FORMATS, add_format, add
 
 def groups(root: Any) -> list[dict[str, Any]]:
     from eee.governance.duplicates import DuplicateIndex, compare, evidence  # lazy: after the arguments
-    from eee.governance.status import read_ledger  # lazy: after the arguments
+    from eee.rules.ledger import read_ledger  # lazy: after the arguments
 
     index = DuplicateIndex(root)
     try:

@@ -7,7 +7,8 @@ its action: the description, ``--reference`` as the action takes one, the other 
 names, and the options common to all actions: ``--reason``, ``--dry-run`` (check and show,
 write nothing), ``--commit`` (commit through the hooks, atomically), ``--format rich|json``,
 ``--store``. A record is named by its uuid or a unique prefix of at least eight hex digits.
-Exit 0 done, 1 refused (nothing written), 64 usage error.
+Exit 0 done, 1 refused (nothing written), 2 done with warnings (a flag that accepts no
+finding of its record), 64 usage error (``eee flag --rule`` naming no registered rule).
 """
 
 from __future__ import annotations
@@ -18,7 +19,17 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from eee.commands import EXIT_ERRORS, EXIT_OK, OUTPUT_FORMATS, add_dry_run, add_format, add_store, parser, refused
+from eee.commands import (
+    EXIT_ERRORS,
+    EXIT_OK,
+    EXIT_WARNINGS,
+    OUTPUT_FORMATS,
+    add_dry_run,
+    add_format,
+    add_store,
+    parser,
+    refused,
+)
 from eee.git.cli import GitError
 from eee.governance import BY_COMMAND, OUTCOMES
 from eee.reporting.findings import Refused, refusal
@@ -65,13 +76,18 @@ def _parser(command: str) -> argparse.ArgumentParser:
             help="the one open dispute or flag event to close (default: every open one)",
         )
     if command == "flag":
-        p.add_argument("--rule", required=True, metavar="CHECK", help="the rule (check) the record breaks")
+        p.add_argument(
+            "--rule",
+            required=True,
+            metavar="ID",
+            help="the rule the record breaks: the [id] its finding shows (`eee rules` lists them)",
+        )
         p.add_argument(
             "--json-path",
             dest="path",
             required=True,
             metavar="JSONPATH",
-            help="the JSON path that breaks it, e.g. '$.a.b[0]'",
+            help="the JSON path of the finding, as the finding writes it, e.g. '$.a.b[0]'",
         )
     if command == "mark-duplicate":
         p.add_argument("--of", required=True, metavar="UUID", help="the record that stands (uuid or unique prefix)")
@@ -106,7 +122,12 @@ def _replacement_kwargs(value: str) -> dict[str, Any]:
 def run(command: str, argv: list[str]) -> int:
     from eee.write.actions import perform  # lazy: the tools' layer, only once the arguments are read
 
-    args = _parser(command).parse_args(argv)
+    p = _parser(command)
+    args = p.parse_args(argv)
+    if command == "flag":
+        problem = _flag_arguments_problem(args.rule, args.path)
+        if problem:
+            p.error(problem)  # exit 64
     root = args.store
     try:
         action = BY_COMMAND[command].name
@@ -141,6 +162,12 @@ def run(command: str, argv: list[str]) -> int:
             print(f"  {verb} {path}")
         if result["committed"]:
             print(f"  committed {result['commit'][:10]}")
+        for warning in result.get("warnings") or []:
+            print(
+                f"{warning['file']}::{warning['pointer']}: [{warning['check']}] warning: {warning['message']}\n"
+                f"    hint: {warning['hint']}",
+                file=sys.stderr,
+            )
     if not result["dry_run"] and not result["committed"]:
         paths = " ".join(result["event_paths"] + ([result["replacement_path"]] if args_new_file(kwargs) else []))
         print(
@@ -148,7 +175,23 @@ def run(command: str, argv: list[str]) -> int:
             f"(git add {paths} && git commit, or run the tool with --commit)",
             file=sys.stderr,
         )
-    return EXIT_OK
+    return EXIT_WARNINGS if result.get("warnings") else EXIT_OK
+
+
+def _flag_arguments_problem(rule: str, path: str) -> str | None:
+    """Why ``--rule``/``--json-path`` cannot name a flag: a rule that is not registered (a
+    word for one gets the did-you-mean, never accepted), or a JSON path no finding writes."""
+    from eee.rules.registry import IDS, unknown_text
+    from eee.store.jsonpath import well_formed
+
+    if rule not in IDS:
+        return f"--rule {rule}: {unknown_text(rule)}"
+    if not well_formed(path):
+        return (
+            f"--json-path {path!r} is not a JSON path as findings write it "
+            '($, then .name, [0] or ["other key"] steps): copy it from the finding'
+        )
+    return None
 
 
 def args_new_file(kwargs: dict[str, Any]) -> bool:

@@ -83,7 +83,7 @@ def listing(root: Path, statuses: list[str] | tuple[str, ...] = ()) -> dict[str,
     """Every record of the store (``data/``) with its listed status, those of ``statuses``
     only when some are given (``active`` stands for every active one), and the counts of all."""
     from eee.catalog.table import exclusion, record_paths  # lazy: after the arguments
-    from eee.governance.status import read_ledger
+    from eee.rules.ledger import read_ledger
 
     wanted = {s for want in statuses for s in (ACTIVE if want == "active" else (want,))}
     ledger = read_ledger(root)

@@ -8,7 +8,8 @@ from pathlib import Path
 
 from eee.commands import Parser, add_format, add_jobs, add_manifest, add_no_progress, add_out, add_store, count
 from eee.reporting.reporters import Streamed, render
-from eee.validation.validate import SECTIONS, Options, run
+from eee.validation.pool import SECTIONS
+from eee.validation.validate import Options, run
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -78,7 +79,7 @@ def main(argv: list[str]) -> int:
     if options.repo_checks:  # like the gate: what a record's flag events name is accepted, not an error
         from eee.validation.flagged import IndexFlags
 
-        accepted = IndexFlags()
+        accepted = IndexFlags(args.store)  # the flags of the store named, else of the current folder
     # the results go to the report as they come: the run keeps the counts and the findings only
     report = Streamed(SECTIONS, accepted)
     try:

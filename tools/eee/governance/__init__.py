@@ -2,7 +2,7 @@
 
 Records never change. What happens to one afterwards (retracted, superseded, disputed,
 flagged, resolved, reinstated, marked duplicate) is an event: one YAML file under
-``governance/events/``, added and never edited. :func:`eee.governance.status.fold` turns
+``governance/events/``, added and never edited. :func:`eee.rules.ledger.fold` turns
 the events into each record's status; the validator, the audit, the catalogue, the site
 and the tools all use it.
 
@@ -22,7 +22,7 @@ from eee.store.paths import EVENT_SUFFIX, EVENTS_DIR  # where events live is a p
 
 __all__ = ["ACTIONS", "EVENTS_DIR", "EVENT_SUFFIX"]
 
-EVENT_SCHEMA_VERSIONS = ("1.0.0", "1.1.0")  # every released event schema; the last is written
+EVENT_SCHEMA_VERSIONS = ("1.0.0", "1.1.0", "1.2.0")  # every released event schema; the last is written
 EVENT_SCHEMA_CURRENT = EVENT_SCHEMA_VERSIONS[-1]
 
 
@@ -92,8 +92,10 @@ ACTIONS: tuple[Action, ...] = (
         "flag",
         "flag",
         "record a concern: a rule and JSON path a record breaks (governance event)",
-        "Flag a record: an expression of concern naming the rule (check) and the JSON path the record "
-        "breaks, with a reason. The record stays; its status is flagged until a resolution.",
+        "Flag a record: an expression of concern naming the rule (the [id] of the finding) and the JSON path "
+        "the record breaks, with a reason; the flag names the record's path and the sha256 of its bytes, "
+        "and the gate accepts exactly that finding of that file. The record stays; its status is flagged "
+        "until a resolution.",
         "Flag",
         "1.1.0",
         "optional",

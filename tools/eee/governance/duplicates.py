@@ -14,8 +14,9 @@ Two records are **duplicates** when either holds (governance/README.md, "Duplica
 Each record gets keys (one content key, one key per result); records sharing a key are
 duplicates. The keys live in an index (SQLite in the git directory, never committed)
 that follows HEAD's ``data/`` tree by diffing trees, so the hook checks a staged record
-with a few lookups whatever the store's size. Pairs linked by supersession (one version
-chain) or by a ``duplicate`` event are never warned about again.
+with a few lookups whatever the store's size. The rule that warns about them, and leaves
+alone pairs linked by supersession (one version chain) or by a ``duplicate`` event, is
+:mod:`eee.rules.duplicates`.
 """
 
 from __future__ import annotations
@@ -33,11 +34,9 @@ from typing import Any, NamedTuple
 
 import orjson
 
-from eee.git.cli import BatchReader, fields, git, read_blobs, resolve
-from eee.reporting.findings import WARNING, Finding
+from eee.git.cli import BatchReader, fields, git, resolve
 from eee.store.fsutil import replace_file
 from eee.store.limits import RECORD_MAX_BYTES, read_regular
-from eee.store.paths import EVENT_SUFFIX, EVENTS_DIR
 from eee.store.strictjson import JSONProblem
 from eee.store.strictjson import loads as strict_loads
 
@@ -106,7 +105,7 @@ def facts(uuid: str, doc: dict[str, Any]) -> Facts:
     )
 
 
-def _uuid_of(path: str) -> str:
+def uuid_of(path: str) -> str:
     return path.rsplit("/", 1)[-1][: -len(RECORD_SUFFIX)]
 
 
@@ -145,25 +144,6 @@ def evidence(mine: Facts, match: Match) -> str:
     return text
 
 
-def finding(path: str, mine: Facts, match: Match, where: Callable[[str], str] = lambda p: p) -> Finding:
-    new, old = mine.uuid[:8], match.other.uuid[:8]
-    if match.identical:
-        message = f"duplicates {match.path}: {evidence(mine, match)}"
-        hint = (
-            "the same result submitted twice, not a re-run: leave this copy out "
-            f"(git rm --cached {path}); once both are committed, mark it: "
-            f"tools/mark-duplicate {new} --of {old} --reason ..."
-        )
-    else:
-        message = f"repeats the evaluation of {match.path}: {evidence(mine, match)}"
-        hint = (
-            f"if it corrects the other, supersede it (tools/supersede {old} <this record> --reason ...); "
-            f"if it is the same run again, mark it (tools/mark-duplicate {new} --of {old} --reason ...); "
-            "a different run has its own evaluation_id (see governance/README.md, Duplicates)"
-        )
-    return Finding(where(path), "$", message, hint, severity=WARNING, check="duplicates")
-
-
 # --- the index ------------------------------------------------------------------------------
 
 HOOK_LIMIT = 1000  # records a hook may read to bring the index to HEAD; beyond, it says so and skips
@@ -178,7 +158,7 @@ class Stale(Exception):
     being written by another process); nothing was changed. The message says why."""
 
 
-def _is_record(path: str) -> bool:
+def is_record(path: str) -> bool:
     return path.startswith("data/") and path.endswith(RECORD_SUFFIX) and path.count("/") == 4
 
 
@@ -202,7 +182,7 @@ def record_keys(path: str, data: bytes | None) -> list[bytes] | None:
     doc = _parse(data)
     if doc is None:
         return None
-    f = facts(_uuid_of(path), doc)
+    f = facts(uuid_of(path), doc)
     return sorted({_kb(f.content), *(_kb(r[0]) for r in f.results)})
 
 
@@ -212,7 +192,7 @@ def _listing(root: Path, tree: str) -> Iterator[tuple[str, str, str]]:
         meta, _, name = entry.partition(b"\t")
         parts = meta.split()
         path = "data/" + name.decode("utf-8", "surrogateescape")
-        if len(parts) == 3 and parts[1] == b"blob" and _is_record(path):
+        if len(parts) == 3 and parts[1] == b"blob" and is_record(path):
             yield "A", path, parts[2].decode()
 
 
@@ -225,7 +205,7 @@ def _diff(root: Path, old: str, new: str) -> Iterator[tuple[str, str, str]]:
             break
         meta = meta_field.decode().lstrip(":").split()
         path = "data/" + name.decode("utf-8", "surrogateescape")
-        if len(meta) >= 5 and _is_record(path):
+        if len(meta) >= 5 and is_record(path):
             yield meta[4][0], path, meta[3]
 
 
@@ -473,7 +453,7 @@ class DuplicateIndex:
         for dirpath, _, files in os.walk(data):
             for name in sorted(files):
                 rel = os.path.relpath(os.path.join(dirpath, name), self.root).replace(os.sep, "/")
-                if _is_record(rel):
+                if is_record(rel):
                     try:
                         raw = read_regular(Path(self.root, rel), RECORD_MAX_BYTES, "record")
                     except OSError:
@@ -499,7 +479,7 @@ class DuplicateIndex:
                 self._reader = BatchReader(self.root)
             ((_, data),) = self._reader.blobs([row[0]])
         doc = _parse(data)
-        return facts(_uuid_of(path), doc) if doc is not None else None
+        return facts(uuid_of(path), doc) if doc is not None else None
 
     def matches(self, path: str, mine: Facts) -> list[Match]:
         """Records of the index that duplicate ``mine`` (at ``path``, left out)."""
@@ -546,143 +526,3 @@ class DuplicateIndex:
         for path in parent:
             out.setdefault(find(path), []).append(path)
         return sorted(sorted(g) for g in out.values() if len(g) > 1)
-
-
-# --- the rule -------------------------------------------------------------------------------
-
-
-def staged_findings(
-    root: Path,
-    paths: Iterable[str],
-    load: Callable[[str], dict[str, Any] | None],
-    where: Callable[[str], str] = lambda p: p,
-    index: DuplicateIndex | None = None,
-    ledger: Any = None,
-    limit: int | None = None,
-    notice: Callable[[str], None] | None = None,
-) -> list[Finding]:
-    """Warnings for the records ``paths`` (repository paths) about to be committed: each
-    against every record of HEAD (through the index) and the others staged with it.
-    ``ledger`` (read only when a match is found): pairs it links are not warned about.
-    ``limit``: read at most that many records to bring the index to HEAD (what the hook
-    allows); when it would need more, the staged records are checked only against each
-    other and ``notice`` is told why, in one line that names the command that builds it."""
-    mine: dict[str, Facts] = {}
-    for path in paths:
-        if _is_record(path):
-            doc = load(path)
-            if doc is not None:
-                mine[path] = facts(_uuid_of(path), doc)
-    if not mine:
-        return []
-    own = index is None
-    found: list[tuple[str, Facts, Match]] = []
-    try:
-        index = index or DuplicateIndex(root, timeout=2 if limit is not None else 30)
-        index.sync(limit=limit)
-    except Stale as exc:
-        if own and index is not None:
-            index.close()
-        own, index = False, None
-        if notice:
-            notice(
-                f"not checked against the committed records: {exc}; build it with `{BUILD_COMMAND}` "
-                "(the staged records were checked against each other)"
-            )
-    try:
-        for path, f in mine.items():
-            if index is not None:
-                found += [(path, f, m) for m in index.matches(path, f) if m.path not in mine]
-            for other, theirs in mine.items():
-                if other != path and other < path:  # staged together: warn on the later path
-                    m = compare(f, theirs, other)
-                    if m:
-                        found.append((path, f, m))
-    finally:
-        if own and index is not None:
-            index.close()
-    if not found:
-        return []
-    if ledger is None:
-        from eee.governance.status import read_ledger  # lazy: the ledger (YAML) is read only when a match needs it
-
-        ledger = read_ledger(root)
-    return [finding(path, f, m, where) for path, f, m in found if not ledger.linked(f.uuid, m.other.uuid)]
-
-
-def duplicate_findings(
-    path: str,
-    doc: dict[str, Any],
-    others: dict[str, dict[str, Any]],
-    where: Callable[[str], str] = lambda p: p,
-    linked: Callable[[str, str], bool] | None = None,
-) -> list[Finding]:
-    """The rule on documents in hand: ``doc`` (at ``path``) against ``others`` (path -> doc)."""
-    mine = facts(_uuid_of(path), doc)
-    out = []
-    for other_path, other in sorted(others.items()):
-        if other_path == path:
-            continue
-        theirs = facts(_uuid_of(other_path), other)
-        m = compare(mine, theirs, other_path)
-        if m and not (linked and linked(mine.uuid, theirs.uuid)):
-            out.append(finding(path, mine, m, where))
-    return out
-
-
-def audit_duplicates(
-    commit: str, paths: list[str], cwd: Path, where: Callable[[str], str], ledger: Any = None
-) -> list[Finding]:
-    """The rule for the records ``paths`` a commit added, against the whole store at that
-    commit (its own index file, so the hook's index keeps following HEAD)."""
-    paths = [p for p in paths if _is_record(p)]
-    if not paths:
-        return []
-    index = DuplicateIndex(cwd, name="eee-duplicates-audit.sqlite")
-    try:
-        index.sync(commit)
-        found: list[tuple[str, Facts, Match]] = []
-        for path in paths:
-            f = index.facts_of(path)
-            if f is None:
-                continue
-            found += [(path, f, m) for m in index.matches(path, f) if not (m.path in paths and m.path > path)]
-    finally:
-        index.close()
-    if not found:
-        return []
-    ledgers = [ledger] if ledger is not None else [ledger_at(cwd, commit), ledger_at(cwd, "HEAD")]
-    # linked at that commit, or later (a pair marked since is never warned about again)
-    return [
-        finding(path, f, m, where)
-        for path, f, m in found
-        if not any(led.linked(f.uuid, m.other.uuid) for led in ledgers)
-    ]
-
-
-def ledger_at(cwd: Path, rev: str) -> Any:
-    """The ledger as it stood at ``rev`` (its events, in history order)."""
-    return _ledger_at(str(cwd), resolve(f"{rev}^{{commit}}", cwd) or rev)
-
-
-@functools.lru_cache(maxsize=16)
-def _ledger_at(cwd_text: str, commit: str) -> Any:
-    cwd = Path(cwd_text)
-    from eee.governance.events import EventFileError, load_text  # lazy: only when a match needs the ledger
-    from eee.governance.history import entered  # lazy: with the above
-    from eee.governance.status import fold  # lazy: with the above
-
-    listing = git("ls-tree", "-z", "--end-of-options", f"{commit}:{EVENTS_DIR}", cwd=cwd, check=False)
-    blobs = []
-    for entry in listing.split(b"\0"):
-        meta, _, name = entry.partition(b"\t")
-        parts = meta.split()
-        if len(parts) == 3 and parts[1] == b"blob" and name.decode(errors="replace").endswith(EVENT_SUFFIX):
-            blobs.append(parts[2].decode())
-    events = []
-    for _, data in read_blobs(blobs, cwd):
-        try:
-            events.append(load_text((data or b"").decode("utf-8")))
-        except (EventFileError, UnicodeDecodeError):
-            continue
-    return fold(events, entered=entered(cwd, commit))

@@ -35,6 +35,8 @@ FIELD_ORDER = (
     "relation",
     "rule",
     "path",
+    "record_path",
+    "sha256",
     "reason",
     "outcome",
     "resolves",
@@ -115,11 +117,14 @@ def make_event(
     of: str | None = None,
     rule: str | None = None,
     path: str | None = None,
+    record_path: str | None = None,
+    sha256: str | None = None,
     resolves: str | None = None,
     now: dt.datetime | None = None,
     schema: str = EVENT_SCHEMA_VERSION,
 ) -> dict[str, Any]:
-    """A new event; its id never collides with another's."""
+    """A new event; its id never collides with another's. A flag names ``rule`` at ``path``
+    of the record at ``record_path`` whose bytes have ``sha256`` (event schema 1.2.0)."""
     now = (now or utc_now()).astimezone(dt.UTC)
     relation = None
     if schema != "1.0.0":
@@ -134,6 +139,8 @@ def make_event(
         "relation": relation,
         "rule": rule,
         "path": path,
+        "record_path": record_path,
+        "sha256": sha256,
         "reason": reason,
         "outcome": outcome,
         "resolves": resolves,

@@ -1,12 +1,13 @@
-"""The one status function: a fold over a record's events.
+"""What the ledger says about each record: the state the one status fold builds.
 
-Every reader (validator, audit, catalogue, site, the tools) asks this module what a
-record's status is. Events are applied in the order they entered history (the commit
-that added each, then file name; uncommitted events last): see
-:mod:`eee.governance.history`. Never in the order of the times they declare: an event
-whose declared time is earlier than its record's previous event, or far from its
-commit's time, is illegal (:func:`eee.governance.rules.time_problem`). An event that is
-illegal in the record's state at that point is reported and not applied.
+Every reader (validator, audit, catalogue, site, the tools) gets a record's status from
+the fold, :func:`eee.rules.ledger.fold` (and :func:`eee.rules.ledger.read_ledger` for a
+store): the ledger's rules applied to its events in the order they entered history (the
+commit that added each, then file name; uncommitted events last: see
+:mod:`eee.governance.history`), never in the order of the times they declare. An event
+that is illegal where it stands is reported and not applied. This module holds what the
+fold builds: a :class:`Ledger` of :class:`RecordState` and the effects of a legal event
+(:meth:`Ledger.apply`).
 
 Status precedence: retracted > superseded > disputed > flagged > active. A duplicate
 keeps its status; ``duplicate_of`` (and the IsIdenticalTo relation) say it repeats
@@ -14,21 +15,17 @@ another record, so readers can leave duplicates out.
 
 The API other modules use:
 
-- :func:`fold` (events, ``exists``, ``entered``, ``now``) -> :class:`Ledger`;
-  :func:`read_ledger` (root) folds a store's events in history order;
 - ``Ledger.state(uuid)`` -> :class:`RecordState` (``status``, ``retraction``,
   ``superseded_by``, ``preceded_by``, ``dispute``, ``open_flags``, ``duplicate_of``,
   ``duplicates``, ``resolution``, ``history``);
 - ``Ledger.relations(uuid)`` -> DataCite relations, both ways;
 - ``Ledger.record_fields(uuid)`` -> the catalogue's governance columns (:data:`FIELDS`);
-- :func:`flagged_findings` (ledger, uuid) -> {(rule, path)} the record's flags accept.
+- what a record's flags accept: :func:`eee.rules.flags.flags_of` (ledger, uuid).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable
-from pathlib import Path
 from typing import Any
 
 from eee.governance import (
@@ -37,19 +34,10 @@ from eee.governance import (
     IS_NEW_VERSION_OF,
     IS_PREVIOUS_VERSION_OF,
 )
-from eee.governance.events import EventFileError, load_all
-from eee.governance.history import UNCOMMITTED, Entered, entered
+from eee.governance.history import UNCOMMITTED, Entered
 from eee.governance.history import order_key as _history_key
-from eee.governance.rules import parse_time, time_problem
 
 Event = dict[str, Any]
-
-
-class IllegalEvent(Exception):
-    def __init__(self, message: str, hint: str | None = None) -> None:
-        super().__init__(message)
-        self.message = message
-        self.hint = hint
 
 
 class RecordState:
@@ -111,7 +99,14 @@ class RecordState:
             "dispute_reference": self.dispute.get("reference") if self.dispute else None,
             "flagged": bool(self.open_flags),
             "flags": [
-                {"rule": f.get("rule"), "path": f.get("path"), "reason": f.get("reason"), "event": f.get("id")}
+                {
+                    "rule": f.get("rule"),
+                    "path": f.get("path"),
+                    "record_path": f.get("record_path"),
+                    "sha256": f.get("sha256"),
+                    "reason": f.get("reason"),
+                    "event": f.get("id"),
+                }
                 for f in self.open_flags
             ],
             "duplicate_of": self.duplicate_of,
@@ -127,11 +122,6 @@ class RecordState:
             },
             "history": list(self.history),
         }
-
-
-def _who(event: Event) -> str:
-    actor = event.get("actor") or {}
-    return f"{event.get('timestamp', '?')} by {actor.get('name', '?')}"
 
 
 def event_name(event: Event) -> str:
@@ -169,7 +159,7 @@ FIELDS: list[tuple[str, str, str]] = [
 class Ledger:
     def __init__(self) -> None:
         self.states: dict[str, RecordState] = {}
-        self.problems: list[tuple[Event, IllegalEvent]] = []
+        self.problems: list[tuple[Event, Exception]] = []  # eee.rules.ledger.IllegalEvent: what the fold refused
         self.entered: dict[str, Entered] = {}  # event file name -> where it entered history
 
     def state(self, uuid: str) -> RecordState:
@@ -257,122 +247,12 @@ class Ledger:
             "relations": json.dumps(relations, ensure_ascii=False) if relations else None,
         }
 
-    # --- legality ---------------------------------------------------------------------------
-
-    def check(self, event: Event, exists: Callable[[str], bool] | None = None) -> None:
-        """Raise IllegalEvent unless ``event`` is legal in the current state."""
-        action, uuid = event.get("action"), event.get("record")
-        if not isinstance(uuid, str):
-            raise IllegalEvent("the event names no record")
-        if exists is not None and not exists(uuid):
-            raise IllegalEvent(f"no record {uuid} in the store", "check the uuid (tools/status <uuid> shows a record)")
-        st = self.state(uuid)
-        if action == "retract":
-            if st.retraction is not None:
-                raise IllegalEvent(
-                    f"record {uuid} is already retracted ({_who(st.retraction)}: {st.retraction.get('reason')})",
-                    "a retraction stands until `tools/reinstate` undoes it",
-                )
-        elif action == "reinstate":
-            if st.retraction is None:
-                raise IllegalEvent(f"record {uuid} is not retracted; there is nothing to reinstate")
-        elif action == "supersede":
-            self._check_supersede(uuid, event.get("replacement"), exists)
-        elif action == "dispute":
-            if st.retraction is not None:
-                raise IllegalEvent(f"record {uuid} is retracted; there is nothing left to dispute")
-            if st.dispute is not None:
-                raise IllegalEvent(
-                    f"record {uuid} is already disputed ({_who(st.dispute)}, {st.dispute.get('reference')})",
-                    "add to the open discussion, or resolve it first",
-                )
-        elif action == "flag":
-            if st.retraction is not None:
-                raise IllegalEvent(f"record {uuid} is retracted; there is nothing left to flag")
-            for f in st.open_flags:
-                if (f.get("rule"), f.get("path")) == (event.get("rule"), event.get("path")):
-                    raise IllegalEvent(
-                        f"record {uuid} is already flagged for {event.get('rule')} at {event.get('path')} ({_who(f)})",
-                        "resolve the open flag first",
-                    )
-        elif action == "resolve":
-            self._check_resolve(uuid, st, event, exists)
-        elif action == "duplicate":
-            self._check_duplicate(uuid, st, event.get("of"), exists)
-        else:
-            raise IllegalEvent(f"unknown action {action!r}")
-
-    def _check_supersede(self, uuid: str, new: Any, exists: Callable[[str], bool] | None) -> None:
-        st = self.state(uuid)
-        if st.retraction is not None:
-            raise IllegalEvent(
-                f"record {uuid} is retracted; a retracted record is not superseded",
-                "reinstate it first if the retraction was an error",
-            )
-        if st.superseded_by is not None:
-            raise IllegalEvent(
-                f"record {uuid} is already superseded by {st.superseded_by}",
-                f"supersede {st.superseded_by} instead",
-            )
-        if not isinstance(new, str):
-            raise IllegalEvent("a supersede event needs a replacement")
-        if new == uuid:
-            raise IllegalEvent("a record cannot supersede itself")
-        if exists is not None and not exists(new):
-            raise IllegalEvent(f"the replacement {new} does not exist in the store", "add the corrected record first")
-        repl = self.state(new)
-        if repl.retraction is not None:
-            raise IllegalEvent(f"the replacement {new} is itself retracted", "supersede with a record that stands")
-        if repl.preceded_by is not None:
-            raise IllegalEvent(f"the replacement {new} already replaces {repl.preceded_by}")
-        chain = self.successors(new)
-        if uuid in chain:
-            path = " -> ".join([uuid, *chain[: chain.index(uuid) + 1]])
-            raise IllegalEvent(f"superseding would make a cycle: {path}", "a replacement must be a new record")
-
-    def _check_resolve(self, uuid: str, st: RecordState, event: Event, exists: Callable[[str], bool] | None) -> None:
-        open_ids = ([st.dispute.get("id")] if st.dispute else []) + [f.get("id") for f in st.open_flags]
-        if not open_ids:
-            raise IllegalEvent(f"record {uuid} has no open dispute or flag; there is nothing to resolve")
-        target = event.get("resolves")
-        if target is not None and target not in open_ids:
-            raise IllegalEvent(
-                f"event {target} is not an open dispute or flag of record {uuid}",
-                "open ones: " + ", ".join(str(i) for i in open_ids),
-            )
-        outcome = event.get("outcome")
-        if outcome == "retracted" and st.retraction is not None:
-            raise IllegalEvent(f"record {uuid} is already retracted", "resolve with the outcome upheld")
-        if outcome == "corrected" and (
-            event.get("event_schema", "1.0.0") != "1.0.0" or event.get("replacement") is not None
-        ):
-            self._check_supersede(uuid, event.get("replacement"), exists)
-
-    def _check_duplicate(self, uuid: str, st: RecordState, of: Any, exists: Callable[[str], bool] | None) -> None:
-        if not isinstance(of, str):
-            raise IllegalEvent("a duplicate event names the record that stands (`of`)")
-        if of == uuid:
-            raise IllegalEvent("a record cannot duplicate itself")
-        if exists is not None and not exists(of):
-            raise IllegalEvent(f"the record {of} (that stands) does not exist in the store", "check the uuid")
-        if st.duplicate_of is not None:
-            raise IllegalEvent(f"record {uuid} is already marked a duplicate of {st.duplicate_of}")
-        seen = {uuid}
-        nxt: str | None = of
-        while nxt is not None:
-            if nxt in seen:
-                raise IllegalEvent(
-                    f"marking {uuid} a duplicate of {of} would make a cycle", "the record that stands is the original"
-                )
-            seen.add(nxt)
-            nxt = self.state(nxt).duplicate_of
-        if self.state(of).retraction is not None:
-            raise IllegalEvent(f"the record {of} is retracted; it does not stand", "name a record that stands")
-
     # --- effects ----------------------------------------------------------------------------
 
-    def apply(self, event: Event, exists: Callable[[str], bool] | None = None) -> None:
-        self.check(event, exists)
+    def apply(self, event: Event) -> None:
+        """The effects of ``event`` on the records it names. Whether it is legal is the
+        ledger's rules' to say, first (:func:`eee.rules.ledger.check_event`, which
+        :func:`eee.rules.ledger.fold` and the tools ask before they apply an event)."""
         uuid, action = event["record"], event["action"]
         st = self._get(uuid)
         st.history.append(event)
@@ -405,97 +285,3 @@ class Ledger:
             other = self._get(of)
             other.duplicates.append(uuid)
             other.history.append(event)
-
-
-def _companion(events: list[Event], i: int, key: Callable[[Event], Any]) -> str | None:
-    """Why the resolve ``events[i]`` lacks the retraction or supersession its outcome says
-    is in the same commit (None when it is there)."""
-    event = events[i]
-    outcome, uuid = event.get("outcome"), event.get("record")
-    if event.get("event_schema", "1.0.0") == "1.0.0" or outcome not in ("retracted", "corrected"):
-        return None  # 1.0.0 outcomes were words only; they are read as they were written
-    commit = key(event)
-    for later in events[i + 1 :]:
-        if key(later) != commit:
-            break
-        if later.get("record") != uuid:
-            continue
-        if outcome == "retracted" and later.get("action") == "retract":
-            return None
-        if (
-            outcome == "corrected"
-            and later.get("action") == "supersede"
-            and later.get("replacement") == event.get("replacement")
-        ):
-            return None
-    if outcome == "retracted":
-        return f"the outcome is retracted, but no retraction of {uuid} follows in the same commit"
-    return f"the outcome is corrected, but no supersession of {uuid} by {event.get('replacement')} follows in the same commit"
-
-
-def fold(
-    events: Iterable[Event],
-    exists: Callable[[str], bool] | None = None,
-    entered: dict[str, Entered] | None = None,
-    now: float | None = None,
-) -> Ledger:
-    """Every record's state after all ``events`` (illegal ones reported, not applied).
-
-    ``entered``: event file name -> where it entered history (:func:`eee.governance.history.entered`);
-    events not in it are uncommitted and come last, by file name. ``now`` (seconds since
-    the epoch): the time uncommitted events are checked against (the hooks pass it; left
-    out, only committed events' times are checked)."""
-    ledger = Ledger()
-    ledger.entered = dict(entered or {})
-    ordered = sorted(events, key=lambda e: order_key(e, ledger.entered))
-    last_time: dict[str, float] = {}
-
-    def commit_of(event: Event) -> str | None:
-        return ledger.entry(event).commit
-
-    for i, event in enumerate(ordered):
-        try:
-            entry = ledger.entry(event)
-            uuid = event.get("record")
-            problem = time_problem(
-                event,
-                last_time.get(uuid) if isinstance(uuid, str) else None,
-                entry.time if entry.commit is not None else now,
-                committed=entry.commit is not None,
-            )
-            if problem:
-                raise IllegalEvent(*problem)
-            if event.get("action") == "resolve":
-                missing = _companion(ordered, i, commit_of)
-                if missing:
-                    raise IllegalEvent(missing, "write the resolution with its tool (tools/resolve --outcome ...)")
-            ledger.apply(event, exists)
-            stamp = parse_time(event.get("timestamp"))
-            if stamp is not None:
-                for who in (uuid, event.get("replacement"), event.get("of")):
-                    if isinstance(who, str) and stamp > last_time.get(who, stamp - 1):
-                        last_time[who] = stamp
-        except IllegalEvent as exc:
-            ledger.problems.append((event, exc))
-    return ledger
-
-
-def read_ledger(root: Path, exists: Callable[[str], bool] | None = None, now: float | None = None) -> Ledger:
-    """The ledger of the store at ``root``: its readable events, folded in history order.
-
-    Unreadable event files are left out here; reporting them is the validator's job."""
-    events = [e for _, e in load_all(root) if not isinstance(e, EventFileError)]
-    return fold(events, exists=exists, entered=entered(root) if events else {}, now=now)
-
-
-def flagged_findings(ledger: Ledger, uuid: str) -> set[tuple[str, str]]:
-    """The (rule, JSON path) pairs the ledger's flags name for record ``uuid``.
-
-    Every flag ever applied counts, open or resolved: a resolution settles the concern,
-    but the record (which never changes) still breaks the rule, and the gate keeps
-    accepting exactly the flagged findings."""
-    return {
-        (str(f.get("rule")), str(f.get("path")))
-        for f in ledger.state(uuid).flags
-        if isinstance(f.get("rule"), str) and isinstance(f.get("path"), str)
-    }

@@ -1,7 +1,7 @@
 """Hook ``eee-duplicates``: warn (never block) when a staged record duplicates one already
 in the store, or another staged with it: the same evaluation (model, benchmark, metric,
 configuration and evaluation_id, whoever the evaluator) or identical content apart from
-evaluation_id and retrieved_timestamp (:mod:`eee.governance.duplicates`).
+evaluation_id and retrieved_timestamp (:mod:`eee.rules.duplicates`).
 
 The whole store is checked through an index in the git directory that follows HEAD
 (a few lookups per staged record); pairs linked by supersession or a duplicate event are
@@ -19,8 +19,9 @@ import functools
 import sys
 from pathlib import Path
 
-from eee.governance.duplicates import HOOK_LIMIT, staged_findings
+from eee.governance.duplicates import HOOK_LIMIT
 from eee.hooks import data_paths, emit
+from eee.rules.duplicates import staged_findings
 from eee.store.jsonlite import tree_object
 from eee.store.staged import index_tree
 

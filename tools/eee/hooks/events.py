@@ -1,11 +1,11 @@
 """Hook ``eee-events``: staged governance events are valid and legal.
 
 Each staged event is checked against the event schema of its version, its file name, and
-the ledger in history order (:func:`eee.governance.status.fold`): the record exists, the
+the ledger in history order (:func:`eee.rules.ledger.fold`): the record exists, the
 action is legal in the record's state at that point, no supersession or duplicate cycle,
 no retracted replacement, a resolution's retraction or supersession in the same commit,
 and a declared time no earlier than the record's previous event and within a day of now
-(:func:`eee.governance.rules.time_problem`). Events, ledger and records are read from the index (:class:`eee.store.staged.IndexTree`): what
+(:func:`eee.rules.ledger.time_problem`). Events, ledger and records are read from the index (:class:`eee.store.staged.IndexTree`): what
 will be committed, not the work tree.
 """
 

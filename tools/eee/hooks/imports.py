@@ -4,7 +4,7 @@ is in the commit (records with their sha256, sidecar pointers, flag events)."""
 from __future__ import annotations
 
 from eee.hooks import emit
-from eee.imports import IMPORTS_DIR, MANIFEST_SUFFIX
+from eee.store.paths import IMPORTS_DIR, MANIFEST_SUFFIX
 
 
 def main(argv: list[str]) -> int:
@@ -15,6 +15,6 @@ def main(argv: list[str]) -> int:
     ]
     if not paths:
         return 0
-    from eee.imports.check import check_manifests
+    from eee.rules.imports import check_manifests
 
     return emit(check_manifests(paths))

@@ -30,8 +30,9 @@ import hashlib
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from eee.imports import FLAGGED, IMPORTED, PRESENT, REFUSED, RELOCATED, WRITTEN
+from eee.governance.manifests import FLAGGED, IMPORTED, PRESENT, REFUSED, RELOCATED, WRITTEN
 from eee.reporting.findings import ERROR, Finding
+from eee.rules.registry import FLAGGABLE
 from eee.store.paths import (
     DATA_DIR,
     POINTER_SUFFIX,
@@ -48,10 +49,6 @@ from eee.store.paths import (
 )
 from eee.store.strictjson import JSONProblem, loads
 
-# Checks whose errors mean the file cannot enter the store: it is not what its declared
-# schema version describes, or cannot be read. Errors of every other check are store
-# rules beyond the schema, which an import flags instead of dropping the record.
-REFUSING_CHECKS = frozenset({"json", "version", "schema", "input", "layout"})
 # Checks whose warnings in the validator are errors at the gate (the naming hook).
 GATE_ERRORS = frozenset({"naming"})
 # Records planned and validated at a time (bounds memory: one chunk's bytes are held);
@@ -429,7 +426,8 @@ class Planner:
         earlier batch), and against records of its own batch whose path sorts first."""
         if doc is None or entry.store is None:
             return []
-        from eee.governance.duplicates import compare, facts, finding
+        from eee.governance.duplicates import compare, facts
+        from eee.rules.duplicates import finding
 
         mine = facts(str(entry.uuid), doc)
         matches = list(self.store_duplicates(entry.store, mine)) if self.store_duplicates else []
@@ -475,7 +473,9 @@ class Planner:
                     entry.refuse(f"its sidecar does not validate: {what}")
                     side.refuse(f"does not validate against its record: {what}")
                     continue
-            refusing = [f for f in findings if f.check in REFUSING_CHECKS]
+            # an error no flag may accept (not JSON, invalid under its version, a layout,
+            # identity or sidecar error) refuses the record; the store's other rules are flagged
+            refusing = [f for f in findings if f.check not in FLAGGABLE]
             if refusing or suppressed.get(tree.display(entry.store)):
                 first = refusing[0] if refusing else None
                 what = f"{first.pointer}: {first.message}" if first else "more errors than the validator lists"

@@ -19,9 +19,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from eee.imports import OUTCOMES, REFUSED, WRITTEN
-from eee.imports.manifest import dumps as dump_manifest
-from eee.imports.manifest import path_for as manifest_path
+from eee.governance.manifests import OUTCOMES, REFUSED, WRITTEN
+from eee.governance.manifests import dumps as dump_manifest
+from eee.governance.manifests import path_for as manifest_path
 from eee.imports.plan import Batch, Entry, Planner
 from eee.reporting.findings import Finding, Refused
 from eee.store.paths import POINTER_SUFFIX, SIDECAR_SUFFIX, escaped, sidecar_path_for
@@ -72,14 +72,18 @@ def new_import_id(now: dt.datetime) -> str:
     return f"{now.strftime('%Y%m%dT%H%M%S.%fZ')}-import-{secrets.token_hex(3)}"
 
 
-def flag_event(record: str, rule: str, path: str, reason: str, who: dict[str, str]) -> dict[str, Any]:
-    """The flag event of one (rule, JSON path) of an imported record: the ledger's own
+def flag_event(
+    record: str, rule: str, path: str, reason: str, who: dict[str, str], record_path: str, sha256: str
+) -> dict[str, Any]:
+    """The flag event of one (rule, JSON path) of an imported record, naming the record's
+    path and the sha256 of the bytes it accepts: the ledger's own
     (:func:`eee.governance.events.make_event`); characters the ledger refuses in a reason
     (controls, bidirectional marks: they come from source names and record text) are
     written escaped."""
     from eee.governance.events import make_event
 
-    return make_event("flag", record, escaped(reason, quote=False), who, rule=rule, path=path)
+    reason = escaped(reason, quote=False)
+    return make_event("flag", record, reason, who, rule=rule, path=path, record_path=record_path, sha256=sha256)
 
 
 class _Batch:
@@ -207,7 +211,9 @@ def _flag_events(planned: Batch, who: dict[str, str], report: Report) -> dict[st
             if entry.source != entry.store:
                 where += f" (relocated to {entry.store})"
             reason = f"Imported from {where} with a {flag.rule} finding at {flag.path}: {flag.message}"
-            events.append(flag_event(entry.uuid, flag.rule, flag.path, reason, who))
+            events.append(
+                flag_event(entry.uuid, flag.rule, flag.path, reason, who, str(entry.store), str(entry.sha256))
+            )
         problems = [f"{pointer}: {message}" for event in events for pointer, message in schema_errors(event)]
         if problems:
             entry.refuse(f"its flag event would not be valid ({problems[0]})")

@@ -44,7 +44,7 @@ from eee.store.paths import (
 )
 from eee.store.schemas import EVAL, Registry, default_registry
 from eee.store.strictjson import canonical
-from eee.validation.validate import Display, collect
+from eee.validation.collect import Display, collect
 
 Progress = Callable[[int, int], None]
 
@@ -204,7 +204,11 @@ class _Exporter:
                 refused = unsafe_write(self.out, place, self.roots)
                 if refused is not None:
                     raise MigrationRefused(
-                        [Finding(file, "$", refused, "choose an output folder without links into a store")]
+                        [
+                            Finding(
+                                file, "$", refused, "choose an output folder without links into a store", check="output"
+                            )
+                        ]
                     )
             data, doc = read_record(absolute, file)
             result = migrate(doc, EVAL, self.target, self.registry, file)
@@ -248,14 +252,26 @@ class _Exporter:
     def _claim(self, rel: str, dest: Path, absolute: str, file: str) -> None:
         if rel in self.claimed:
             raise MigrationRefused(
-                [Finding(file, "$", f"another input is also copied to {rel}", "migrate the two in separate runs")]
+                [
+                    Finding(
+                        file,
+                        "$",
+                        f"another input is also copied to {rel}",
+                        "migrate the two in separate runs",
+                        check="migrate",
+                    )
+                ]
             )
         if self.claim_all or not rel.startswith(DATA_DIR + "/"):
             self.claimed.add(rel)
         # a copy inside data/ cannot meet its source (the output folder is checked); a loose file can
         if not rel.startswith(DATA_DIR + "/") and os.path.realpath(dest) == os.path.realpath(absolute):
             raise MigrationRefused(
-                [Finding(file, "$", "the copy would overwrite this file", "choose another output folder")]
+                [
+                    Finding(
+                        file, "$", "the copy would overwrite this file", "choose another output folder", check="output"
+                    )
+                ]
             )
 
     def _sidecar(self, absolute: str, dest: Path, rel: str, file: str, der: Any) -> _SidecarCopy | None:

@@ -1,7 +1,7 @@
 """What an export migrates, one input at a time: the records named, and sidecars without a record.
 
 :class:`Inputs` yields the same records, in the same order, as planning from
-:func:`eee.validation.validate.collect` did (files, folders walked recursively, globs; paths sorted
+:func:`eee.validation.collect.collect` did (files, folders walked recursively, globs; paths sorted
 within each folder walked; a sidecar named alone brings its record; the sidecars without a
 record come last), without holding the store's paths: a folder is listed when the walk
 reaches it, and only the listings of the folders above the current one are kept.
@@ -13,7 +13,7 @@ path seen is remembered, as collect did.
 
 Walking again is cheap next to migrating: the export iterates twice (once to count the
 inputs and find their stores, once to migrate), and a problem with an input (a missing
-path, an empty or unreadable folder) is reported from :func:`eee.validation.validate.collect` itself, so
+path, an empty or unreadable folder) is reported from :func:`eee.validation.collect.collect` itself, so
 the findings are the validator's, word for word.
 """
 
@@ -26,7 +26,7 @@ from pathlib import Path
 
 from eee.reporting.findings import Finding
 from eee.store.paths import RECORD, SIDECAR, file_kind, record_path_for_sidecar
-from eee.validation.validate import walk_folders
+from eee.validation.collect import walk_folders
 
 _GLOB_CHARS = set("*?[")
 RECORD_UNIT, ORPHAN_UNIT = "record", "orphan"
@@ -105,7 +105,7 @@ class Inputs:
             yield ORPHAN_UNIT, absolute
 
     def _walk(self, top: str) -> Iterator[tuple[str, set[str]]]:
-        """The files below ``top`` as the validator's walk lists them (:func:`eee.validation.validate.walk_folders`:
+        """The files below ``top`` as the validator's walk lists them (:func:`eee.validation.collect.walk_folders`:
         a store root means its data/ and governance/events/, in sorted order), each with the
         record set of its folder, kept only while the walk is inside that folder."""
         problems: list[Finding] = []

@@ -13,7 +13,10 @@ WARNING: Severity = "warning"
 
 
 class Finding:
-    """One problem: where (file, JSON path, line), what, how to fix it, how bad, which check."""
+    """One problem: where (file, JSON path, line), what, how to fix it, how bad, which check.
+
+    ``check`` is the id of a registered rule (:mod:`eee.rules.registry`); every finding
+    names one (a test holds every id the package emits registered)."""
 
     __slots__ = ("check", "file", "hint", "line", "message", "pointer", "severity")
 
@@ -25,7 +28,8 @@ class Finding:
         hint: str | None = None,
         line: int | None = None,
         severity: Severity = ERROR,
-        check: str = "schema",
+        *,
+        check: str,
     ) -> None:
         self.file = file
         self.pointer = pointer

@@ -15,9 +15,10 @@ FORMATS = ("rich", "json", "github")
 
 
 def text_lines(f: Finding) -> list[str]:
-    """One finding as text: ``location: [warning: ]message`` and an indented hint line."""
+    """One finding as text: ``location: [rule] [warning: ]message`` and an indented hint line
+    (``eee rules RULE`` explains the rule)."""
     label = "warning: " if f.severity == WARNING else ""
-    lines = [f"{f.location()}: {label}{f.message}"]
+    lines = [f"{f.location()}: [{f.check}] {label}{f.message}"]
     if f.hint:
         lines.append(f"    hint: {f.hint}")
     return lines
@@ -49,7 +50,9 @@ def render_rich(summary: Summary, stream: IO[str], what: str = "file") -> None:
         for f in result.findings:
             style = "yellow" if f.severity == WARNING else "red"
             label = "warning: " if f.severity == WARNING else ""
-            console.print(f"[bold]{escape(f.location())}[/]: [{style}]{escape(label + f.message)}[/]")
+            console.print(
+                f"[bold]{escape(f.location())}[/]: {escape(f'[{f.check}]')} [{style}]{escape(label + f.message)}[/]"
+            )
             if f.hint:
                 console.print(f"    [dim]hint: {escape(f.hint)}[/]")
         if result.suppressed:

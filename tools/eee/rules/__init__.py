@@ -1,16 +1,27 @@
 """The store's rules, one home each: pure functions over a path, a document and a tree.
 
-- :mod:`eee.store.paths`: layout and names of a path (no tree needed), and :func:`~eee.store.paths.file_kind`.
-- :mod:`eee.rules.layout`: :func:`~eee.rules.layout.case_clash`, names that differ only in
-  case from what the tree holds (the validator, the naming hook, the audit, convert).
-- :mod:`eee.rules.schema`: a document against the schema of the version it declares.
-- :mod:`eee.rules.record`: a record's checks beyond its schema (scores, folders, its sidecar's path).
-- :mod:`eee.rules.sidecar`: a sidecar's rows (the one strict row parser,
-  :func:`~eee.rules.sidecar.parse_row`) and :func:`~eee.rules.sidecar.matches_record`.
-- :mod:`eee.rules.events`: governance events and the ledger they fold into.
-- :mod:`eee.rules.commit`: what a commit may change (immutability, sidecars outside git,
-  naming), for the hooks and the audit; the duplicate rule lives with the ledger
-  (:mod:`eee.governance.duplicates`).
+Every check is a rule of :mod:`eee.rules.registry` (its id, severity, hint, whether a flag
+may accept it); a finding names its rule. One module per kind of file or change:
 
-The validator, the hooks, the audit and the tools call these; none of them writes.
+- :mod:`eee.rules.layout`: where a file may be and how it is named (the path rules that need
+  no tree are :mod:`eee.store.paths`), names that differ only in letter case, links.
+- :mod:`eee.rules.schema`: a document against the schema of the version it declares, and
+  near misses.
+- :mod:`eee.rules.record`: an aggregate record (strict JSON, version, schema, scores, result
+  ids, folders from ``model_info.id``, the benchmark folder, its sidecar's declaration).
+- :mod:`eee.rules.sidecar`: a sidecar's rows (the one strict row parser,
+  :func:`~eee.rules.sidecar.parse_row`) and its pairing with its record.
+- :mod:`eee.rules.pointer`: a DVC pointer.
+- :mod:`eee.rules.duplicates`: a record that repeats another one (the equivalence and its
+  index are :mod:`eee.governance.duplicates`).
+- :mod:`eee.rules.ledger`: governance events, each file and the ledger in history order.
+- :mod:`eee.rules.flags`: what a flag accepts.
+- :mod:`eee.rules.imports`: an import manifest.
+- :mod:`eee.rules.commit`: what a commit may change (immutability, sidecars outside git,
+  naming), for the hooks and the audit.
+- :mod:`eee.rules.history`: what the audit guarantees about history itself (merges,
+  rewritten history, replacements, crafted trees).
+
+The validator (:mod:`eee.validation.validate`), the hooks, the audit and the tools call
+these; none of them writes.
 """

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from eee.reporting.findings import ERROR, Finding
-from eee.rules.layout import case_clash
+from eee.rules.layout import CLASH_HINT, case_clash
 from eee.rules.record import folder_findings
 from eee.store.paths import (
     DATA_DIR,
@@ -177,7 +177,7 @@ def naming_findings(
 ) -> list[Finding]:
     """Layout, uuid, portable names, case-only collisions, folders from model_info.id."""
     file = where(path)
-    out = [Finding(file, "$", msg, hint, check="naming") for msg, hint in layout_problems(path)]
+    out = [Finding(file, "$", msg, hint, check="layout") for msg, hint in layout_problems(path)]
     clash = case_clash(siblings, path)
     if clash:
         folder, _, name = clash[1].rpartition("/")
@@ -186,8 +186,8 @@ def naming_findings(
                 file,
                 "$",
                 f"{clash[0]!r} {clash_text(clash[0].rsplit('/', 1)[-1], name)} {folder}/{name!r} in the tree",
-                "two paths that differ only in case collide on macOS and Windows; use the existing spelling",
-                check="naming",
+                CLASH_HINT,
+                check="layout",
             )
         )
     sp = classify(path)

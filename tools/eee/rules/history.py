@@ -207,7 +207,7 @@ def _uuid_collisions(
                     "$",
                     f"record uuid {record_uuid} is used by {len(paths)} records: {', '.join(paths)}",
                     "a uuid names one record: give the later record a fresh uuid",
-                    check="naming",
+                    check="uuid",
                 )
             )
     return out

@@ -1,7 +1,9 @@
-"""Layout rules over a tree: names that differ only in letter case.
+"""Layout rules: where a file may be, how it may be named, and that it is a regular file.
 
 The path rules that need no tree (layout, uuids, portable names, canonical folders, the
-kind of a file) are :mod:`eee.store.paths`; this one asks the tree what else is there.
+kind of a file) are :mod:`eee.store.paths`; :func:`layout_findings` reports them as
+findings, with the names that differ only in letter case from what the tree holds
+(:func:`case_clash`, which the naming hook, the audit and convert ask too).
 """
 
 from __future__ import annotations
@@ -9,7 +11,37 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any, Protocol
 
-from eee.store.paths import name_key
+from eee.reporting.findings import Finding
+from eee.store.paths import StorePath, clash_text, classify, layout_problems, name_key
+
+LOOSE_HINT = "records live at data/<benchmark>/<developer>/<model>/<uuid>.json; use --schema-only for a loose file"
+CLASH_HINT = "two paths that differ only in case collide on macOS and Windows; use the existing spelling"
+LINK_HINTS = {  # what a symbolic link in place of a file of each kind is told
+    "record": "records must be regular files: copy the content in place of the link",
+    "sidecar": "sidecars must be regular files (DVC keeps them; do not link them)",
+}
+
+
+def layout_findings(
+    names: Any, rel: str, file: str, in_store: bool = True, clash: bool = True
+) -> tuple[StorePath | None, list[Finding]]:
+    """(where the path puts the file, the layout's findings): a file outside any store's
+    data/ folder, the layout and portability of its path, and (``clash``) a name that
+    differs only in letter case from one the tree ``names`` holds (a :class:`eee.store.tree.Tree`)."""
+    if not in_store:
+        return None, [Finding(file, "$", "not inside a data/ folder of a store", LOOSE_HINT, check="layout")]
+    where = classify(rel)
+    out = [Finding(file, "$", msg, hint, check="layout") for msg, hint in layout_problems(where.rel, where)]
+    found = case_clash(names, rel) if clash else None
+    if found:
+        text = clash_text(found[0].rsplit("/", 1)[-1], found[1].rsplit("/", 1)[-1])
+        out.append(Finding(file, "$", f"{found[0]!r} {text} {found[1]!r} beside it", CLASH_HINT, check="layout"))
+    return where, out
+
+
+def link_finding(file: str, kind: str) -> Finding:
+    """A symbolic link where a regular file of ``kind`` (record, sidecar, other) must be."""
+    return Finding(file, "$", "is a symbolic link", LINK_HINTS.get(kind, "use regular files only"), check="layout")
 
 
 class _Names(Protocol):

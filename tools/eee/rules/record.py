@@ -1,4 +1,7 @@
-"""Repository checks of an aggregate record beyond its schema: scores, bounds, folders, ids."""
+"""The rules of an aggregate record: strict JSON, the schema of the version it declares, and
+the store's checks beyond it (scores and bounds, result ids, folders from ``model_info.id``,
+the benchmark folder, what it declares about its sidecar). :func:`check_record` applies
+them all to one record of a tree."""
 
 from __future__ import annotations
 
@@ -11,9 +14,16 @@ from operator import itemgetter, le
 from pathlib import Path
 from typing import Any
 
-from eee.reporting.findings import WARNING, Finding
+from eee.reporting.findings import WARNING, FileResult, Finding
+from eee.rules.layout import link_finding
+from eee.rules.schema import document_findings
+from eee.rules.sidecar import DEFAULT_CAP, declared_sidecar_findings
 from eee.store.jsonpath import format_path
-from eee.store.paths import StorePath, canonical_folders, sidecar_path_for
+from eee.store.limits import RECORD_MAX_BYTES
+from eee.store.paths import DATA_DIR, StorePath, canonical_folders, sidecar_path_for
+from eee.store.schemas import EVAL, Registry
+from eee.store.strictjson import JSONProblem, attach_lines, loads
+from eee.store.tree import SYMLINK, Tree, Unreadable
 
 _UNBOUNDED = {"Infinity": math.inf, "-Infinity": -math.inf}
 
@@ -213,7 +223,7 @@ def sidecar_pointer_findings(doc: dict[str, Any], file: str, where: StorePath) -
                 "$.detailed_evaluation_results.file_path",
                 f"file_path {file_path!r} {problem}",
                 f"the sidecar shares the record's uuid and folder: {expected}",
-                check="sidecar",
+                check="sidecar-path",
             )
         )
     fmt = der.get("format")
@@ -224,7 +234,7 @@ def sidecar_pointer_findings(doc: dict[str, Any], file: str, where: StorePath) -
                 "$.detailed_evaluation_results.format",
                 f"format {fmt!r}: the store keeps per-sample results as JSON Lines",
                 "convert the file to JSON Lines and set format to 'jsonl'",
-                check="sidecar",
+                check="sidecar-path",
             )
         )
     return out
@@ -425,3 +435,82 @@ def _where_named(doc: dict[str, Any], name: str) -> str:
         if isinstance(result, dict) and result.get("evaluation_name") == name:
             return f"$.evaluation_results[{i}].evaluation_name"
     return "$.source_metadata.source_name"
+
+
+# --- one record, every rule ----------------------------------------------------------------------
+
+
+def check_record(
+    tree: Tree,
+    rel: str,
+    file: str,
+    registry: Registry,
+    result: FileResult,
+    where: StorePath | None = None,
+    repo_checks: bool = True,
+    cap: int = DEFAULT_CAP,
+) -> dict[str, Any] | None:
+    """Check the record ``rel`` of ``tree`` into ``result``: strict JSON, an object, a known
+    ``schema_version``, its schema (at most ``cap`` findings), and with ``repo_checks`` the
+    store's rules (``where``: the path as :func:`eee.rules.layout.layout_findings` placed it).
+    Schema errors beyond ``cap`` are counted in ``result.suppressed``. Returns the parsed
+    document (None when it is unreadable)."""
+    findings = result.findings
+    try:
+        data = tree.read(rel, RECORD_MAX_BYTES)  # never through a link: a link is refused here
+    except Unreadable as exc:
+        findings.append(link_finding(file, "record") if tree.mode(rel) == SYMLINK else exc.finding)
+        return None
+    try:
+        doc = loads(data)
+    except JSONProblem as problem:
+        findings.append(Finding(file, problem.pointer, problem.message, problem.hint, line=problem.line, check="json"))
+        attach_lines(findings[-1:], data)  # a duplicate key: the line of its object
+        return None
+    if doc.__class__ is not dict:
+        findings.append(
+            Finding(
+                file,
+                "$",
+                f"a record must be a JSON object, not {'a list' if isinstance(doc, list) else type(doc).__name__}",
+                "write one record per file as a JSON object",
+                check="json",
+            )
+        )
+        return None
+    declared = doc.get("schema_version")
+    version = registry.resolve(declared, EVAL)
+    schema_valid = False
+    if version is None:
+        what = "has no schema_version" if declared is None else f"declares unknown schema_version {declared!r}"
+        findings.append(
+            Finding(
+                file,
+                "$.schema_version",
+                f"record {what}; supported versions: {registry.supported_text()}",
+                f"set schema_version to the version the record was written for (new records: {registry.current})",
+                check="version",
+            )
+        )
+    else:
+        result.schema_version = version
+        beyond: list[int] = []
+        schema_valid, found = document_findings(registry, version, EVAL, doc, file, limit=cap, beyond=beyond)
+        findings.extend(found)
+        result.suppressed += sum(beyond)  # never shown, never accepted by a flag: always counted
+    if repo_checks:
+        findings.extend(score_findings(doc, file, schema_valid))
+        if where is not None and where.kind == "record" and where.benchmark is not None:
+            findings.extend(folder_findings(doc, file, where))
+            findings.extend(benchmark_findings(doc, file, where, folders=lambda: benchmark_folders(tree)))
+            if "detailed_evaluation_results" in doc:
+                findings.extend(sidecar_pointer_findings(doc, file, where))
+        findings.extend(declared_sidecar_findings(doc, file))
+    if findings:
+        attach_lines(findings, data, doc)  # only files with findings pay for the line lookup
+    return doc
+
+
+def benchmark_folders(tree: Tree) -> list[str]:
+    """The benchmark folders of a store (for the folder a record belongs in)."""
+    return [name for name in tree.names(DATA_DIR) if not name.startswith(".")]

@@ -88,18 +88,23 @@ def schema_findings(
     line: int | None = None,
     limit: int = MAX_ERRORS_PER_DOC,
     shape: Shape | None = None,
+    beyond: list[int] | None = None,
 ) -> list[Finding]:
     """Findings for every schema error in ``doc`` (up to ``limit``).
 
     With the version's ``shape``, a missing required field and an unexpected key that
     misspells it are one finding at the key, an unexpected key in a closed object says
     which field it probably means, and near misses in open objects are added as warnings.
+    ``beyond``: when given, the number of errors left out by ``limit`` is appended to it
+    (every one is counted: a cap limits what is shown, never what is counted).
     """
     errors = []
-    for err in validator.iter_errors(doc):
+    found = iter(validator.iter_errors(doc))
+    for err in found:
         errors.append(err)
         if len(errors) >= limit + 16:  # merging may fold a few errors into one
             break
+    rest = sum(1 for _ in found) if beyond is not None else 0
     renames: dict[tuple[Any, ...], str] = {}  # path of a misspelt key -> the required field it stands for
     if shape is not None:
         for err in errors:
@@ -186,6 +191,8 @@ def schema_findings(
                 check="schema",
             )
         )
+    if beyond is not None:
+        beyond.append(max(0, len(out) - limit) + rest)
     out = out[:limit]
     if shape is not None:
         out.extend(near_miss_findings(doc, shape, file, version, line, skip=set(renames)))
@@ -253,8 +260,10 @@ def document_findings(
     file: str,
     line: int | None = None,
     limit: int = MAX_ERRORS_PER_DOC,
+    beyond: list[int] | None = None,
 ) -> tuple[bool, list[Finding]]:
-    """(valid under the schema, findings) for one document of a known version.
+    """(valid under the schema, findings) for one document of a known version (``beyond``:
+    see :func:`schema_findings`).
 
     A document that passes the version's screen is valid and has no near miss: nothing
     more is done for it (the clean path costs one validation, as before).
@@ -265,7 +274,7 @@ def document_findings(
     shape = shape_of(registry, version, kind)
     if validator.is_valid(doc):
         return True, near_miss_findings(doc, shape, file, version, line)
-    return False, schema_findings(validator, doc, file, version, line=line, limit=limit, shape=shape)
+    return False, schema_findings(validator, doc, file, version, line=line, limit=limit, shape=shape, beyond=beyond)
 
 
 # --- near misses: unknown keys that look like a declared field ---------------------------------

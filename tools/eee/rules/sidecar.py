@@ -3,7 +3,9 @@
 Each row is validated under the instance-level version it declares (``0.3.0`` and
 ``instance_level_eval_0.2.2`` both name released versions) and must belong to its
 aggregate: same ``evaluation_id`` and ``model_id``, and a known ``evaluation_result_id``.
-The file's row count and checksum are compared with what the aggregate declares.
+The file's row count and checksum are compared with what the aggregate declares. A
+sidecar and its record are a pair: neither comes without the other (:func:`pairing_findings`,
+:func:`missing_sidecar_finding`).
 """
 
 from __future__ import annotations
@@ -14,11 +16,11 @@ from itertools import repeat
 from pathlib import Path
 from typing import Any
 
-from eee.dvc.pointer import Pointer, PointerError
-from eee.dvc.pointer import parse as parse_dvc_pointer
+from eee.dvc.pointer import Pointer
 from eee.reporting.findings import FileResult, Finding
+from eee.rules.pointer import read_pointer
 from eee.rules.schema import OncePerFile, near_miss_findings, schema_findings, screen, shape_of
-from eee.store.limits import CHUNK, POINTER_MAX_BYTES, ROW_MAX_BYTES, SIDECAR_MAX_BYTES, iter_chunks, size_text
+from eee.store.limits import CHUNK, ROW_MAX_BYTES, SIDECAR_MAX_BYTES, iter_chunks, size_text
 from eee.store.limits import Unreadable as Refused
 from eee.store.paths import POINTER_SUFFIX
 from eee.store.schemas import INSTANCE, Registry
@@ -68,14 +70,6 @@ def iter_lines(source: Path | Iterable[bytes], *hashers: Any) -> Iterator[bytes]
         yield from lines
     if rest:
         yield rest
-
-
-def read_pointer(tree: Tree, rel: str) -> Pointer | Unreadable | UnicodeDecodeError | PointerError:
-    """The DVC pointer file ``rel`` of ``tree`` parsed, or why it cannot be (the exception)."""
-    try:
-        return parse_dvc_pointer(tree.read(rel, POINTER_MAX_BYTES).decode("utf-8"))
-    except (Unreadable, UnicodeDecodeError, PointerError) as exc:
-        return exc
 
 
 _READ = object()  # check_sidecar's default: it reads the pointer beside the sidecar itself
@@ -169,6 +163,47 @@ def declared_sidecar_findings(doc: dict[str, Any], file: str) -> list[Finding]:
             )
         )
     return out
+
+
+NO_RECORD = object()  # pairing_findings: no record beside the sidecar
+
+
+def pairing_findings(file: str, record_name: str, aggregate: Any) -> tuple[list[Finding], dict[str, Any] | None]:
+    """(findings, the record its rows are checked against) for a sidecar whose record
+    ``record_name`` beside it is ``aggregate``: the parsed record, None when it cannot be
+    read (its own check says why), or :data:`NO_RECORD` when there is none."""
+    if aggregate is NO_RECORD:
+        return [
+            Finding(
+                file,
+                "$",
+                f"sidecar without aggregate: {record_name} does not exist beside it",
+                "a sidecar belongs to the record with the same uuid in the same folder; add the record or remove the file",
+                check="sidecar",
+            )
+        ], None
+    if aggregate is not None and not isinstance(aggregate.get("detailed_evaluation_results"), dict):
+        return [
+            Finding(
+                file,
+                "$",
+                f"{record_name} does not declare this sidecar (no detailed_evaluation_results)",
+                "the record must point at its sidecar: set detailed_evaluation_results.file_path, checksum and total_rows",
+                check="sidecar",
+            )
+        ], None
+    return [], aggregate
+
+
+def missing_sidecar_finding(file: str, name: str, shown: str) -> Finding:
+    """A record declares a sidecar (``name``, shown as ``shown``) that is neither beside it nor in DVC."""
+    return Finding(
+        file,
+        "$.detailed_evaluation_results",
+        f"declares a sidecar but neither {name} nor its DVC pointer {name}.dvc exists",
+        f"add the sidecar with `eee samples add {shown}`, or drop detailed_evaluation_results",
+        check="sidecar",
+    )
 
 
 class _Collector:

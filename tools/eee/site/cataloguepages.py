@@ -37,7 +37,8 @@ from typing import Any
 
 from eee.catalog.table import CATALOG_DIR, catalog_present, read_catalog
 from eee.governance import STATUSES
-from eee.governance.status import Ledger, read_ledger
+from eee.governance.status import Ledger
+from eee.rules.ledger import read_ledger
 from eee.site.context import GeneratedPage, SiteContext, group_key, group_page
 from eee.site.mdtext import number, slug, url
 from eee.site.render import render
@@ -407,7 +408,7 @@ def import_provenance(root: Path) -> dict[str, list[dict[str, Any]]]:
     placed: store path -> [{outcome, source_path, source, revision, actor, time, reason,
     manifest, manifest_path}]. A manifest that cannot be read is left out (the validator
     reports it); every value is data, shown through the templates' ``html`` filter."""
-    from eee.imports.manifest import loads
+    from eee.governance.manifests import loads
     from eee.store.paths import IMPORTS_DIR, MANIFEST_SUFFIX
 
     folder = root / IMPORTS_DIR

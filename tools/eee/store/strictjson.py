@@ -19,7 +19,7 @@ from typing import Any
 
 import orjson
 
-from eee.store.jsonpath import format_path
+from eee.store.jsonpath import format_path, parse_path
 from eee.store.limits import INT_MAX_DIGITS, JSON_MAX_DEPTH
 
 
@@ -295,31 +295,9 @@ def loads(data: bytes) -> Any:
 
 # --- line numbers of JSON paths (only for files that have findings) -------------------------
 
-_STEP = re.compile(r'\.([A-Za-z_][A-Za-z0-9_]*)|\[(\d+)\]|\["((?:[^"\\]|\\.)*)"\]')
 _SCAN = re.compile(rb'"(?:[^"\\]|\\.)*"|[{}\[\],]')
 _NON_SPACE = re.compile(rb"\S")
 _BRACKETS = re.compile(rb'(?:[^"{}\[\]]++|"(?:[^"\\]|\\.)*+")*+([{}\[\]])')  # possessive: no backtracking
-
-
-def parse_path(pointer: str) -> tuple[str | int, ...] | None:
-    """The parts of a location written by :func:`eee.store.jsonpath.format_path`; None if it is not one."""
-    if not pointer.startswith("$"):
-        return None
-    parts: list[str | int] = []
-    pos = 1
-    while pos < len(pointer):
-        m = _STEP.match(pointer, pos)
-        if m is None:
-            return None
-        name, index, quoted = m.groups()
-        if name is not None:
-            parts.append(name)
-        elif index is not None:
-            parts.append(int(index))
-        else:
-            parts.append(re.sub(r"\\(.)", r"\1", quoted))
-        pos = m.end()
-    return tuple(parts)
 
 
 def _skip_value(data: bytes, pos: int) -> int:

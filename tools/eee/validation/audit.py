@@ -13,8 +13,6 @@ from pathlib import Path
 from typing import Any
 
 from eee.git.cli import GitError, commit_changes, git_dir, rev_list, verify_commit
-from eee.governance.duplicates import audit_duplicates
-from eee.imports import IMPORTS_DIR
 from eee.reporting.findings import FileResult, Finding, Summary
 from eee.rules.commit import (
     REGISTRY,
@@ -24,13 +22,14 @@ from eee.rules.commit import (
     released_versions,
     sample_findings,
 )
-from eee.rules.events import check_events
+from eee.rules.duplicates import audit_duplicates
 from eee.rules.history import anchor_findings, anchor_from, merge_findings, raw_changes, replacement_findings
+from eee.rules.ledger import check_events
 from eee.store.limits import RECORD_MAX_BYTES
-from eee.store.paths import DATA_DIR, EVENT, EVENTS_DIR, RECORD_SUFFIX, file_kind, tree_path_problem
+from eee.store.paths import DATA_DIR, EVENT, EVENTS_DIR, IMPORTS_DIR, RECORD_SUFFIX, file_kind, tree_path_problem
 from eee.store.strictjson import JSONProblem, loads
 from eee.store.tree import GitTree, Tree, Unreadable
-from eee.validation.flagged import without_flagged
+from eee.validation.flagged import in_commit, without_flagged
 from eee.validation.validate import Options, validate_tree
 
 
@@ -49,9 +48,13 @@ def _bytes(tree: Tree, path: str) -> bytes | None:
         return None
 
 
-def audit_commit(commit: str, parent: str | None, cwd: Path, parents: tuple[str, ...] = ()) -> list[Finding]:
+def audit_commit(
+    commit: str, parent: str | None, cwd: Path, parents: tuple[str, ...] = ()
+) -> tuple[list[Finding], int]:
     """The rules applied to ``commit``'s own changes against its first ``parent``; a merge
     also keeps every protected file of every parent (:func:`eee.rules.history.merge_findings`).
+    Returns the findings and the number of errors the validator's cap left unshown (they
+    count, and no flag accepts them).
 
     Both commits are read as :class:`eee.store.tree.GitTree`: blobs come from git's object
     store, nothing is written to disk, and findings name ``<short-commit>:path``."""
@@ -69,7 +72,9 @@ def _crafted(where: Any, path: str, problem: str) -> Finding:
     )
 
 
-def _audit(tree: GitTree, commit: str, parent: str | None, cwd: Path, parents: tuple[str, ...]) -> list[Finding]:
+def _audit(
+    tree: GitTree, commit: str, parent: str | None, cwd: Path, parents: tuple[str, ...]
+) -> tuple[list[Finding], int]:
     where = tree.display
     findings: list[Finding] = []
     try:
@@ -111,12 +116,12 @@ def _audit(tree: GitTree, commit: str, parent: str | None, cwd: Path, parents: t
     findings += sample_findings([c.path for c in present if c.path not in clash_only], where)
     added_manifests = [c.path for c in present if c.path.startswith(IMPORTS_DIR + "/")]
     if added_manifests:  # import manifests: schema, arithmetic, what they name is in the commit
-        from eee.imports.check import check_manifests
+        from eee.rules.imports import check_manifests
 
         findings += check_manifests(added_manifests, commit, cwd, where)
     data_changes = [c.path for c in present if c.path.startswith(DATA_DIR + "/")]
     if not data_changes:
-        return findings
+        return findings, 0
 
     docs: dict[str, dict[str, Any] | None] = {}
     for path in data_changes:
@@ -127,7 +132,7 @@ def _audit(tree: GitTree, commit: str, parent: str | None, cwd: Path, parents: t
         findings += naming_findings(path, docs[path], tree.names, where)
     data_changes = [p for p in data_changes if p not in clash_only]
     if not data_changes:
-        return findings
+        return findings, 0
 
     # validation of what the commit added or modified, read from the commit itself (names
     # that differ only in case are the naming rule's, above)
@@ -136,7 +141,7 @@ def _audit(tree: GitTree, commit: str, parent: str | None, cwd: Path, parents: t
 
     # duplicates against the whole store at that commit, through the ledger's index
     findings += audit_duplicates(commit, [p for p, doc in docs.items() if doc is not None], cwd, where)
-    return findings
+    return findings, sum(r.suppressed for r in summary.results)
 
 
 def _released(cwd: Path, rev: str) -> set[str]:
@@ -182,6 +187,8 @@ def audit(start: str | None, end: str, cwd: Path, anchor: str | None = None) -> 
         results.append(FileResult("history", "history", findings=history))
     for info in commits:
         # a record's flagged findings are accepted: the flag came with the record, or after it
-        findings = without_flagged(audit_commit(info.commit, info.parent, cwd, info.parents), (info.commit, head), cwd)
-        results.append(FileResult(f"{info.commit[:10]} {info.subject.strip()}", "commit", findings=findings))
+        found, suppressed = audit_commit(info.commit, info.parent, cwd, info.parents)
+        findings = without_flagged(found, (info.commit, head), cwd, in_commit(info.commit, cwd))
+        name = f"{info.commit[:10]} {info.subject.strip()}"
+        results.append(FileResult(name, "commit", findings=findings, suppressed=suppressed))
     return Summary(results)

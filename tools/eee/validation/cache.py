@@ -32,7 +32,9 @@ from eee.reporting.findings import FileResult, Finding, Summary
 from eee.store.fsutil import replace_file
 from eee.store.paths import DATA_DIR, RECORD_SUFFIX, SIDECAR_SUFFIX
 from eee.store.tree import WorkTree
-from eee.validation.validate import EVENTS, INPUT, OTHERS, RECORDS, SIDECARS, Options, Sink, collect, validate_tree
+from eee.validation.collect import collect
+from eee.validation.pool import EVENTS, INPUT, OTHERS, RECORDS, SIDECARS, Sink
+from eee.validation.validate import Options, validate_tree
 
 FORMAT = "eee-validate-cache/1"
 _FINDING = ("file", "pointer", "message", "hint", "line", "severity", "check")

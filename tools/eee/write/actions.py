@@ -35,8 +35,9 @@ from eee.governance.events import (
 from eee.governance.history import entered
 from eee.governance.index import PrefixProblem, RecordIndex, resolve_uuid
 from eee.governance.relations import derived_from
-from eee.governance.status import IllegalEvent, Ledger, fold
+from eee.governance.status import Ledger
 from eee.reporting.findings import Finding, Refused, refusal
+from eee.rules.ledger import IllegalEvent, check_event, fold
 from eee.store.jsonlite import load_object
 from eee.store.limits import RECORD_MAX_BYTES, Unreadable, read_regular
 from eee.store.paths import EVENTS_DIR, POINTER_SUFFIX, canonical_folders, sidecar_path_for
@@ -95,7 +96,9 @@ def _place_record(tx: Transaction, source: Path, old_rel: str, dry_run: bool) ->
     # validated on the store as it would be (an overlay): nothing is placed unless it is valid
     errors, _ = placement.check(root, [new])
     if errors:
-        head = Finding(str(source), "$", f"the corrected record does not validate ({len(errors)} errors)")
+        head = Finding(
+            str(source), "$", f"the corrected record does not validate ({len(errors)} errors)", check="refused"
+        )
         raise Refused(
             [head, *(Finding(str(source), f.pointer, f.message, f.hint, f.line, check=f.check) for f in errors)]
         )
@@ -106,6 +109,58 @@ def _place_record(tx: Transaction, source: Path, old_rel: str, dry_run: bool) ->
     except OSError as exc:
         raise refusal(f"cannot write the corrected record: {exc.strerror}", file=str(exc.filename or new.rel)) from None
     return new.uuid, new.rel
+
+
+def _check_flag(rule: str | None, path: str | None) -> None:
+    """A flag names a registered rule and a JSON path as findings write it; else Refused."""
+    from eee.rules.registry import IDS, unknown_text
+    from eee.store.jsonpath import well_formed
+
+    if not rule or not path:
+        raise refusal("flag needs --rule ID and --json-path '$.json.path'")
+    if rule not in IDS:
+        raise refusal(unknown_text(rule))
+    if not well_formed(path):
+        raise refusal(f"{path!r} is not a JSON path as findings write it", "copy the JSON path from the finding")
+
+
+def _flagged_bytes(root: Path, rel: str) -> dict[str, str]:
+    """What a flag of the record at ``rel`` accepts: its path and the sha256 of its bytes as
+    committed (HEAD's blob; a record not committed yet: the index's, else the work tree's)."""
+    import hashlib
+
+    from eee.git.cli import blob
+
+    data = blob(f"HEAD:{rel}", root)
+    if data is None:
+        data = blob(f":{rel}", root)
+    if data is None:
+        try:
+            data = read_regular(root / rel, RECORD_MAX_BYTES, "record")
+        except (Unreadable, OSError) as exc:
+            raise refusal(f"cannot read the record to flag: {exc}", file=rel) from None
+    return {"record_path": rel, "sha256": hashlib.sha256(data).hexdigest()}
+
+
+def _unmatched(root: Path, event: dict[str, Any]) -> list[dict[str, Any]]:
+    """A warning when the flag accepts no finding of the record it names (its rule is not
+    broken at its JSON path): the flag is written, and the gate says the same."""
+    from eee.rules.flags import record_findings
+    from eee.store.tree import WorkTree
+
+    rel = str(event["record_path"])
+    found = record_findings(WorkTree(root), rel, str(event["rule"]))
+    if found is None or (event["rule"], event["path"]) in found:
+        return []
+    warning = Finding(
+        rel,
+        str(event["path"]),
+        f"the flag accepts nothing: the record has no [{event['rule']}] finding at {event['path']}",
+        "flag the finding as `eee validate` shows it: its [rule] and JSON path",
+        severity="warning",
+        check="flag-unmatched",
+    )
+    return [warning.to_dict()]
 
 
 def _later(now: dt.datetime, step: int) -> dt.datetime:
@@ -155,8 +210,8 @@ def perform(
             )
         if outcome != "corrected" and (replacement is not None or new_record is not None):
             raise refusal(f"a replacement goes with the outcome corrected, not {outcome}")
-    if action == "flag" and (not rule or not path):
-        raise refusal("flag needs --rule CHECK and --json-path '$.json.path'")
+    if action == "flag":
+        _check_flag(rule, path)
     who = actor(root)
     with transaction(root, stage=commit and not dry_run) as tx:
         ledger = load_ledger(root)
@@ -206,13 +261,14 @@ def perform(
                     path=path,
                     now=now,
                     reference=None if BY_NAME[action].reference == "no" else reference,
+                    **(_flagged_bytes(root, old_rel) if action == "flag" else {}),
                 )
             ]
         for event in events:
             check_event_schema(event)
             try:
-                ledger.check(event, exists=index.exists)
-                ledger.apply(event, exists=index.exists)
+                check_event(ledger, event, exists=index.exists)
+                ledger.apply(event)
             except IllegalEvent as exc:
                 raise refusal(exc.message, exc.hint) from None
         event_paths = [path_for(root, e) for e in events]
@@ -229,6 +285,7 @@ def perform(
             "event_paths": [p.relative_to(root).as_posix() for p in event_paths],
             "dry_run": dry_run,
             "committed": False,
+            "warnings": _unmatched(root, events[0]) if action == "flag" else [],
         }
         if dry_run:
             return result

@@ -83,7 +83,7 @@ def check(root: Path | None, records: list[NewRecord]) -> tuple[list[Finding], l
     summary = validate_tree(overlay, sorted(planned), Options())
     findings = [f for r in summary.results for f in r.findings]
     if summary.fatal:
-        findings.append(Finding("schemas/registry.json", "$", summary.fatal, check="validate"))
+        findings.append(Finding("schemas/registry.json", "$", summary.fatal, check="registry"))
     return [f for f in findings if f.severity == ERROR], [f for f in findings if f.severity != ERROR]
 
 

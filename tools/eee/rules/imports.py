@@ -1,124 +1,84 @@
-"""The import manifest: ``governance/imports/<id>.yaml``, one per import, never edited.
+"""The rules of an import manifest (``governance/imports/<id>.yaml``), for the imports hook
+(the index) and the audit (a commit).
 
-It traces every source file of an import to its outcome: source, revision, time, tool
-version, who ran it, the counts, and per file its source path, store path, sha256,
-outcome (with the reason, and for a flagged record its flags and their events).
-
-Written here as block YAML whose strings are all double-quoted (with escapes for what is
-not printable), which is fast to write and reads back identically; read with the YAML
-loader like every governance file. :func:`manifest_findings` is the one check, for the hook and the audit.
+A manifest is checked against its schema, its file name and its own arithmetic, and every
+file it places must be in the tree with the sha256 it lists (a sidecar: its DVC pointer);
+every flag event it names must be in the tree too (:func:`manifest_findings`). The tree is
+the index as the hooks read it (:class:`eee.store.staged.IndexTree`: what will be committed,
+never the work tree) or a commit's (:class:`eee.store.tree.GitTree`); only the folders of the
+files named are listed, never the whole store (:func:`check_manifests`).
 """
 
 from __future__ import annotations
 
-import re
+import functools
+import hashlib
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
-from eee.imports import (
-    IMPORTS_DIR,
-    MANIFEST_SCHEMA,
-    MANIFEST_SCHEMA_VERSION,
-    MANIFEST_SUFFIX,
-    OUTCOMES,
-    PRESENT,
-    REFUSED,
-)
+from eee.governance.manifests import MANIFEST_SCHEMA, OUTCOMES, PRESENT, REFUSED, loads
 from eee.reporting.findings import Finding
-
-ID_RE = re.compile(r"^[0-9]{8}T[0-9]{6}\.[0-9]{6}Z-import-[0-9a-f]{6}$")
-TOP_ORDER = ("manifest_schema", "id", "source", "revision", "time", "tool", "actor", "counts", "files")
-FILE_ORDER = ("source", "kind", "outcome", "store", "sha256", "reason", "flags")
+from eee.store.paths import IMPORTS_DIR, MANIFEST_SUFFIX
 
 
-def path_for(import_id: str) -> str:
-    return f"{IMPORTS_DIR}/{import_id}{MANIFEST_SUFFIX}"
+def check_manifests(
+    paths: list[str], rev: str | None = None, cwd: str | Path | None = None, where: object = None
+) -> list[Finding]:
+    """Findings of the manifests ``paths`` in the index (``rev`` None) or in commit ``rev``."""
+    from eee.store.paths import SIDECAR_SUFFIX
+    from eee.store.tree import GitTree, Unreadable
 
+    if rev is None:
+        from eee.store.staged import index_tree
 
-def _printable(code: int) -> bool:
-    """YAML's printable set, less the characters a reader may take for a line break."""
-    return (
-        code in (0x09,)
-        or 0x20 <= code <= 0x7E
-        or (0xA0 <= code <= 0xD7FF and code not in (0x2028, 0x2029))
-        or (0xE000 <= code <= 0xFFFD and code != 0xFEFF)
-        or 0x10000 <= code <= 0x10FFFF
-    )
+        tree = index_tree(cwd)
+    else:
+        tree = GitTree(Path(cwd) if cwd is not None else Path.cwd(), rev)
 
+    def read(path: str) -> bytes | None:
+        try:
+            return tree.read(path)
+        except (Unreadable, OSError):
+            return None
 
-def quote(text: str) -> str:
-    """``text`` as a YAML double-quoted scalar that reads back to exactly ``text``."""
-    out = ['"']
-    for ch in text:
-        code = ord(ch)
-        if ch in '"\\':
-            out.append("\\" + ch)
-        elif _printable(code):
-            out.append(ch)
-        elif code <= 0xFF:
-            out.append(f"\\x{code:02x}")
-        elif code <= 0xFFFF:
-            out.append(f"\\u{code:04x}")
-        else:  # pragma: no cover - every code point above 0xFFFF is printable
-            out.append(f"\\U{code:08x}")
-    out.append('"')
-    return "".join(out)
+    def in_tree(path: str) -> bool:
+        # a sidecar is never in git (DVC keeps it): the index tree would find it in the work tree
+        return not path.endswith(SIDECAR_SUFFIX) and tree.is_file(path)
 
-
-def _scalar(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int):
-        return str(value)
-    return quote(str(value))
-
-
-def dumps(manifest: dict[str, Any]) -> str:
-    """The manifest as block YAML (strings double-quoted with JSON's escapes)."""
-    out: list[str] = []
-    for key in TOP_ORDER:
-        if key not in manifest or manifest[key] is None:
+    show = where if callable(where) else (lambda p: p)
+    out: list[Finding] = []
+    docs = []
+    for rel in paths:
+        data = read(rel)
+        if data is None:
+            out.append(Finding(show(rel), "$", "the manifest is not in the tree", None, check="import"))
             continue
-        value = manifest[key]
-        if key in ("actor", "counts"):
-            out.append(f"{key}:")
-            out.extend(f"  {k}: {_scalar(v)}" for k, v in value.items())
-        elif key == "files":
-            out.append("files:" if value else "files: []")
-            for item in value:
-                lead = "  - "
-                for field in FILE_ORDER:
-                    if field not in item:
-                        continue
-                    if field == "flags":
-                        out.append(f"{lead}flags:")
-                        for flag in item["flags"]:
-                            mark = "      - "
-                            for k in ("rule", "path", "event"):
-                                out.append(f"{mark}{k}: {_scalar(flag[k])}")
-                                mark = "        "
-                    else:
-                        out.append(f"{lead}{field}: {_scalar(item[field])}")
-                    lead = "    "
-        else:
-            out.append(f"{key}: {_scalar(value)}")
-    return "\n".join(out) + "\n"
+        try:
+            docs.append((rel, loads(data.decode("utf-8"))))
+        except (UnicodeDecodeError, ValueError) as exc:
+            out.append(
+                Finding(
+                    show(rel),
+                    "$",
+                    f"unreadable import manifest: {exc}",
+                    "manifests are written by `eee import`",
+                    check="import",
+                )
+            )
+    if not docs:
+        return out
 
+    @functools.cache
+    def sha256_of(path: str) -> str | None:
+        data = read(path) if in_tree(path) else None
+        return hashlib.sha256(data).hexdigest() if data is not None else None
 
-def loads(text: str) -> dict[str, Any]:
-    """A manifest read back (ValueError when it is not a YAML mapping)."""
-    from ruamel.yaml import YAML
-    from ruamel.yaml.error import YAMLError
-
-    try:
-        doc = YAML(typ="safe", pure=True).load(text)
-    except (YAMLError, RecursionError, TypeError, ValueError) as exc:
-        raise ValueError(f"not valid YAML: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}") from None
-    if not isinstance(doc, dict):
-        raise ValueError("a manifest is a YAML mapping")
-    return doc
+    for rel, doc in docs:
+        out += manifest_findings(doc, rel, functools.cache(in_tree), sha256_of, file=show(rel))
+    if rev is not None:
+        tree.close()
+    return out
 
 
 def manifest_findings(
@@ -131,7 +91,7 @@ def manifest_findings(
     """Everything wrong with the manifest ``doc`` at ``rel``: its schema, its id, its
     arithmetic, and references to what is not in the tree (``exists``: a path of the
     tree; ``sha256_of``: a file's sha256 in the tree, None when it cannot say)."""
-    from eee.store.jsonpath import format_path
+    from eee.store.jsonpath import format_path  # lazy: the hooks import this module only for a staged manifest
     from eee.store.schemas import default_registry
 
     file = file or rel
@@ -239,6 +199,3 @@ def manifest_findings(
                     )
                 )
     return out
-
-
-__all__ = ["ID_RE", "MANIFEST_SCHEMA_VERSION", "dumps", "loads", "manifest_findings", "path_for"]

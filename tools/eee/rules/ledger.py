@@ -1,0 +1,646 @@
+"""The ledger's rules: governance events, each file on its own and all of them in history order.
+
+- **Event files** (:func:`check_events`): YAML, the event schema of the version each
+  declares, the id matching the file name and the timestamp, regular files directly in
+  ``governance/events/``.
+- **Time** (:func:`time_problem`): an event may not declare a time before its record's
+  previous event, nor one more than a day from its commit's time (now, for an event about
+  to be committed).
+- **Legality** (:func:`check_event`): folded in history order, an event must name a
+  record of the store and be legal in that record's state: no retracting twice, no
+  supersession cycle or retracted replacement, a resolution that resolves something (with
+  its retraction or supersession in the same commit: :func:`companion_problem`), no
+  duplicate cycle; a flag names a rule a flag may accept, a JSON path a finding writes and
+  the record's own path (:mod:`eee.rules.flags`), and a new one the bytes it accepts.
+- **The fold** (:func:`fold`, :func:`read_ledger`): these rules applied to the events in
+  the order they entered history, building each record's state
+  (:class:`eee.governance.status.Ledger`). It is the one status function: every reader
+  (validator, audit, catalogue, site, tools) gets a record's status from it.
+
+The events are read from a :class:`eee.store.tree.Tree`: the work tree, the index (the hooks)
+or a commit (the audit). A flag that accepts nothing is reported (``flag-unmatched``).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import time
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+from eee.governance import MAX_CLOCK_SKEW_SECONDS
+from eee.governance.events import EventCache, EventFileError, git_dir_of, load_all, load_bytes, schema_errors
+from eee.governance.history import Entered, in_git
+from eee.governance.history import entered as history_of
+from eee.governance.index import RecordIndex
+from eee.governance.status import Ledger, RecordState, order_key
+from eee.reporting.findings import WARNING, FileResult, Finding
+from eee.store.limits import EVENT_MAX_BYTES, RECORD_MAX_BYTES
+from eee.store.paths import EVENT_SUFFIX, EVENTS_DIR, RECORD_SUFFIX, tree_path_problem
+from eee.store.schemas import default_registry
+from eee.store.staged import IndexTree
+from eee.store.tree import SYMLINK, EmptyTree, GitTree, Overlay, Tree, Unreadable, WorkTree
+
+Event = dict[str, Any]
+
+
+# --- event files ----------------------------------------------------------------------------
+
+
+def _id_findings(event: dict[str, Any], name: str, file: str) -> list[Finding]:
+    out = []
+    event_id = event.get("id")
+    if isinstance(event_id, str) and event_id != name.rsplit(".", 1)[0]:
+        out.append(
+            Finding(
+                file,
+                "$.id",
+                f"id {event_id!r} differs from the file name {name!r}",
+                "an event's file is <id>.yaml",
+                check="event",
+            )
+        )
+    stamp = event.get("timestamp")
+    if isinstance(event_id, str) and isinstance(stamp, str) and len(event_id) > 23:
+        expected = stamp.replace("-", "").replace(":", "")
+        if not expected.startswith(event_id[:15]):
+            out.append(
+                Finding(
+                    file,
+                    "$.timestamp",
+                    f"timestamp {stamp} does not match the time in the id",
+                    "the id begins with the event's UTC time",
+                    check="event",
+                )
+            )
+    return out
+
+
+# Above this many uuids one listing of every record beats one pathspec per uuid.
+_LIST_ALL_ABOVE = 64
+
+
+def load_event(tree: Tree, rel: str) -> dict[str, Any]:
+    """One event file of the tree, parsed; :class:`EventFileError` when it is not one."""
+    try:
+        data = tree.read(rel, EVENT_MAX_BYTES)  # an event is small: the cap stops a huge file before YAML sees it
+    except Unreadable as exc:
+        raise EventFileError(exc.finding.message) from None
+    return load_bytes(data, rel.rsplit("/", 1)[-1])
+
+
+def ledger_files(tree: Tree) -> list[str]:
+    """The event files of the tree's ledger: ``governance/events/*.yaml``, in name order."""
+    prefix = EVENTS_DIR + "/"
+    return [
+        rel
+        for rel in tree.files(EVENTS_DIR)
+        if "/" not in rel[len(prefix) :] and rel.endswith(EVENT_SUFFIX) and not rel[len(prefix) :].startswith(".")
+    ]
+
+
+def _base(tree: Tree) -> Tree:
+    while isinstance(tree, Overlay):
+        tree = tree.base
+    return tree
+
+
+def _cache_key(tree: Tree, rel: str) -> str | None:
+    """What identifies the bytes of ``rel`` in ``tree`` for the :class:`EventCache`."""
+    if isinstance(tree, Overlay):
+        return None if rel in tree.planned else _cache_key(tree.base, rel)
+    if isinstance(tree, GitTree):
+        blob = tree.blob(rel)
+        return f"b:{blob}" if blob else None
+    if isinstance(tree, WorkTree):
+        try:
+            st = os.lstat(tree.path(rel))
+        except OSError:
+            return None
+        return f"f:{rel.rsplit('/', 1)[-1]}:{st.st_size}:{st.st_mtime_ns}:{st.st_ino}"
+    return None
+
+
+def load_ledger(tree: Tree) -> list[tuple[str, dict[str, Any] | EventFileError]]:
+    """Every event file of the tree's ledger, parsed (through the git directory's cache of
+    parsed events), or the reason it cannot be."""
+    base = _base(tree)
+    folder = base.repo if isinstance(base, GitTree) else base.root if isinstance(base, WorkTree) else None
+    files = ledger_files(tree)
+    cache = EventCache(git_dir_of(folder) if folder is not None and files else None)
+    out: list[tuple[str, dict[str, Any] | EventFileError]] = []
+    for rel in files:
+        key = _cache_key(tree, rel)
+        hit = cache.get(key)
+        if hit is not None:
+            out.append((rel, hit))
+            continue
+        try:
+            event = load_event(tree, rel)
+            cache.put(key, event)
+            out.append((rel, event))
+        except EventFileError as exc:
+            out.append((rel, exc))
+    cache.save()
+    return out
+
+
+def history(tree: Tree) -> tuple[dict[str, Entered], float | None]:
+    """Where each event of the tree entered history, and the time uncommitted events are
+    checked against: now in a git work tree (they are about to be committed), none for a
+    commit (every event of it is committed) or a plain folder (no history to check)."""
+    base = _base(tree)
+    if isinstance(base, IndexTree):  # the hooks: the index is about to be committed
+        return history_of(base.repo), time.time()
+    if isinstance(base, GitTree):
+        return history_of(base.repo, base.commit), None
+    if isinstance(base, WorkTree) and in_git(base.root):
+        return history_of(base.root), time.time()
+    if isinstance(base, EmptyTree) and isinstance(tree, Overlay):
+        return {}, time.time()
+    return {}, None
+
+
+def record_exists(tree: Tree, named: list[str]) -> Callable[[str], bool]:
+    """Whether a record uuid is in the tree: a git index search in a work tree, one listing
+    otherwise."""
+    if isinstance(tree, Overlay):  # planned records, then the tree below them
+        planned = {
+            rel.rsplit("/", 1)[-1][: -len(RECORD_SUFFIX)]
+            for rel in tree.planned
+            if rel.endswith(RECORD_SUFFIX) and rel.count("/") == 4 and rel.startswith("data/")
+        }
+        below = record_exists(tree.base, named)
+        return lambda uuid: uuid in planned or below(uuid)
+    if isinstance(tree, WorkTree | IndexTree):  # a search of git's index, not a listing of every record
+        # the index tree: what git's index holds (an untracked record is not in the commit)
+        index = RecordIndex(tree.root, untracked=True) if isinstance(tree, WorkTree) else RecordIndex(tree.repo, False)
+        if len(set(named)) > _LIST_ALL_ABOVE:
+            index.all()
+        index.lookup(named)
+        return index.exists
+    records = {
+        rel.rsplit("/", 1)[-1][: -len(RECORD_SUFFIX)]
+        for rel in tree.files("data")
+        if rel.endswith(RECORD_SUFFIX) and rel.count("/") == 4
+    }
+    return records.__contains__
+
+
+def check_events(tree: Tree, paths: list[str], exists: Callable[[str], bool] | None = None) -> list[FileResult]:
+    """FileResults for the event files ``paths`` of ``tree``.
+
+    ``exists`` answers whether a record uuid is in the store (default: look in the tree's
+    ``data/``). The ledger is folded in history order (:func:`history`): the commit that
+    added each event, then file name, uncommitted events last; an event declaring a time
+    before its record's previous event, or more than a day from its commit's time (now,
+    for one about to be committed), is reported."""
+    registry = default_registry()
+    # the ledger: every event of the store, read once; the files checked are among them
+    ledger = load_ledger(tree)
+    loaded = dict(ledger)
+    results: dict[str, FileResult] = {}
+    for rel in paths:
+        file = tree.display(rel)
+        result = results[rel] = FileResult(file, "event")
+        if tree.mode(rel) == SYMLINK:
+            result.findings.append(Finding(file, "$", "is a symbolic link", "events are regular files", check="event"))
+            continue
+        if rel.rpartition("/")[0] != EVENTS_DIR:
+            result.findings.append(
+                Finding(file, "$", f"events live directly in {EVENTS_DIR}/", "move the file there", check="event")
+            )
+        try:
+            event = loaded[rel] if rel in loaded else load_event(tree, rel)
+            if isinstance(event, EventFileError):
+                raise event
+        except EventFileError as exc:
+            result.findings.append(
+                Finding(
+                    file,
+                    "$",
+                    f"unreadable event: {exc}",
+                    "events are written by the governance tools (tools/retract, ...)",
+                    check="event",
+                )
+            )
+            continue
+        for pointer, message in schema_errors(event, registry)[:10]:
+            result.findings.append(Finding(file, pointer, f"{message} (event schema)", None, check="event"))
+        result.findings.extend(_id_findings(event, rel.rsplit("/", 1)[-1], file))
+    # the ledger in history order
+    everything = [(p, e) for p, e in ledger if not isinstance(e, EventFileError)]
+    by_id = {e.get("id"): p for p, e in everything}
+    if exists is None:
+        named = [str(e.get("record")) for _, e in everything] + [
+            str(e.get(k)) for _, e in everything for k in ("replacement", "of") if e.get(k)
+        ]
+        exists = record_exists(tree, named)
+    entered, now = history(tree)
+    folded = fold([e for _, e in everything if isinstance(e.get("id"), str)], exists=exists, entered=entered, now=now)
+    for event, problem in folded.problems:
+        target = by_id.get(event.get("id"))
+        if target in results:
+            results[target].findings.append(
+                Finding(
+                    results[target].file,
+                    "$",
+                    problem.message,
+                    problem.hint or "events are checked in history order against the record's status",
+                    check="ledger",
+                )
+            )
+    _unmatched(tree, results, everything, folded, entered)
+    return list(results.values())
+
+
+def _unmatched(
+    tree: Tree,
+    results: dict[str, FileResult],
+    everything: list[tuple[str, Event]],
+    folded: Ledger,
+    entered: dict[str, Entered],
+) -> None:
+    """A warning (``flag-unmatched``) on each flag event checked that accepts nothing: its
+    record path is not in the tree or holds other bytes than it names, or the record has no
+    finding of its rule at its JSON path (see :mod:`eee.rules.flags`)."""
+    applied = {id(e) for state in folded.states.values() for e in state.flags}
+    checked = [(rel, e) for rel, e in everything if rel in results and id(e) in applied]
+    if not checked:
+        return
+    from eee.rules.flags import content_ids, flag_of, legacy_binding, record_findings
+
+    base = _base(tree)
+    repo = (
+        base.repo
+        if isinstance(base, GitTree)
+        else base.root
+        if isinstance(base, WorkTree) and in_git(base.root)
+        else None
+    )
+    for rel, event in checked:
+        flag = flag_of(event)
+        if flag.record_path is None:
+            added = entered.get(rel.rsplit("/", 1)[-1])
+            if repo is None or added is None or added.commit is None:
+                continue  # not in git, or not committed (refused on its own): nothing to bind it to
+            flag = legacy_binding(flag, repo, added.commit)
+            if flag.record_path is None:
+                _warn(
+                    results[rel],
+                    f"it binds no record: at the commit that added it ({added.commit[:10]}), "
+                    f"no single record carries the uuid {flag.record}",
+                )
+                continue
+        assert flag.record_path is not None
+        try:
+            data = tree.read(flag.record_path, RECORD_MAX_BYTES)
+        except Unreadable:
+            _warn(results[rel], f"the record it accepts, {flag.record_path}, is not in the tree")
+            continue
+        sha256, blob = content_ids(data)
+        if not (sha256 == flag.sha256 if flag.sha256 is not None else blob == flag.blob):
+            _warn(results[rel], f"{flag.record_path} holds other bytes than the ones it accepts")
+            continue
+        found = record_findings(tree, flag.record_path, flag.rule)
+        if found is not None and (flag.rule, flag.path) not in found:
+            _warn(
+                results[rel],
+                f"{flag.record_path} has no [{flag.rule}] finding at {flag.path}",
+                f"flag the finding as the report shows it; resolve this flag (`eee resolve {flag.record[:8]} "
+                f"--event {flag.event} --outcome upheld --reason ...`)",
+            )
+
+
+def _warn(result: FileResult, why: str, hint: str | None = None) -> None:
+    result.findings.append(
+        Finding(
+            result.file,
+            "$",
+            f"the flag accepts nothing: {why}",
+            hint or "a flag accepts one finding of one record's bytes (`eee rules flag-unmatched`)",
+            severity=WARNING,
+            check="flag-unmatched",
+        )
+    )
+
+
+# --- the fold: the ledger's rules applied in history order ------------------------------------------
+
+
+def fold(
+    events: Iterable[Event],
+    exists: Callable[[str], bool] | None = None,
+    entered: dict[str, Entered] | None = None,
+    now: float | None = None,
+) -> Ledger:
+    """Every record's state after all ``events`` (illegal ones reported, not applied).
+
+    The one status function: every reader (validator, audit, catalogue, site, tools) gets a
+    record's status from it. ``entered``: event file name -> where it entered history
+    (:func:`eee.governance.history.entered`);
+    events not in it are uncommitted and come last, by file name. ``now`` (seconds since
+    the epoch): the time uncommitted events are checked against (the hooks pass it; left
+    out, only committed events' times are checked)."""
+    ledger = Ledger()
+    ledger.entered = dict(entered or {})
+    ordered = sorted(events, key=lambda e: order_key(e, ledger.entered))
+    last_time: dict[str, float] = {}
+
+    def commit_of(event: Event) -> str | None:
+        return ledger.entry(event).commit
+
+    for i, event in enumerate(ordered):
+        try:
+            entry = ledger.entry(event)
+            uuid = event.get("record")
+            problem = time_problem(
+                event,
+                last_time.get(uuid) if isinstance(uuid, str) else None,
+                entry.time if entry.commit is not None else now,
+                committed=entry.commit is not None,
+            )
+            if problem:
+                raise IllegalEvent(*problem)
+            unbound = binding_problem(event, entry.commit is not None, now)
+            if unbound:
+                raise IllegalEvent(*unbound)
+            if event.get("action") == "resolve":
+                missing = companion_problem(ordered, i, commit_of)
+                if missing:
+                    raise IllegalEvent(missing, "write the resolution with its tool (tools/resolve --outcome ...)")
+            check_event(ledger, event, exists)
+            ledger.apply(event)
+            stamp = parse_time(event.get("timestamp"))
+            if stamp is not None:
+                for who in (uuid, event.get("replacement"), event.get("of")):
+                    if isinstance(who, str) and stamp > last_time.get(who, stamp - 1):
+                        last_time[who] = stamp
+        except IllegalEvent as exc:
+            ledger.problems.append((event, exc))
+    return ledger
+
+
+def read_ledger(root: Path, exists: Callable[[str], bool] | None = None, now: float | None = None) -> Ledger:
+    """The ledger of the store at ``root``: its readable events, folded in history order.
+
+    Unreadable event files are left out here; reporting them is the validator's job."""
+    events = [e for _, e in load_all(root) if not isinstance(e, EventFileError)]
+    return fold(events, exists=exists, entered=history_of(root) if events else {}, now=now)
+
+
+# --- time -------------------------------------------------------------------------------------
+
+
+def parse_time(stamp: object) -> float | None:
+    """Seconds since the epoch of an event's ``timestamp`` (None when it is not one)."""
+    if not isinstance(stamp, str) or not stamp.endswith("Z"):
+        return None
+    try:
+        return dt.datetime.fromisoformat(stamp[:-1] + "+00:00").timestamp()
+    except ValueError:
+        return None
+
+
+def _when(seconds: float) -> str:
+    return dt.datetime.fromtimestamp(seconds, dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def time_problem(
+    event: dict[str, Any], last: float | None, reference: float | None, committed: bool = True
+) -> tuple[str, str] | None:
+    """(message, hint) when ``event``'s declared time cannot be true, else None.
+
+    ``last``: the latest declared time among the record's earlier events (in history
+    order); ``reference``: the time of the commit that added the event (its author
+    time), or now for an event about to be committed. An event may not declare a time
+    before its record's previous event, nor one more than :data:`MAX_CLOCK_SKEW_SECONDS`
+    (a day) away from ``reference``."""
+    declared = parse_time(event.get("timestamp"))
+    if declared is None:
+        return None  # the schema reports a malformed timestamp
+    if last is not None and declared < last:
+        return (
+            f"the event declares {event.get('timestamp')}, earlier than the record's previous event ({_when(last)})",
+            "events are ordered by history, not by the time they declare; write a new event with the tools",
+        )
+    if reference is not None and abs(declared - reference) > MAX_CLOCK_SKEW_SECONDS:
+        which = "its commit's time" if committed else "now"
+        return (
+            f"the event declares {event.get('timestamp')}, more than a day from {which} ({_when(reference)})",
+            "an event is committed when it is written (tools/... --commit); write a new one with the tools",
+        )
+    return None
+
+
+# --- legality: an event in the record's state --------------------------------------------------
+
+
+class IllegalEvent(Exception):
+    def __init__(self, message: str, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+
+def _who(event: Event) -> str:
+    actor = event.get("actor") or {}
+    return f"{event.get('timestamp', '?')} by {actor.get('name', '?')}"
+
+
+def check_event(ledger: Ledger, event: Event, exists: Callable[[str], bool] | None = None) -> None:
+    """Raise :class:`IllegalEvent` unless ``event`` is legal in ``ledger``'s current state
+    (``exists``: whether a record uuid is in the store)."""
+    action, uuid = event.get("action"), event.get("record")
+    if not isinstance(uuid, str):
+        raise IllegalEvent("the event names no record")
+    if exists is not None and not exists(uuid):
+        raise IllegalEvent(f"no record {uuid} in the store", "check the uuid (tools/status <uuid> shows a record)")
+    st = ledger.state(uuid)
+    if action == "retract":
+        if st.retraction is not None:
+            raise IllegalEvent(
+                f"record {uuid} is already retracted ({_who(st.retraction)}: {st.retraction.get('reason')})",
+                "a retraction stands until `tools/reinstate` undoes it",
+            )
+    elif action == "reinstate":
+        if st.retraction is None:
+            raise IllegalEvent(f"record {uuid} is not retracted; there is nothing to reinstate")
+    elif action == "supersede":
+        _check_supersede(ledger, uuid, event.get("replacement"), exists)
+    elif action == "dispute":
+        if st.retraction is not None:
+            raise IllegalEvent(f"record {uuid} is retracted; there is nothing left to dispute")
+        if st.dispute is not None:
+            raise IllegalEvent(
+                f"record {uuid} is already disputed ({_who(st.dispute)}, {st.dispute.get('reference')})",
+                "add to the open discussion, or resolve it first",
+            )
+    elif action == "flag":
+        problem = _flag_problem(uuid, event)
+        if problem is not None:
+            raise problem
+        if st.retraction is not None:
+            raise IllegalEvent(f"record {uuid} is retracted; there is nothing left to flag")
+        for f in st.open_flags:
+            if (f.get("rule"), f.get("path")) == (event.get("rule"), event.get("path")):
+                raise IllegalEvent(
+                    f"record {uuid} is already flagged for {event.get('rule')} at {event.get('path')} ({_who(f)})",
+                    "resolve the open flag first",
+                )
+    elif action == "resolve":
+        _check_resolve(ledger, uuid, st, event, exists)
+    elif action == "duplicate":
+        _check_duplicate(ledger, uuid, st, event.get("of"), exists)
+    else:
+        raise IllegalEvent(f"unknown action {action!r}")
+
+
+def _check_supersede(ledger: Ledger, uuid: str, new: Any, exists: Callable[[str], bool] | None) -> None:
+    st = ledger.state(uuid)
+    if st.retraction is not None:
+        raise IllegalEvent(
+            f"record {uuid} is retracted; a retracted record is not superseded",
+            "reinstate it first if the retraction was an error",
+        )
+    if st.superseded_by is not None:
+        raise IllegalEvent(
+            f"record {uuid} is already superseded by {st.superseded_by}",
+            f"supersede {st.superseded_by} instead",
+        )
+    if not isinstance(new, str):
+        raise IllegalEvent("a supersede event needs a replacement")
+    if new == uuid:
+        raise IllegalEvent("a record cannot supersede itself")
+    if exists is not None and not exists(new):
+        raise IllegalEvent(f"the replacement {new} does not exist in the store", "add the corrected record first")
+    repl = ledger.state(new)
+    if repl.retraction is not None:
+        raise IllegalEvent(f"the replacement {new} is itself retracted", "supersede with a record that stands")
+    if repl.preceded_by is not None:
+        raise IllegalEvent(f"the replacement {new} already replaces {repl.preceded_by}")
+    chain = ledger.successors(new)
+    if uuid in chain:
+        path = " -> ".join([uuid, *chain[: chain.index(uuid) + 1]])
+        raise IllegalEvent(f"superseding would make a cycle: {path}", "a replacement must be a new record")
+
+
+def _check_resolve(
+    ledger: Ledger, uuid: str, st: RecordState, event: Event, exists: Callable[[str], bool] | None
+) -> None:
+    open_ids = ([st.dispute.get("id")] if st.dispute else []) + [f.get("id") for f in st.open_flags]
+    if not open_ids:
+        raise IllegalEvent(f"record {uuid} has no open dispute or flag; there is nothing to resolve")
+    target = event.get("resolves")
+    if target is not None and target not in open_ids:
+        raise IllegalEvent(
+            f"event {target} is not an open dispute or flag of record {uuid}",
+            "open ones: " + ", ".join(str(i) for i in open_ids),
+        )
+    outcome = event.get("outcome")
+    if outcome == "retracted" and st.retraction is not None:
+        raise IllegalEvent(f"record {uuid} is already retracted", "resolve with the outcome upheld")
+    if outcome == "corrected" and (
+        event.get("event_schema", "1.0.0") != "1.0.0" or event.get("replacement") is not None
+    ):
+        _check_supersede(ledger, uuid, event.get("replacement"), exists)
+
+
+def _check_duplicate(ledger: Ledger, uuid: str, st: RecordState, of: Any, exists: Callable[[str], bool] | None) -> None:
+    if not isinstance(of, str):
+        raise IllegalEvent("a duplicate event names the record that stands (`of`)")
+    if of == uuid:
+        raise IllegalEvent("a record cannot duplicate itself")
+    if exists is not None and not exists(of):
+        raise IllegalEvent(f"the record {of} (that stands) does not exist in the store", "check the uuid")
+    if st.duplicate_of is not None:
+        raise IllegalEvent(f"record {uuid} is already marked a duplicate of {st.duplicate_of}")
+    seen = {uuid}
+    nxt: str | None = of
+    while nxt is not None:
+        if nxt in seen:
+            raise IllegalEvent(
+                f"marking {uuid} a duplicate of {of} would make a cycle", "the record that stands is the original"
+            )
+        seen.add(nxt)
+        nxt = ledger.state(nxt).duplicate_of
+    if ledger.state(of).retraction is not None:
+        raise IllegalEvent(f"the record {of} is retracted; it does not stand", "name a record that stands")
+
+
+def companion_problem(events: list[Event], i: int, key: Callable[[Event], Any]) -> str | None:
+    """Why the resolve ``events[i]`` lacks the retraction or supersession its outcome says
+    is in the same commit (None when it is there)."""
+    event = events[i]
+    outcome, uuid = event.get("outcome"), event.get("record")
+    if event.get("event_schema", "1.0.0") == "1.0.0" or outcome not in ("retracted", "corrected"):
+        return None  # 1.0.0 outcomes were words only; they are read as they were written
+    commit = key(event)
+    for later in events[i + 1 :]:
+        if key(later) != commit:
+            break
+        if later.get("record") != uuid:
+            continue
+        if outcome == "retracted" and later.get("action") == "retract":
+            return None
+        if (
+            outcome == "corrected"
+            and later.get("action") == "supersede"
+            and later.get("replacement") == event.get("replacement")
+        ):
+            return None
+    if outcome == "retracted":
+        return f"the outcome is retracted, but no retraction of {uuid} follows in the same commit"
+    return f"the outcome is corrected, but no supersession of {uuid} by {event.get('replacement')} follows in the same commit"
+
+
+# --- flags: a registered rule a flag may accept, bound to one record's bytes ---------------------
+
+
+def _flag_problem(uuid: str, event: Event) -> IllegalEvent | None:
+    """Why a flag event can never accept anything (None when it can): its rule is not a
+    registered one a flag may accept, its JSON path is not one a finding writes, or the
+    record path it names is not the record's."""
+    from eee.rules.registry import BY_ID, unknown_text
+    from eee.store.jsonpath import well_formed
+
+    rule, path, record_path = event.get("rule"), event.get("path"), event.get("record_path")
+    if isinstance(rule, str) and rule not in BY_ID:
+        return IllegalEvent(f"the flag names {unknown_text(rule)}", "flag the [id] the finding shows")
+    if isinstance(rule, str) and not BY_ID[rule].flaggable:
+        return IllegalEvent(
+            f"a flag never accepts a finding of rule {rule!r}: {BY_ID[rule].summary}",
+            "JSON, schema, version, identity and layout errors are fixed, never flagged (`eee rules "
+            f"{rule}` says how a finding of it is settled)",
+        )
+    if isinstance(path, str) and not well_formed(path):
+        return IllegalEvent(
+            f"the flag's JSON path {path!r} is not one a finding writes", "copy the JSON path from the finding"
+        )
+    if isinstance(record_path, str) and (
+        record_path.rsplit("/", 1)[-1] != f"{uuid}{RECORD_SUFFIX}"
+        or record_path.count("/") != 4
+        or not record_path.startswith("data/")
+        or tree_path_problem(record_path) is not None
+    ):
+        return IllegalEvent(
+            f"the flag names record {uuid} at {record_path}, a path that is not that record's",
+            "write flags with `eee flag`, which names the record's own path and bytes",
+        )
+    return None
+
+
+def binding_problem(event: Event, committed: bool, now: float | None) -> tuple[str, str] | None:
+    """(message, hint) for a flag about to be committed (``now`` given, not ``committed``)
+    that names no record path and sha256 (a flag of 1.1.0 or earlier): flags written from
+    event schema 1.2.0 on name the bytes they accept."""
+    if event.get("action") != "flag" or committed or now is None:
+        return None
+    if isinstance(event.get("record_path"), str) and isinstance(event.get("sha256"), str):
+        return None
+    return (
+        "a new flag names the record's path (record_path) and the sha256 of the bytes it accepts (event schema 1.2.0)",
+        "write flags with `eee flag`, which names them",
+    )

@@ -1,0 +1,522 @@
+"""The rule registry: every check the store can report, declared once.
+
+Each :class:`Rule` has an id (what a finding's ``check`` says, what the text output shows
+as ``[id]``, what a ``flag`` event's ``rule`` names), a severity, a one-line summary, the
+usual hint, whether a flag may accept a finding of it, the words people use for it (they
+feed the did-you-mean of ``eee flag --rule`` and ``eee rules``, and are never ids
+themselves), and the text ``eee rules ID`` explains it with: what it means, why it exists,
+and how a finding of it is settled.
+
+Ids are for ever: flag events written years ago name them. An id is never removed or
+given another meaning; a test holds every id of the store's committed events registered.
+
+Plain data: the hooks import this module (no dataclasses, no heavy imports).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+
+class Rule(NamedTuple):
+    id: str
+    severity: str  # "error" or "warning": what a finding of it usually is (see ``means``)
+    kind: str  # what it is about: record, sidecar, store, commit, ledger, import, tool
+    summary: str  # one line
+    hint: str  # how to fix a finding, in general
+    flaggable: bool  # whether a flag event may accept a finding of it
+    words: tuple[str, ...]  # what people call it (the did-you-mean's vocabulary)
+    means: str  # what a finding of it means
+    why: str  # why the rule exists
+    settle: str  # how a finding of it is settled
+
+
+_FLAG = (
+    "a maintainer who accepts the record as it is flags it: `eee flag <uuid> --rule {id} --json-path PATH --reason ...`"
+)
+_NEVER = "It is never flagged: the file has to be fixed (or left out) before it is committed"
+
+RULES: tuple[Rule, ...] = (
+    # --- a record's content -------------------------------------------------------------------
+    Rule(
+        "json",
+        "error",
+        "record",
+        "not strict JSON: unparsable, a duplicate key, NaN or Infinity, not an object",
+        "write the record as one strict JSON object (a serializer writes it right)",
+        False,
+        ("syntax", "parse", "not-json", "duplicate-key", "nan"),
+        "The file (a record, or a row of a sidecar) is not strict JSON: it does not parse, it repeats a key "
+        "in one object, it holds the tokens NaN or Infinity, it is not UTF-8, or it is not a JSON object.",
+        "Readers parse records with many libraries; what one accepts (a duplicate key, NaN) another "
+        "refuses or reads differently. Only strict JSON reads the same everywhere.",
+        "Rewrite the file with a JSON serializer. " + _NEVER + ".",
+    ),
+    Rule(
+        "version",
+        "error",
+        "record",
+        "no schema_version, or one the store does not know",
+        "set schema_version to the version the record was written for",
+        False,
+        ("schema_version", "unknown-version"),
+        "The record declares no schema_version, or a version the schema registry does not hold "
+        "(schemas/registry.json).",
+        "A record is validated under the schema of the version it declares; without a known version "
+        "nothing can be checked, so an unknown version is an error, never a pass.",
+        "Set schema_version to a released version (`eee migrate` writes copies under the current one). " + _NEVER + ".",
+    ),
+    Rule(
+        "schema",
+        "error",
+        "record",
+        "invalid under the JSON Schema of the version the document declares",
+        "fix the field the message names (a misspelt field is named with the right one)",
+        False,
+        ("validation", "invalid", "jsonschema", "required"),
+        "The document breaks the JSON Schema of its declared version: a required field is missing, a "
+        "value has the wrong type or is not allowed, a closed object has an unknown key.",
+        "The schema files are the single source of truth of what a record (or a sidecar row) is; every "
+        "reader relies on them.",
+        "Fix the document (the hint names the field); a record already committed is superseded by a "
+        "corrected one. " + _NEVER + ".",
+    ),
+    Rule(
+        "near-miss",
+        "warning",
+        "record",
+        "an unknown field that looks like a misspelt declared one",
+        "rename the field to the one the schema declares",
+        True,
+        ("misspelling", "misspelt", "typo", "unknown-field", "near-misses"),
+        "An object that lets other keys through holds a key within a small edit distance of a field the "
+        "schema declares there (e.g. inference_platfrom): it passes validation, but no reader finds it.",
+        "A misspelt optional field is silently lost to every reader.",
+        "Rename the field before committing; a committed record keeps it (records never change): supersede "
+        "it with a corrected one, or " + _FLAG.format(id="near-miss") + ".",
+    ),
+    Rule(
+        "score",
+        "error",
+        "record",
+        "a score outside its metric's declared bounds, not finite, or bounds that contradict each other",
+        "fix the score or the declared bounds (min_score, max_score)",
+        True,
+        ("bounds", "range", "out-of-range", "min_score", "max_score", "out-of-bounds"),
+        "A result's score lies outside [min_score, max_score] of its metric, is not a finite number, or the "
+        "metric declares min_score above max_score, or a continuous metric has a null bound.",
+        "A score that its own metric says cannot happen is either a conversion error (a percentage on a 0-1 "
+        "scale) or a convention (HELM's -1 for a missing value) that readers must not average in.",
+        "Fix the score or the bounds before committing; a committed record is superseded by a corrected "
+        "one, or, when the score is what the source says, " + _FLAG.format(id="score") + ".",
+    ),
+    Rule(
+        "results",
+        "error",
+        "record",
+        "two results of one record share an evaluation_result_id",
+        "give each result its own evaluation_result_id",
+        True,
+        ("evaluation_result_id", "result-id", "duplicate-result"),
+        "Two entries of evaluation_results carry the same evaluation_result_id.",
+        "Sidecar rows name the result they belong to by this id; two results with one id make the rows ambiguous.",
+        "Give each result its own id before committing; a committed record is superseded, or "
+        + _FLAG.format(id="results")
+        + ".",
+    ),
+    Rule(
+        "naming",
+        "warning",
+        "record",
+        "the <developer>/<model> folders do not come from model_info.id (an error at the gate)",
+        "write model_info.id as developer/model and place the record in the folders it gives",
+        True,
+        ("model-id", "model_info.id", "folders", "developer", "name"),
+        "The record's <developer>/<model> folders are not the ones its model_info.id gives, or model_info.id "
+        "has no developer part. The validator warns; the gate refuses a record being added. (Before the rule "
+        "registry the gate also reported path layout problems under this id; they are `layout` now.)",
+        "Readers and the catalogue find a model's records by their folders, which are always taken from "
+        "model_info.id the same way.",
+        "Move the record to the folders the hint names, or fix model_info.id; for an imported record whose id "
+        "is what the source says, " + _FLAG.format(id="naming") + ".",
+    ),
+    Rule(
+        "benchmark",
+        "warning",
+        "record",
+        "the benchmark folder matches none of the record's benchmark names",
+        "place the record under the folder of its benchmark, or add the folder's names to the aliases",
+        True,
+        ("benchmark-folder", "folder", "dataset", "dataset_name"),
+        "The record's first folder under data/ is not a name of any benchmark the record's results name "
+        "(source_data.dataset_name, evaluation_name), nor one of their aliases "
+        "(tools/eee/rules/benchmark_aliases.json).",
+        "The catalogue lists records by benchmark folder; a record in the wrong one is missed by whoever "
+        "looks for its benchmark.",
+        "Move the record (before it is committed), add the folder to the aliases, or "
+        + _FLAG.format(id="benchmark")
+        + ".",
+    ),
+    Rule(
+        "duplicates",
+        "warning",
+        "record",
+        "the record repeats another one: the same evaluation, or identical content",
+        "leave the copy out, supersede the other record, or mark it a duplicate",
+        True,
+        ("duplicate", "dup", "same-evaluation", "identical"),
+        "Another record of the store (or of the same commit) shares a result with this one (same model, "
+        "benchmark, metric, configuration, eval library and evaluation_id), or has the same content apart "
+        "from evaluation_id and retrieved_timestamp.",
+        "A result counted twice skews every aggregate; a re-run must say it is one (its own evaluation_id).",
+        "Leave the copy out, supersede the other record with this one (a correction), or mark it "
+        "(`eee mark-duplicate <uuid> --of <uuid>`); an imported pair is flagged: "
+        + _FLAG.format(id="duplicates")
+        + ".",
+    ),
+    # --- a record's sidecar ---------------------------------------------------------------------
+    Rule(
+        "sidecar",
+        "error",
+        "sidecar",
+        "a sidecar, its DVC pointer or the record's declaration of it do not agree",
+        "re-create the sidecar with `eee samples add`, or fix what the record declares about it",
+        False,
+        ("instances", "per-sample", "pointer", "dvc-pointer", "checksum", "total_rows"),
+        "A per-sample sidecar or its DVC pointer breaks the pairing with its record: the record declares a "
+        "sidecar that is absent, a sidecar or pointer has no record, the checksum or row count disagree, a "
+        "row is invalid or names an unknown result, a pointer is unreadable or tracks another file, the "
+        "record declares a checksum the store cannot check or an empty sidecar.",
+        "Per-sample data is never lost or silently different from what its record declares.",
+        "Re-create the sidecar or pointer (`eee samples add`), or fix the record before it is committed. "
+        + _NEVER
+        + ".",
+    ),
+    Rule(
+        "sidecar-path",
+        "error",
+        "sidecar",
+        "what a record declares about its sidecar's path or format is not its own",
+        "point detailed_evaluation_results.file_path at <uuid>_samples.jsonl beside the record, format jsonl",
+        True,
+        ("file_path", "sidecar-format", "format"),
+        "The record's detailed_evaluation_results.file_path names another file than its own sidecar (the one "
+        "with its uuid in its folder), or points outside its folder, or its format is not jsonl.",
+        "Readers find a record's per-sample rows beside it by its uuid; a record that says otherwise misleads "
+        "whoever follows the path it declares.",
+        "Fix the record before it is committed; a committed record is superseded, or (an imported record whose "
+        "declaration is what the source says) " + _FLAG.format(id="sidecar-path") + ".",
+    ),
+    # --- the store's paths and files ------------------------------------------------------------
+    Rule(
+        "layout",
+        "error",
+        "store",
+        "a path the store's layout does not allow",
+        "records live at data/<benchmark>/<developer>/<model>/<uuid>.json",
+        False,
+        ("path", "location", "case", "case-clash", "portable", "uuid4", "symlink"),
+        "The file is not where the layout puts it, its name is not a lowercase uuid4, a path component is "
+        "not portable (reserved names, characters Windows refuses), two paths differ only in letter case, "
+        "or the file is a symbolic link.",
+        "Every path must check out the same on every system, and name one record by its uuid.",
+        "Move or rename the file before it is committed (a committed record never moves: add it again under "
+        "the right path and retract the old one). " + _NEVER + ".",
+    ),
+    Rule(
+        "uuid",
+        "error",
+        "store",
+        "one uuid names two records",
+        "give the later record a fresh uuid",
+        False,
+        ("identity", "collision", "same-uuid"),
+        "Two records at different paths carry the same uuid (a merge brought in one of them).",
+        "A uuid names one record for ever: events, status, catalogue rows and links all find a record by it.",
+        "Give the later record a fresh uuid (add it again under the new one). " + _NEVER + ".",
+    ),
+    Rule(
+        "input",
+        "error",
+        "store",
+        "a path named on the command line, or a file, that cannot be read",
+        "check the path",
+        False,
+        ("missing", "unreadable", "no-such-file", "too-big"),
+        "A path given to a command does not exist, a pattern matches nothing, a folder holds nothing to "
+        "check (a warning), or a file cannot be read: not a regular file, too big, unreadable.",
+        "A wrong path in CI would otherwise pass without checking anything; every read is bounded.",
+        "Fix the path, or the file. " + _NEVER + ".",
+    ),
+    Rule(
+        "registry",
+        "error",
+        "store",
+        "the schema registry (schemas/registry.json) cannot be used",
+        "restore the released schema files and their pins",
+        False,
+        ("pins", "schemas", "registry.json"),
+        "The schema registry is unreadable, or a released schema file no longer has the sha256 its pin "
+        "says: nothing can be validated.",
+        "Released schema files never change; a record is only as valid as the schema it was checked with.",
+        "Restore the schema files (git checkout schemas/). " + _NEVER + ".",
+    ),
+    # --- what a commit may change ---------------------------------------------------------------
+    Rule(
+        "immutable",
+        "error",
+        "commit",
+        "a commit changes, deletes or renames an accepted file",
+        "add new information beside the record: supersede or retract it",
+        False,
+        ("edit", "modified", "deleted", "renamed", "immutability"),
+        "A commit modifies, deletes, renames or changes the type of an accepted record, sidecar pointer, "
+        "governance event, import manifest or released schema file, or a merge drops one of a parent's.",
+        "Records are immutable once committed: whoever cited one must find the same bytes for ever.",
+        "Undo the change; add a corrected record and supersede the old one (`eee supersede`), or retract it. "
+        + _NEVER
+        + ".",
+    ),
+    Rule(
+        "samples",
+        "error",
+        "commit",
+        "a per-sample sidecar committed to git",
+        "keep the sidecar in DVC and commit its pointer",
+        False,
+        ("sidecar-in-git", "jsonl"),
+        "A *_samples.jsonl file is committed to git itself.",
+        "Sidecars are large; DVC keeps them, git keeps their pointers.",
+        "`git rm --cached` it, then `eee samples add` it and commit the pointer. " + _NEVER + ".",
+    ),
+    Rule(
+        "history",
+        "error",
+        "commit",
+        "history itself is wrong: rewritten, cut, replaced or crafted",
+        "restore the accepted history and add new commits on top of it",
+        False,
+        ("anchor", "rewritten", "force-push", "shallow", "grafts", "replace-ref", "crafted"),
+        "The audit's trust anchor is not an ancestor of the audited head (history was rewritten), a replace "
+        "ref, grafts or a shallow clone hide or cut history, or a commit's tree holds an entry no checkout "
+        "can write.",
+        "Immutability is only as good as the history that proves it.",
+        "Restore the accepted history; delete replace refs and grafts; fetch the whole history. " + _NEVER + ".",
+    ),
+    # --- the ledger -----------------------------------------------------------------------------
+    Rule(
+        "event",
+        "error",
+        "ledger",
+        "a governance event file that is not a valid event",
+        "write events with the governance tools (eee retract, eee flag, ...)",
+        False,
+        ("yaml", "event-schema", "governance"),
+        "An event file is not readable YAML, breaks the event schema of its version, lives outside "
+        "governance/events/, is a link, or its id does not match its file name or its timestamp.",
+        "The ledger is read by every reader for ever; an event must mean one thing.",
+        "Remove the file before it is committed and write the event with its tool. " + _NEVER + ".",
+    ),
+    Rule(
+        "ledger",
+        "error",
+        "ledger",
+        "an event that is illegal where it stands in the ledger",
+        "check the record's status (`eee status <uuid>`) and write the event that fits it",
+        False,
+        ("illegal", "state", "status", "order"),
+        "Folded in history order, the event names no record, acts on a record whose status forbids it "
+        "(retracting twice, superseding into a cycle, a retracted replacement, resolving nothing), declares "
+        "a time it cannot have, or flags a rule no flag may accept.",
+        "A record's status is a fold over its events; every reader must reach the same one.",
+        "Remove the event before it is committed; write the one the status allows. " + _NEVER + ".",
+    ),
+    Rule(
+        "flag-unmatched",
+        "warning",
+        "ledger",
+        "a flag that accepts no finding",
+        "check the flag's rule, JSON path and record (`eee status <uuid>`); resolve it if it is no longer needed",
+        False,
+        ("unmatched", "unused-flag", "stale-flag"),
+        "A flag event names a rule and a JSON path that no finding of the record it is bound to has (a wrong "
+        "path, a rule the record does not break), or a record path or content that is not in the tree: it "
+        "accepts nothing. (A flag of rule duplicates is checked where the duplicates index is at hand: in git.)",
+        "A flag is written to accept one finding; one that accepts nothing is a mistake nobody would see.",
+        "Flag the finding as its report shows it ([rule] and JSON path), and resolve the flag that matches "
+        "nothing (`eee resolve <uuid> --event <id> --outcome upheld`).",
+    ),
+    # --- import manifests -----------------------------------------------------------------------
+    Rule(
+        "import",
+        "error",
+        "import",
+        "an import manifest, or an import, that does not add up",
+        "import again with `eee import` (a manifest is written by it, never by hand)",
+        False,
+        ("manifest", "provenance"),
+        "An import manifest breaks its schema or its own arithmetic, or names a file, sha256 or flag event "
+        "that is not in its commit; or an import could not be carried out.",
+        "A manifest is the provenance of every imported record: it must say exactly what its commit holds.",
+        "Run the import again. " + _NEVER + ".",
+    ),
+    # --- the tools' own refusals ----------------------------------------------------------------
+    Rule(
+        "refused",
+        "error",
+        "tool",
+        "a governance tool refused the action",
+        "read the message: nothing was written",
+        False,
+        (),
+        "A governance tool (eee retract, eee flag, ...) refused: the action is illegal for the record's "
+        "status, an argument is wrong, or the commit was refused.",
+        "Nothing enters the ledger that its rules would refuse.",
+        "Fix what the message says and run the tool again.",
+    ),
+    Rule(
+        "journal",
+        "error",
+        "tool",
+        "the journal of an interrupted run names what the tools never write",
+        "when no run of the tools is going on, look at the journal and remove it",
+        False,
+        ("recovery", "interrupted"),
+        "A governance tool or an import killed mid-run leaves a journal in the git directory; the next run "
+        "finishes or undoes it. This one names a path outside the store, or is not a journal the tools write.",
+        "A journal is read from the git directory and replayed: only paths inside the store, that the tools "
+        "write, are ever touched.",
+        "Nothing of it was applied: look at what it names and remove it when no run is going on.",
+    ),
+    Rule(
+        "git",
+        "error",
+        "tool",
+        "git refused or failed",
+        "read git's message",
+        False,
+        (),
+        "A git command the tool ran failed.",
+        "The tools act through git; its refusal is reported as it is.",
+        "Fix what git says (a lock, a missing commit, a dirty index) and run again.",
+    ),
+    Rule(
+        "dvc",
+        "error",
+        "tool",
+        "DVC refused or failed",
+        "read DVC's message",
+        False,
+        (),
+        "Adding, pushing or pulling a sidecar through DVC failed, or a pointer's object is not on the remote.",
+        "Sidecars live in DVC; a record whose samples cannot be fetched loses them.",
+        "Fix the remote or the cache and run again.",
+    ),
+    Rule(
+        "convert",
+        "error",
+        "tool",
+        "a harness log could not be converted, or lost information on the way",
+        "read the message; nothing was written on an error",
+        False,
+        ("converter",),
+        "A converter (HELM, lm-eval, Inspect AI) refused its input, or warns about what a record cannot hold.",
+        "A converted record must say what its source said.",
+        "Fix the input, or read the warning and decide.",
+    ),
+    Rule(
+        "mapping",
+        "error",
+        "tool",
+        "a converter's mapping (or models) file that cannot be used",
+        "fix the key the message names in the mapping file",
+        False,
+        ("mapping-file", "models-file"),
+        "A mapping file of `eee convert table` (or a models file) is not valid YAML, misses a key, names a "
+        "column the table does not have, or gives a value the record format does not allow.",
+        "A table becomes records only through a mapping that says what each column is; a wrong one would "
+        "write wrong records.",
+        "Fix the mapping file and convert again; nothing was written.",
+    ),
+    Rule(
+        "migrate",
+        "error",
+        "tool",
+        "a record or row could not be migrated to the target schema version",
+        "read the message; the copy was not written",
+        False,
+        ("migration",),
+        "A migration step cannot carry a document to the next version without inventing or losing data.",
+        "Migration never guesses silently.",
+        "Fix the source (in a copy) or migrate to another version.",
+    ),
+    Rule(
+        "output",
+        "error",
+        "tool",
+        "an output folder that cannot be written",
+        "choose another output folder",
+        False,
+        (),
+        "The output of a command exists and is not a folder, or cannot be written.",
+        "Nothing is half-written.",
+        "Choose another output path.",
+    ),
+    Rule(
+        "analysis",
+        "error",
+        "tool",
+        "an analysis (compare, irt, samples) refused its input",
+        "read the message",
+        False,
+        (),
+        "The records or sidecars an analysis needs are missing, unreadable, or do not fit the analysis.",
+        "An analysis reports what it could not do, never a silent partial answer.",
+        "Fix the input (pull the sidecars, name other records).",
+    ),
+    Rule(
+        "site",
+        "error",
+        "tool",
+        "the published site could not be generated",
+        "read the message",
+        False,
+        (),
+        "The site configuration or a source it reads is missing or unreadable.",
+        "The site is built from the store by the pipeline; a broken input stops it with a message.",
+        "Fix the input and build again.",
+    ),
+)
+
+BY_ID: dict[str, Rule] = {r.id: r for r in RULES}
+IDS = frozenset(BY_ID)
+FLAGGABLE = frozenset(r.id for r in RULES if r.flaggable)
+
+
+def words() -> dict[str, str]:
+    """Every id and every word people use for a rule -> the rule's id (the did-you-mean's vocabulary)."""
+    out: dict[str, str] = {}
+    for rule in RULES:
+        for word in rule.words:
+            out.setdefault(word, rule.id)
+        out[rule.id] = rule.id
+    return out
+
+
+def suggest(text: str) -> str | None:
+    """The id ``text`` probably means (from the ids and the words for them), or None."""
+    import difflib  # lazy: only when a rule is not found
+
+    vocabulary = words()
+    key = text.strip().lower().replace(" ", "-")
+    if key in vocabulary:
+        return vocabulary[key]
+    close = difflib.get_close_matches(key, list(vocabulary), n=1, cutoff=0.6)
+    return vocabulary[close[0]] if close else None
+
+
+def unknown_text(text: str, what: str = "rule") -> str:
+    """The message for an id that is not registered, with the did-you-mean."""
+    guess = suggest(text)
+    tail = f"; did you mean {guess!r}?" if guess else ""
+    return f"unknown {what} {text!r}{tail} (`eee rules` lists them)"
