@@ -171,7 +171,7 @@ def _check_uuids(given: list[str] | None) -> list[str] | None:
 def rerun_command(argv: list[str], uuids: list[str]) -> str:
     """The command that writes exactly what a dry run showed: ``argv`` without ``--dry-run``
     and earlier ``--uuid`` options, with one ``--uuid`` per planned record, runnable as printed."""
-    from eee._entry import shown_command
+    from eee.reporting.shown import shown_command
 
     kept: list[str] = []
     skip = False

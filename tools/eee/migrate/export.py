@@ -33,6 +33,7 @@ from eee.migrate.inputs import ORPHAN_UNIT, Inputs
 from eee.migrate.provenance import stamp
 from eee.migrate.report import MIGRATED, REPORT_NAME, UNCHANGED, ExportReport, Outcome
 from eee.reporting.findings import WARNING, Finding, Refused, refusal
+from eee.reporting.shown import command
 from eee.rules.sidecar import hash_algorithm
 from eee.store.fsutil import replace_file
 from eee.store.paths import (
@@ -233,7 +234,8 @@ class _Exporter:
                     "$.detailed_evaluation_results",
                     "the sidecar is not in the working tree (only its DVC pointer): it was not migrated, and the "
                     "copy keeps the source sidecar's checksum",
-                    "fetch it (eee samples pull / dvc pull) and migrate again to migrate its rows too",
+                    f"fetch it (`{command('samples', 'pull', Path(sidecar_path_for(absolute)))}`) and migrate again to "
+                    "migrate its rows too",
                     severity=WARNING,
                     check="sidecar",
                 )

@@ -37,6 +37,7 @@ from eee.governance.index import PrefixProblem, RecordIndex, resolve_uuid
 from eee.governance.relations import derived_from
 from eee.governance.status import Ledger
 from eee.reporting.findings import Finding, Refused, refusal
+from eee.reporting.shown import command
 from eee.rules.ledger import IllegalEvent, check_event, fold
 from eee.store.jsonlite import load_object
 from eee.store.limits import RECORD_MAX_BYTES, Unreadable, read_regular
@@ -53,7 +54,7 @@ def load_ledger(root: Path) -> Ledger:
         if isinstance(loaded, EventFileError):
             raise refusal(
                 str(loaded),
-                "the ledger must be readable before it grows; run `eee validate governance`",
+                f"the ledger must be readable before it grows; run `{command('validate', 'governance', cwd=root)}`",
                 file=path.relative_to(root).as_posix(),
             )
         events.append(loaded)
@@ -156,7 +157,7 @@ def _unmatched(root: Path, event: dict[str, Any]) -> list[dict[str, Any]]:
         rel,
         str(event["path"]),
         f"the flag accepts nothing: the record has no [{event['rule']}] finding at {event['path']}",
-        "flag the finding as `eee validate` shows it: its [rule] and JSON path",
+        f"flag the finding as `{command('validate', rel, cwd=root)}` shows it: its [rule] and JSON path",
         severity="warning",
         check="flag-unmatched",
     )
