@@ -50,40 +50,37 @@ _BELONGS = re.compile(r"it probably belongs in data/(?P<folder>[a-z0-9._-]+)/$")
 # --- the commands ---------------------------------------------------------------------------
 
 
+def _action(name: str, *args: str | Path, cwd: Where = None) -> str:
+    """A governance action as a hint prints it: committed through the hooks (``--commit``),
+    so that once it has run the ledger at the head holds it."""
+    return command(name, *args, "--commit", cwd=cwd)
+
+
 def flag_command(uuid: str, rule: str, path: str, reason: str, cwd: Where = None) -> str:
-    return command("flag", uuid, "--rule", rule, "--json-path", path, "--reason", reason, cwd=cwd)
+    return _action("flag", uuid, "--rule", rule, "--json-path", path, "--reason", reason, cwd=cwd)
 
 
 def supersede_command(
     uuid: str, replacement: str | Path, reason: str, *, benchmark: str | None = None, cwd: Where = None
 ) -> str:
-    args: list[str | Path] = ["supersede", uuid, replacement]
+    args: list[str | Path] = [uuid, replacement]
     if benchmark is not None:
         args += ["--benchmark", benchmark]
-    return command(*args, "--reason", reason, cwd=cwd)
+    return _action("supersede", *args, "--reason", reason, cwd=cwd)
 
 
 def mark_duplicate_command(uuid: str, of: str, reason: str, cwd: Where = None) -> str:
-    return command("mark-duplicate", uuid, "--of", of, "--reason", reason, cwd=cwd)
+    return _action("mark-duplicate", uuid, "--of", of, "--reason", reason, cwd=cwd)
 
 
 def retract_command(uuid: str, reason: str, cwd: Where = None) -> str:
-    return command("retract", uuid, "--reason", reason, cwd=cwd)
+    return _action("retract", uuid, "--reason", reason, cwd=cwd)
 
 
 def resolve_flag_command(uuid: str, event: str, cwd: Where = None) -> str:
     """The resolution that closes the flag event ``event`` of record ``uuid`` (the record stays)."""
-    return command(
-        "resolve",
-        uuid,
-        "--event",
-        event,
-        "--outcome",
-        "upheld",
-        "--reason",
-        "the flag accepts no finding of the record",
-        cwd=cwd,
-    )
+    reason = "the flag accepts no finding of the record"
+    return _action("resolve", uuid, "--event", event, "--outcome", "upheld", "--reason", reason, cwd=cwd)
 
 
 # --- the hint for a committed record ----------------------------------------------------------
@@ -99,7 +96,8 @@ def record_uuid(rel: str) -> str | None:
     return None
 
 
-def _record_rel(rel: str) -> str:
+def record_rel(rel: str) -> str:
+    """The record a repository path is about: itself, or the record of a sidecar."""
     return record_path_for_sidecar(rel) if rel.endswith(SIDECAR_SUFFIX) else rel
 
 
@@ -112,7 +110,7 @@ def committed_hint(finding: Finding, rel: str, root: Path | None = None) -> str 
     uuid = record_uuid(rel)
     if uuid is None or not rel.startswith(DATA_DIR + "/") or rule == "duplicates":
         return None  # a duplicate's hint names the pair: eee.rules.duplicates writes it
-    path = Path(root) / _record_rel(rel) if root is not None else Path(_record_rel(rel))
+    path = Path(root) / record_rel(rel) if root is not None else Path(record_rel(rel))
     first = "records never change once committed"
     if rule == "benchmark":
         found = _BELONGS.search(finding.message)
@@ -124,7 +122,7 @@ def committed_hint(finding: Finding, rel: str, root: Path | None = None) -> str 
             f"`{supersede_command(uuid, path, f'placed under data/{folder}/', benchmark=folder)}`; or a maintainer "
             f"accepts the folder: `{flag_command(uuid, rule, finding.pointer, _accepted(rule, finding.pointer))}`"
         )
-    if rule == "naming":
+    if rule == "naming" and "has no developer part" not in finding.message:
         return (
             f"{first}: a maintainer (or its author) supersedes it with a copy placed in the folders of its "
             f"model_info.id: `{supersede_command(uuid, path, 'placed in the folders of its model_info.id')}`; "
@@ -132,11 +130,11 @@ def committed_hint(finding: Finding, rel: str, root: Path | None = None) -> str 
             f"`{flag_command(uuid, rule, finding.pointer, _accepted(rule, finding.pointer))}`"
         )
     if rule == "sidecar" and finding.severity == WARNING and "declares no checksum" in finding.message:
-        record = Path(root) / _record_rel(rel) if root is not None else Path(_record_rel(rel))
-        sidecar = record.with_name(Path(sidecar_path_for(str(record))).name)
+        sidecar = path.with_name(Path(sidecar_path_for(str(path))).name)
+        reason = "declare the sidecar's checksum"
         return (
             f"{first}: a maintainer (or its author) supersedes it with a copy that declares the sidecar's "
-            f"checksum: `{command('supersede', uuid, record, '--sidecar', sidecar, '--reason', 'declare the sidecar checksum')}`"
+            f"checksum: `{_action('supersede', uuid, path, '--sidecar', sidecar, '--reason', reason)}`"
         )
     if rule in FLAGGABLE:
         return (
