@@ -293,6 +293,7 @@ def _unmatched(
             if flag.record_path is None:
                 _warn(
                     results[rel],
+                    flag,
                     f"it binds no record: at the commit that added it ({added.commit[:10]}), "
                     f"no single record carries the uuid {flag.record}",
                 )
@@ -301,29 +302,31 @@ def _unmatched(
         try:
             data = tree.read(flag.record_path, RECORD_MAX_BYTES)
         except Unreadable:
-            _warn(results[rel], f"the record it accepts, {flag.record_path}, is not in the tree")
+            _warn(results[rel], flag, f"the record it accepts, {flag.record_path}, is not in the tree")
             continue
         sha256, blob = content_ids(data)
         if not (sha256 == flag.sha256 if flag.sha256 is not None else blob == flag.blob):
-            _warn(results[rel], f"{flag.record_path} holds other bytes than the ones it accepts")
+            _warn(results[rel], flag, f"{flag.record_path} holds other bytes than the ones it accepts")
             continue
         found = record_findings(tree, flag.record_path, flag.rule)
         if found is not None and (flag.rule, flag.path) not in found:
             _warn(
                 results[rel],
+                flag,
                 f"{flag.record_path} has no [{flag.rule}] finding at {flag.path}",
-                "flag the finding as the report shows it; a maintainer resolves this flag: "
-                + resolve_flag_command(flag.record, flag.event),
+                "flag the finding as the report shows it ([rule] and JSON path); ",
             )
 
 
-def _warn(result: FileResult, why: str, hint: str | None = None) -> None:
+def _warn(result: FileResult, flag: Any, why: str, first: str = "") -> None:
+    """The warning that ``flag`` accepts nothing, and its settle path: a maintainer resolves it."""
     result.findings.append(
         Finding(
             result.file,
             "$",
             f"the flag accepts nothing: {why}",
-            hint or "a flag accepts one finding of one record's bytes (`" + command("rules", "flag-unmatched") + "`)",
+            f"{first}a maintainer resolves this flag, which settles the warning: "
+            f"`{resolve_flag_command(flag.record, flag.event)}`",
             severity=WARNING,
             check="flag-unmatched",
         )

@@ -40,6 +40,7 @@ from eee.governance.status import Ledger
 from eee.reporting.findings import Finding, Refused, refusal
 from eee.reporting.shown import command
 from eee.rules.ledger import IllegalEvent, check_event, fold
+from eee.rules.settle import resolve_flag_command
 from eee.store.jsonlite import load_object
 from eee.store.limits import LOG_MAX_BYTES, RECORD_MAX_BYTES, Unreadable, read_regular
 from eee.store.paths import (
@@ -231,7 +232,9 @@ def _unmatched(root: Path, event: dict[str, Any]) -> list[dict[str, Any]]:
         rel,
         str(event["path"]),
         f"the flag accepts nothing: the record has no [{event['rule']}] finding at {event['path']}",
-        f"flag the finding as `{command('validate', rel, cwd=root)}` shows it: its [rule] and JSON path",
+        f"flag the finding as `{command('validate', rel, cwd=root)}` shows it: its [rule] and JSON path; "
+        f"once this flag is committed, a maintainer resolves it: "
+        f"`{resolve_flag_command(str(event['record']), str(event['id']), cwd=root)}`",
         severity="warning",
         check="flag-unmatched",
     )
