@@ -103,7 +103,14 @@ def _parser(command: str) -> argparse.ArgumentParser:
         )
     if command == "mark-duplicate":
         p.add_argument("--of", required=True, metavar="UUID", help="the record that stands (uuid or unique prefix)")
-    add_dry_run(p)
+    if command in ("supersede", "resolve"):
+        add_dry_run(
+            p,
+            help="check and show what would be written, and for a corrected record given as a file the exact "
+            "command (its uuid included) that writes exactly that; write nothing",
+        )
+    else:
+        add_dry_run(p)
     p.add_argument(
         "--commit",
         action="store_true",

@@ -150,11 +150,11 @@ HOOK_LIMIT = 1000  # records a hook may read to bring the index to HEAD; beyond,
 REBUILD_AT = 20_000  # more changed records than this: build afresh (off the live file) instead
 
 
-def build_command() -> str:
-    """The command that brings the duplicates index to HEAD, as a hint prints it."""
+def build_command(cwd: str | Path | None = None) -> str:
+    """The command that brings the duplicates index to HEAD, as a hint prints it (runnable from ``cwd``)."""
     from eee.reporting.shown import command
 
-    return command("dedup", "--index")
+    return command("dedup", "--index", cwd=cwd)
 
 
 _CHUNK = 1000  # blob ids per round trip to ``git cat-file`` (41 KB: fits an empty pipe, no deadlock)

@@ -537,4 +537,6 @@ def unknown_text(text: str, what: str = "rule") -> str:
     """The message for an id that is not registered, with the did-you-mean."""
     guess = suggest(text)
     tail = f"; did you mean {guess!r}?" if guess else ""
-    return f"unknown {what} {text!r}{tail} (`eee rules` lists them)"
+    from eee.reporting.shown import command  # lazy: only for a rule that is not registered
+
+    return f"unknown {what} {text!r}{tail} (`{command('rules')}` lists them)"
