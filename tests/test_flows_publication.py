@@ -116,7 +116,9 @@ def test_without_upstream_remote_or_anchor_everything_committed_is_published(tmp
     rel = _add(store, benchmark="mmlu")
     new = _move(store, rel, "wikitext-2")
     refused = commit(store, "moved", "--amend")
-    assert refused.returncode == 1 and f"renames an accepted record to {new}" in refused.stdout + refused.stderr
+    out = refused.stdout + refused.stderr
+    assert refused.returncode == 1 and f"renames an accepted record to {new}" in out
+    assert "nothing here says what is published" in out and "git push -u" in out
     env = dict(hook_env(), EEE_AUDIT_ANCHOR=git(store, "rev-parse", "HEAD~1").stdout.strip())
     allowed = git(store, "commit", "-q", "--amend", "-m", "moved", check=False, env=env)
     assert allowed.returncode == 0, allowed.stdout + allowed.stderr  # the trust anchor says what is published

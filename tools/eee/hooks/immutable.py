@@ -15,6 +15,8 @@ added is refused with the way to change it there.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from eee.git.cli import batch_check, blob, has_commit, resolve
 from eee.hooks import emit
 from eee.rules.commit import (
@@ -37,9 +39,13 @@ def main(argv: list[str]) -> int:
     judge = None
     touched = [c.path for c in changes if c.status in ("M", "T", "D") and protected_kind(c.path, released)]
     bases: list[str] = []
+    unknown: set[str] = set()  # added by HEAD, but nothing says what is published
     if touched or any(c.path == REGISTRY for c in changes):
-        judge, bases = _judge(touched)
+        judge, bases, unknown = _judge(touched)
     findings = immutability_findings(changes, released, judge=judge)
+    for f in findings:
+        if f.file in unknown:
+            f.hint = f"{f.hint}; {NOTHING_PUBLISHED}"
     if any(c.path == REGISTRY for c in changes):
         new = blob(f":{REGISTRY}")
         for base in bases:  # the versions released in published history keep their pins
@@ -47,9 +53,17 @@ def main(argv: list[str]) -> int:
     return emit(findings)
 
 
-def _judge(paths: list[str]) -> tuple[object, list[str]]:
-    """What each changed path was (see :func:`eee.rules.commit.immutability_findings`), and
-    the published commits nearest to HEAD."""
+NOTHING_PUBLISHED = (
+    "nothing here says what is published (no upstream, remote branch or $EEE_AUDIT_ANCHOR), so every commit "
+    "counts as published: once the branch has an upstream (`git push -u`), or with "
+    "EEE_AUDIT_ANCHOR=<the last published commit>, a commit not yet pushed may be amended"
+)
+
+
+def _judge(paths: list[str]) -> tuple[Callable[[str], str | None], list[str], set[str]]:
+    """What each changed path was (see :func:`eee.rules.commit.immutability_findings`), the
+    published commits nearest to HEAD, and the paths that only HEAD added when nothing says
+    what is published (everything committed counts)."""
     from eee.git.published import Published, adding_commit  # lazy: only when an accepted kind changes
     from eee.rules.history import anchor_from
 
@@ -67,4 +81,5 @@ def _judge(paths: list[str]) -> tuple[object, list[str]]:
             return adding_commit(path, "HEAD^", None) or "HEAD^"
         return FREE
 
-    return judge, published.boundary("HEAD")
+    unknown = set() if published.known else set(paths) - earlier
+    return judge, published.boundary("HEAD"), unknown
