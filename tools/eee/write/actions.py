@@ -137,7 +137,12 @@ def _read_rows(new: Corrected) -> tuple[bytes | None, int]:
             "leave out --sidecar",
             file=str(new.sidecar),
         )
-    return data, data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
+    from eee.rules.sidecar import iter_lines  # the one line splitter of sidecars
+
+    try:
+        return data, sum(1 for _ in iter_lines([data]))
+    except Unreadable as exc:  # a row over the cap
+        raise refusal(f"cannot read the sidecar: {exc.message}", exc.hint, file=str(new.sidecar)) from None
 
 
 def plan_corrected(root: Path, new: Corrected, old_rel: str, index: RecordIndex) -> placement.NewRecord:
