@@ -213,7 +213,8 @@ def _converted(new: Corrected, harness: str, record: str, root: Path) -> Correct
     doc = load_object(str(root / rel)) if rel else None
     if doc is None:
         raise refusal(f"cannot read the record {old} to take its model id from", file=rel)
-    info, source = doc.get("model_info") or {}, doc.get("source_metadata") or {}
+    info, source = doc.get("model_info"), doc.get("source_metadata")
+    info, source = info if isinstance(info, dict) else {}, source if isinstance(source, dict) else {}
     settings = Settings(
         source_organization=str(source.get("source_organization_name") or "unknown"),
         evaluator_relationship=str(source.get("evaluator_relationship") or "third_party"),
@@ -221,6 +222,11 @@ def _converted(new: Corrected, harness: str, record: str, root: Path) -> Correct
         model_id=info.get("id") if isinstance(info.get("id"), str) else None,
     )
     batch = importlib.import_module(HARNESSES[harness]).convert(Path(new.source), settings)
+    if batch.warnings:  # what the converter left out, said as eee convert says it
+        from eee.reporting.reporters import text_lines
+
+        for warning in batch.warnings:
+            print("\n".join(text_lines(warning)), file=sys.stderr)
     if len(batch.outputs) != 1:
         raise refusal(
             f"the log gives {len(batch.outputs)} records; a correction replaces one record by one",
