@@ -1,5 +1,6 @@
-"""The examples of the README and of the site's hand-written pages (``docs/``), as the tests
-run them: every fenced ``sh``, ``console`` (its ``$`` lines) and ``python`` block, in a
+"""The examples of the README, the contributor guide (``governance/CONTRIBUTING.md``) and the
+site's hand-written pages (``docs/``), as the tests run them: every fenced ``sh``,
+``console`` (its ``$`` lines) and ``python`` block, in a
 store made for it.
 
 A page says how a block is run in an HTML comment on the line(s) just above it, which the
@@ -41,7 +42,11 @@ from pathlib import Path
 
 from conftest import PROJECT, REFERENCE
 
-PAGES = ["README.md", *sorted(p.relative_to(PROJECT).as_posix() for p in (PROJECT / "docs").rglob("*.md"))]
+PAGES = [
+    "README.md",
+    "governance/CONTRIBUTING.md",
+    *sorted(p.relative_to(PROJECT).as_posix() for p in (PROJECT / "docs").rglob("*.md")),
+]
 RUN = ("sh", "console", "python")  # fenced languages that are examples
 SHELL_ALIASES = ("bash", "shell", "shell-session", "zsh")  # refused: write ```sh
 MARK = re.compile(r"^<!--\s*example:(.*?)-->\s*$")

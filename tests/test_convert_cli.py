@@ -222,7 +222,7 @@ def test_thin_executable(tmp_path: Path) -> None:
 
 
 def test_the_push_command_names_the_sidecars_or_their_benchmark_folders(tmp_path: Path) -> None:
-    from eee._entry import shown_command
+    from eee.reporting.shown import shown_command
     from eee.write.samples import push_command
 
     eee = shown_command(tmp_path)
@@ -238,7 +238,7 @@ def test_the_push_command_names_the_sidecars_or_their_benchmark_folders(tmp_path
 def test_hints_name_an_eee_that_runs_as_printed(tmp_path: Path) -> None:
     """`eee` is not on PATH: hints print this environment's executable, `.venv/bin/eee` from
     the project's root (the README's set-up), an absolute path from anywhere else."""
-    from eee._entry import shown_command
+    from eee.reporting.shown import shown_command
 
     venv_bin = Path(sys.executable).parent
     project = venv_bin.parent.parent

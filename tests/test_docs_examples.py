@@ -1,5 +1,5 @@
-"""Every example command of the README and of the site's hand-written pages runs as
-printed, in a store made for it (a copy of this repository unless the page says another
+"""Every example command of the README, the contributor guide and the site's hand-written
+pages runs as printed, in a store made for it (a copy of this repository unless the page says another
 in an HTML comment; see tests/docs_examples.py for the vocabulary), and exits as the page
 says. The README's tour is also checked for what it promises: a retracted record, shown so
 on the site, and a clean `git status` afterwards."""

@@ -163,7 +163,9 @@ def test_a_big_jump_is_built_in_the_background(store: Path) -> None:
     _git_hooks(store, "checkout", "-q", "main")
     proc = _git_hooks(store, "checkout", "big")
     assert proc.returncode == 0
-    assert "building it in the background (`eee dedup --index`)" in proc.stdout + proc.stderr
+    from eee.governance.duplicates import build_command
+
+    assert f"building it in the background (`{build_command(store)}`)" in proc.stdout + proc.stderr
     # wait for the background build, however long it takes on a loaded machine: while the index
     # is behind HEAD a build must still be running
     while _indexed_tree(store) != _head_data(store):

@@ -223,7 +223,7 @@ def test_duplicates_warn_only_for_the_same_eval_library(repo: Path, capsys: pyte
     assert duplicates.main([_rel(again, repo)]) == 0  # never blocks
     out = capsys.readouterr().out
     assert f"warning: duplicates {_rel(helm, repo)}: identical content apart from evaluation_id" in out
-    assert "not a re-run" in out and "tools/mark-duplicate 2a3b4c5d --of" in out
+    assert "not a re-run" in out and " mark-duplicate 2a3b4c5d-6e7f-4a8b-9c0d-1e2f3a4b5c6d --of " in out
 
 
 # --- the runner -----------------------------------------------------------------------

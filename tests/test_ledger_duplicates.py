@@ -62,7 +62,7 @@ def test_identical_content_is_a_duplicate_not_a_re_run(store: Path) -> None:
     out = _add(store, _doc(eid="run-1b", retrieved="1800000000"), B, "the same result again")
     assert "warning: duplicates data/" in out and A in out
     assert "identical content apart from evaluation_id and retrieved_timestamp" in out
-    assert "not a re-run" in out and f"tools/mark-duplicate {B[:8]} --of {A[:8]}" in out
+    assert "not a re-run" in out and f" mark-duplicate {B} --of {A} " in out
 
 
 def test_a_differing_evaluator_is_still_warned_about(store: Path) -> None:

@@ -32,7 +32,7 @@ def test_add_push_delete_pull_round_trip(store: Path, tmp_path: Path, capsys: py
     record, sidecar = place_with_sidecar(store, ROWS)
     assert samples_main(["add", _rel(sidecar, store)]) == 0
     # the next step is said once, as the exact command, with an eee that runs as printed
-    from eee._entry import shown_command
+    from eee.reporting.shown import shown_command
 
     assert capsys.readouterr().out.splitlines()[-1] == (
         f"after the commit, upload the sidecars with `{shown_command(store)} samples push {_rel(sidecar, store)}`"

@@ -21,21 +21,6 @@ def _project_python() -> str | None:
     return None
 
 
-def shown_command(cwd: Path | None = None) -> str:
-    """``eee`` as a hint prints it, so that it runs as printed from ``cwd``: this environment's
-    own ``eee`` executable (``.venv/bin/eee`` from the store's root in the README's setup; an
-    absolute path from elsewhere), else ``python -m eee`` with this interpreter (``eee`` itself
-    is not on PATH)."""
-    import shlex
-
-    here = os.path.abspath(cwd or os.getcwd())
-    exe = os.path.join(os.path.dirname(os.path.abspath(sys.executable)), "eee")
-    if os.path.isfile(exe) and os.access(exe, os.X_OK):
-        inside = exe.startswith(here.rstrip(os.sep) + os.sep)
-        return shlex.quote(os.path.relpath(exe, here) if inside else exe)
-    return f"{shlex.quote(sys.executable)} -m eee"
-
-
 def run(command: str) -> int:
     try:
         import jsonschema_rs  # noqa: F401

@@ -21,6 +21,7 @@ from eee.analysis.samples import (
     read_samples,
 )
 from eee.catalog.table import LEFT_OUT, normalised_score
+from eee.reporting.shown import command, shown_command
 from eee.rules.record import as_float
 
 SEED = 20260501  # the bootstrap's fixed seed: the same inputs give the same interval
@@ -310,7 +311,7 @@ def compare_records(
             except TooManyRows:
                 report["notes"].append(
                     f"the two sidecars hold more than {budget.limit:,} rows (the limit was passed in {side.upper()} "
-                    f"{rec.uuid}): more than one comparison reads by default; `eee compare --max-rows N` reads "
+                    f"{rec.uuid}): more than one comparison reads by default; `{shown_command()} compare --max-rows N` reads "
                     f"more where there is memory for it (about {ROW_BYTES} bytes per row)"
                 )
                 groups = [None, None]
@@ -324,7 +325,7 @@ def compare_records(
             if state == NOT_PULLED:
                 report["notes"].append(
                     f"{side.upper()} {rec.uuid}: the sidecar is in DVC but not in the work tree "
-                    "(not pulled: run `eee samples pull`)"
+                    f"(not pulled: run `{command('samples', 'pull', rec.sidecar)}`)"
                 )
             else:
                 report["notes"].append(f"{side.upper()} {rec.uuid}: the record has no per-sample sidecar")

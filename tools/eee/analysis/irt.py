@@ -25,6 +25,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from eee.reporting.shown import command
+
 RIDGE = 0.05
 MAX_ITER = 500
 TOL = 1e-6
@@ -348,14 +350,14 @@ def benchmark_irt(
         if state is not None:
             out.sidecars[rec.uuid] = {"state": state}
             if state == NOT_PULLED:
-                out.notes.append(f"{rec.uuid}: sidecar not pulled (run `eee samples pull`)")
+                out.notes.append(f"{rec.uuid}: sidecar not pulled (run `{command('samples', 'pull', rec.sidecar)}`)")
             continue
         try:
             groups = read_outcomes(rec.sidecar, budget)
         except TooManyRows:
             out.no_fit = (
                 f"the sidecars hold more than {limit:,} per-sample rows (the limit was passed in {rec.uuid}): "
-                f"more than one fit reads by default; run `eee irt --benchmark {benchmark} --max-rows N` "
+                f"more than one fit reads by default; run `{command('irt', '--benchmark', benchmark)} --max-rows N` "
                 f"where there is memory for it (about {ROW_BYTES} bytes per row)"
             )
             return out

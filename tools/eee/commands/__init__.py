@@ -165,6 +165,56 @@ def add_no_progress(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-progress", action="store_true", help="never show a progress bar")
 
 
+def add_uuid(p: argparse.ArgumentParser, help: str, many: bool = False) -> None:
+    """``--uuid UUID``: the uuid of the record a command writes (``many``: once per record);
+    the dry run prints the command with the uuids it drew (:func:`exact_command`)."""
+    p.add_argument("--uuid", action="append" if many else "store", metavar="UUID", help=help)
+
+
+def checked_uuids(given: list[str] | str | None) -> list[str] | None:
+    """The ``--uuid`` values, each a lowercase canonical uuid v4, none twice; raises
+    :class:`UsageError` naming the first that is not."""
+    from eee.store.paths import uuid_problem
+
+    if not given:
+        return None
+    given = [given] if isinstance(given, str) else given
+    for text in given:
+        problem = uuid_problem(text)
+        if problem:
+            raise UsageError(f"--uuid {text}: {problem}")
+    twice = sorted({u for u in given if given.count(u) > 1})
+    if twice:
+        raise UsageError(f"--uuid {twice[0]} is given twice; a uuid names one record")
+    return given
+
+
+def exact_command(command: str, argv: list[str], uuids: list[str]) -> str:
+    """The command that writes exactly what a dry run of ``eee COMMAND ARGV`` showed:
+    ``argv`` without ``--dry-run`` and earlier ``--uuid`` options, with one ``--uuid`` per
+    record the run draws a uuid for, runnable as printed (:mod:`eee.reporting.shown`)."""
+    import shlex
+
+    from eee.reporting.shown import shown_command
+
+    kept: list[str] = []
+    skip = False
+    for token in argv:
+        if skip:
+            skip = False
+            continue
+        name = token.split("=", 1)[0]
+        if len(name) > 2 and "--dry-run".startswith(name):
+            continue
+        if len(name) > 2 and "--uuid".startswith(name):
+            skip = "=" not in token
+            continue
+        kept.append(token)
+    for uuid in uuids:
+        kept += ["--uuid", uuid]
+    return f"{shown_command()} {command} {shlex.join(kept)}"
+
+
 def count(minimum: int) -> Callable[[str], int]:
     """An argparse ``type``: an integer of at least ``minimum`` (else argparse's usage error)."""
 

@@ -20,12 +20,21 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import shlex
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from eee.commands import EXIT_CODES_TEXT, Parser, UsageError, add_dry_run, add_store, refused
+from eee.commands import (
+    EXIT_CODES_TEXT,
+    Parser,
+    UsageError,
+    add_dry_run,
+    add_store,
+    add_uuid,
+    checked_uuids,
+    exact_command,
+    refused,
+)
 from eee.reporting.findings import Finding, Refused
 
 if TYPE_CHECKING:
@@ -91,12 +100,11 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="DEVELOPER/MODEL",
         help="the model's id, when the log's name has no developer",
     )
-    p.add_argument(
-        "--uuid",
-        action="append",
-        metavar="UUID",
-        help="the uuid of the record to write (default: a fresh one); once per record, in the order "
+    add_uuid(
+        p,
+        "the uuid of the record to write (default: a fresh one); once per record, in the order "
         "--dry-run lists them; refused when a record already has it",
+        many=True,
     )
     add_store(
         p,
@@ -152,45 +160,6 @@ def _store_root(store: Path | None, stage: bool) -> Path:
         ) from None
 
 
-def _check_uuids(given: list[str] | None) -> list[str] | None:
-    """The ``--uuid`` values, each a lowercase canonical uuid v4, none twice."""
-    from eee.store.paths import uuid_problem
-
-    if not given:
-        return None
-    for text in given:
-        problem = uuid_problem(text)
-        if problem:
-            raise UsageError(f"--uuid {text}: {problem}")
-    twice = sorted({u for u in given if given.count(u) > 1})
-    if twice:
-        raise UsageError(f"--uuid {twice[0]} is given twice; a uuid names one record")
-    return given
-
-
-def rerun_command(argv: list[str], uuids: list[str]) -> str:
-    """The command that writes exactly what a dry run showed: ``argv`` without ``--dry-run``
-    and earlier ``--uuid`` options, with one ``--uuid`` per planned record, runnable as printed."""
-    from eee._entry import shown_command
-
-    kept: list[str] = []
-    skip = False
-    for token in argv:
-        if skip:
-            skip = False
-            continue
-        name = token.split("=", 1)[0]
-        if len(name) > 2 and "--dry-run".startswith(name):
-            continue
-        if len(name) > 2 and "--uuid".startswith(name):
-            skip = "=" not in token
-            continue
-        kept.append(token)
-    for uuid in uuids:
-        kept += ["--uuid", uuid]
-    return f"{shown_command()} convert {shlex.join(kept)}"
-
-
 def main(argv: list[str]) -> int:
     p = build_parser()
     args = p.parse_intermixed_args(argv)  # PATH may follow the options
@@ -207,7 +176,7 @@ def main(argv: list[str]) -> int:
     if args.harness != "table" and args.mapping is not None:
         p.error(f"--mapping is for `eee convert table`, not {args.harness}")
     try:
-        uuids = _check_uuids(args.uuid)
+        uuids = checked_uuids(args.uuid)
     except UsageError as exc:
         p.error(str(exc))
     try:
@@ -250,7 +219,8 @@ def main(argv: list[str]) -> int:
         if errors:
             print("dry run: these outputs could not be placed; nothing would be written", file=sys.stderr)
             return 1
-        command = rerun_command(argv, [item.record_rel.rsplit("/", 1)[1].removesuffix(".json") for item in planned])
+        uuids = [item.record_rel.rsplit("/", 1)[1].removesuffix(".json") for item in planned]
+        command = exact_command("convert", argv, uuids)
         print(f"to write exactly these (the same uuids), run: {command}")
         return 2 if batch.warnings or warnings else 0
     try:

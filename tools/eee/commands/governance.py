@@ -15,25 +15,34 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from eee.commands import (
     EXIT_ERRORS,
     EXIT_OK,
     EXIT_WARNINGS,
     OUTPUT_FORMATS,
+    UsageError,
     add_dry_run,
     add_format,
     add_store,
+    add_uuid,
+    checked_uuids,
+    exact_command,
     parser,
     refused,
 )
 from eee.git.cli import GitError
 from eee.governance import BY_COMMAND, OUTCOMES
 from eee.reporting.findings import Refused, refusal
-from eee.store.paths import UUID4_RE
+from eee.reporting.shown import command as eee_command
+from eee.store.paths import POINTER_SUFFIX, UUID4_RE
+
+if TYPE_CHECKING:
+    from eee.write.actions import Corrected
 
 UUID_HELP = "the record's uuid, or a unique prefix of at least 8 hex digits"
 
@@ -47,7 +56,8 @@ def _parser(command: str) -> argparse.ArgumentParser:
         p.add_argument(
             "replacement",
             metavar="NEW",
-            help="the corrected record: a JSON file, or the uuid (or unique prefix) of a record in the store",
+            help="the corrected record: a JSON file, the uuid (or unique prefix) of a record in the store, or "
+            "with --convert a harness log",
         )
     p.add_argument("--reason", required=True, help="why (never empty; printable text, line breaks allowed)")
     if action.reference != "no":
@@ -75,6 +85,8 @@ def _parser(command: str) -> argparse.ArgumentParser:
             metavar="ID",
             help="the one open dispute or flag event to close (default: every open one)",
         )
+    if command in ("supersede", "resolve"):
+        _corrected_options(p)
     if command == "flag":
         p.add_argument(
             "--rule",
@@ -91,7 +103,14 @@ def _parser(command: str) -> argparse.ArgumentParser:
         )
     if command == "mark-duplicate":
         p.add_argument("--of", required=True, metavar="UUID", help="the record that stands (uuid or unique prefix)")
-    add_dry_run(p)
+    if command in ("supersede", "resolve"):
+        add_dry_run(
+            p,
+            help="check and show what would be written, and for a corrected record given as a file the exact "
+            "command (its uuid included) that writes exactly that; write nothing",
+        )
+    else:
+        add_dry_run(p)
     p.add_argument(
         "--commit",
         action="store_true",
@@ -102,6 +121,36 @@ def _parser(command: str) -> argparse.ArgumentParser:
     return p
 
 
+def _corrected_options(p: argparse.ArgumentParser) -> None:
+    """The options of a corrected record given as a file (or a log): its sidecar, its uuid,
+    its benchmark folder, a harness log to convert."""
+    from eee.commands.convert import HARNESSES
+
+    p.add_argument(
+        "--sidecar",
+        type=Path,
+        metavar="FILE",
+        help="the corrected record's per-sample results (JSON Lines): placed beside it as <uuid>_samples.jsonl and "
+        "added by the store's rule; the record's detailed_evaluation_results (file_path, checksum, total_rows) "
+        "is written for it",
+    )
+    add_uuid(p, "the uuid of the corrected record (default: a fresh one; --dry-run prints the command with it)")
+    p.add_argument(
+        "--benchmark",
+        metavar="FOLDER",
+        help="the benchmark folder of the corrected record (default: the one of the record it corrects; with "
+        "--convert, the converter's)",
+    )
+    p.add_argument(
+        "--convert",
+        choices=list(HARNESSES)[:-1],
+        metavar="HARNESS",
+        help="the replacement is a harness log: convert it (with its per-sample results) into the corrected "
+        "record, with the model id, source organisation and evaluator relationship of the record it corrects "
+        f"({', '.join(list(HARNESSES)[:-1])})",
+    )
+
+
 def _refused(command: str, exc: Refused, fmt: str) -> int:
     if fmt == "json":  # one JSON document on stdout, the refusal included
         print(json.dumps({"refused": [f.to_dict() for f in exc.findings]}, indent=2, ensure_ascii=False))
@@ -109,14 +158,92 @@ def _refused(command: str, exc: Refused, fmt: str) -> int:
     return refused(f"eee {command}", exc)
 
 
-def _replacement_kwargs(value: str) -> dict[str, Any]:
+def _replacement_kwargs(value: str, args: argparse.Namespace, root: Path) -> dict[str, Any]:
+    """``replacement`` (a record of the store) or ``new_record`` (a corrected record to place,
+    from a file or a converted log) for :func:`eee.write.actions.perform`."""
+    from eee.write.actions import Corrected
+
     candidate = Path(value)
     looks_like_uuid = UUID4_RE.match(value) or (
         len(value) >= 8 and all(c in "0123456789abcdef-" for c in value) and not value.endswith(".json")
     )
+    placing = any(getattr(args, k, None) is not None for k in ("sidecar", "uuid", "benchmark", "convert"))
     if looks_like_uuid and not candidate.exists():
+        if placing:
+            raise refusal(
+                f"{value} names a record of the store: --sidecar, --uuid, --benchmark and --convert place a "
+                "corrected record given as a file",
+                "give the corrected record as a JSON file (or a log with --convert)",
+            )
         return {"replacement": value}
-    return {"new_record": candidate}
+    uuid = checked_uuids(args.uuid)
+    new = Corrected(
+        str(candidate),
+        path=candidate,
+        sidecar=args.sidecar,
+        uuid=uuid[0] if uuid else None,
+        benchmark=args.benchmark,
+    )
+    if args.convert is not None:
+        if args.sidecar is not None:
+            raise refusal("--convert takes the per-sample results from the log: leave out --sidecar")
+        new = _converted(new, args.convert, args.record, root)
+    return {"new_record": new}
+
+
+def _converted(new: Corrected, harness: str, record: str, root: Path) -> Corrected:
+    """The corrected record (and its rows) converted from the log ``new.path``, as the record
+    ``record`` it corrects would have been: its model id, source organisation and evaluator
+    relationship. Refused unless the log gives exactly one record."""
+    import importlib
+
+    from eee.commands.convert import HARNESSES
+    from eee.convert.common import Settings
+    from eee.governance.index import PrefixProblem, RecordIndex, resolve_uuid
+    from eee.store.jsonlite import load_object
+    from eee.store.strictjson import canonical_row
+    from eee.write.actions import Corrected
+
+    index = RecordIndex(root)
+    try:
+        old = resolve_uuid(index, record, "record")
+    except PrefixProblem as exc:
+        raise refusal(exc.message, exc.hint) from None
+    rel = index.path(old)
+    doc = load_object(str(root / rel)) if rel else None
+    if doc is None:
+        raise refusal(f"cannot read the record {old} to take its model id from", file=rel)
+    info, source = doc.get("model_info"), doc.get("source_metadata")
+    info, source = info if isinstance(info, dict) else {}, source if isinstance(source, dict) else {}
+    settings = Settings(
+        source_organization=str(source.get("source_organization_name") or "unknown"),
+        evaluator_relationship=str(source.get("evaluator_relationship") or "third_party"),
+        include_samples=True,
+        model_id=info.get("id") if isinstance(info.get("id"), str) else None,
+    )
+    batch = importlib.import_module(HARNESSES[harness]).convert(Path(new.source), settings)
+    if batch.warnings:  # what the converter left out, said as eee convert says it
+        from eee.reporting.reporters import text_lines
+
+        for warning in batch.warnings:
+            print("\n".join(text_lines(warning)), file=sys.stderr)
+    if len(batch.outputs) != 1:
+        raise refusal(
+            f"the log gives {len(batch.outputs)} records; a correction replaces one record by one",
+            f"convert it with `{eee_command('convert', harness, new.source, '--include-samples', '--dry-run')}` to see "
+            "them, then supersede with the one that corrects this record",
+            file=new.source,
+        )
+    output = batch.outputs[0]
+    rows = output.rows or []
+    return Corrected(
+        new.source,
+        doc=output.record,
+        rows=b"".join(canonical_row(row) for row in rows) if rows else None,
+        count=len(rows),
+        uuid=new.uuid,
+        benchmark=new.benchmark or output.benchmark,
+    )
 
 
 def run(command: str, argv: list[str]) -> int:
@@ -133,22 +260,28 @@ def run(command: str, argv: list[str]) -> int:
         action = BY_COMMAND[command].name
         kwargs: dict[str, Any] = {"dry_run": args.dry_run, "commit": args.commit}
         if command == "supersede":
-            kwargs.update(_replacement_kwargs(args.replacement))
+            kwargs.update(_replacement_kwargs(args.replacement, args, root))
         if hasattr(args, "reference"):
             kwargs["reference"] = args.reference
         if command == "resolve":
             kwargs["outcome"] = args.outcome
             kwargs["resolves"] = args.event
             if args.replacement:
-                kwargs.update(_replacement_kwargs(args.replacement))
+                kwargs.update(_replacement_kwargs(args.replacement, args, root))
+            elif any(getattr(args, k) is not None for k in ("sidecar", "uuid", "benchmark", "convert")):
+                p.error("--sidecar, --uuid, --benchmark and --convert go with --replacement FILE")
         if command == "flag":
             kwargs["rule"], kwargs["path"] = args.rule, args.path
         if command == "mark-duplicate":
             kwargs["of"] = args.of
         result = perform(root, action, args.record, _argv_text(args.reason), **kwargs)
+    except UsageError as exc:
+        p.error(str(exc))
     except (Refused, GitError) as error:
         exc = error if isinstance(error, Refused) else refusal(str(error), check="git")  # git's own refusal
         return _refused(command, exc, args.format)
+    if result["dry_run"] and kwargs.get("new_record") is not None:  # the real run, the same uuid drawn
+        result["command"] = exact_command(command, argv, [result["replacement"]])
     if args.format == "json":
         print(json.dumps(result, indent=2, ensure_ascii=False))
     else:
@@ -156,6 +289,12 @@ def run(command: str, argv: list[str]) -> int:
         print(f"{command} {result['record']} ({result['record_path']})")
         if result["replacement"]:
             print(f"  replacement {result['replacement']} ({result['replacement_path']})")
+        if kwargs.get("new_record") is not None:
+            print(f"  {verb} {result['replacement_path']}")
+            if result["replacement_sidecar"]:
+                print(
+                    f"  {verb} {result['replacement_sidecar']} ({result['replacement_rows']} rows; by the store's rule)"
+                )
         if result.get("of"):
             print(f"  duplicate of {result['of']} (which stands)")
         for path in result["event_paths"]:
@@ -168,8 +307,18 @@ def run(command: str, argv: list[str]) -> int:
                 f"    hint: {warning['hint']}",
                 file=sys.stderr,
             )
+        if result.get("command"):
+            print(f"to write exactly this (the same uuid), run: {result['command']}")
+    side = result.get("replacement_sidecar")
+    if not result["dry_run"] and side and (root / (side + POINTER_SUFFIX)).exists():
+        from eee.write.samples import push_command
+
+        print(
+            f"the sidecar is in DVC's cache only: after the commit, upload it with `{push_command([root / side])}`",
+            file=sys.stderr,
+        )
     if not result["dry_run"] and not result["committed"]:
-        paths = " ".join(result["event_paths"] + ([result["replacement_path"]] if args_new_file(kwargs) else []))
+        paths = " ".join(result["event_paths"] + _placed(root, result, kwargs))
         print(
             f"eee {command}: not committed yet: the event counts once it is committed "
             f"(git add {paths} && git commit, or run the tool with --commit)",
@@ -194,8 +343,19 @@ def _flag_arguments_problem(rule: str, path: str) -> str | None:
     return None
 
 
-def args_new_file(kwargs: dict[str, Any]) -> bool:
-    return kwargs.get("new_record") is not None
+def _placed(root: Path, result: dict[str, Any], kwargs: dict[str, Any]) -> list[str]:
+    """The files a corrected record placed without --commit: to stage with the events."""
+    if kwargs.get("new_record") is None:
+        return []
+    out = [result["replacement_path"]]
+    side = result.get("replacement_sidecar")
+    if side:
+        pointer = side + POINTER_SUFFIX
+        if (root / pointer).exists():  # in DVC: its pointer, and the folder's .gitignore that names it
+            out += [pointer, f"{side.rpartition('/')[0]}/.gitignore"]
+        else:
+            out.append(side)
+    return [shlex.quote(p) for p in out]
 
 
 def _argv_text(value: str) -> str | bytes:

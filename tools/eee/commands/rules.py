@@ -12,6 +12,7 @@ import json
 import textwrap
 
 from eee.commands import EXIT_OK, OUTPUT_FORMATS, add_format, parser
+from eee.reporting.shown import shown_command
 from eee.rules.registry import BY_ID, RULES, Rule, unknown_text
 
 
@@ -34,7 +35,8 @@ def _explain(rule: Rule) -> str:
     ):
         lines.append("")
         lines.append(f"{title}:")
-        lines.extend(textwrap.wrap(text, 96, initial_indent="  ", subsequent_indent="  "))
+        shown = text.replace("`eee ", f"`{shown_command()} ")  # the commands as they run here
+        lines.extend(textwrap.wrap(shown, 96, initial_indent="  ", subsequent_indent="  ", break_on_hyphens=False))
     return "\n".join(lines)
 
 
@@ -44,7 +46,8 @@ def _table() -> str:
     for rule in RULES:
         lines.append(f"{rule.id:<{width}}  {rule.severity:<8}  {'yes' if rule.flaggable else 'no':<4}  {rule.summary}")
     lines.append("")
-    lines.append("`eee rules ID` explains one; `flag` yes: a flag event may accept a finding of it (`eee flag`).")
+    eee = shown_command()
+    lines.append(f"`{eee} rules ID` explains one; `flag` yes: a flag event may accept a finding of it (`{eee} flag`).")
     return "\n".join(lines)
 
 

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from eee.commands import Parser, add_format, add_jobs, add_manifest, add_no_progress, add_out, add_store, count
+from eee.reporting.findings import FileResult
 from eee.reporting.reporters import Streamed, render
 from eee.validation.pool import SECTIONS
 from eee.validation.validate import Options, run
@@ -78,8 +79,15 @@ def main(argv: list[str]) -> int:
     accepted = None
     if options.repo_checks:  # like the gate: what a record's flag events name is accepted, not an error
         from eee.validation.flagged import IndexFlags
+        from eee.validation.settled import LedgerSettled
 
-        accepted = IndexFlags(args.store)  # the flags of the store named, else of the current folder
+        flags = IndexFlags(args.store)  # the flags of the store named, else of the current folder
+        settled = LedgerSettled(args.store)  # what the ledger settled; committed records' hints
+
+        def accepted(results: list[FileResult]) -> None:
+            flags(results)
+            settled(results)
+
     # the results go to the report as they come: the run keeps the counts and the findings only
     report = Streamed(SECTIONS, accepted)
     try:

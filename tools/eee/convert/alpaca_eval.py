@@ -70,6 +70,7 @@ from eee.convert.common import (
 from eee.convert.mapping import plain_id
 from eee.convert.metrics import metric_config
 from eee.reporting.findings import Finding, Refused
+from eee.reporting.shown import command
 from eee.store.jsonpath import format_path, json_type
 
 HARNESS = "alpaca_eval"
@@ -179,7 +180,8 @@ def _version(baseline: str | None, annotator: str | None, file: Path, where: str
         if baseline
         else f"cannot tell AlpacaEval 1 from 2: no baseline row and an unknown annotator {annotator!r}",
         "AlpacaEval 1 compares with text_davinci_003, AlpacaEval 2 with gpt4_1106_preview (gpt4_turbo); results "
-        "against another baseline are not AlpacaEval's (convert them with `eee convert table` and a mapping)",
+        "against another baseline are not AlpacaEval's (convert them with "
+        f"`{command('convert', 'table', '--mapping', 'FILE', 'TABLE')}`)",
     )
 
 

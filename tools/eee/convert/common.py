@@ -41,11 +41,12 @@ from eee.convert.metrics import unknown_bounds_details
 from eee.reporting.findings import WARNING, Finding, Refused
 from eee.store.jsonpath import format_path, json_type
 from eee.store.limits import INT_MAX_DIGITS, LOG_JSON_MAX_DEPTH, LOG_MAX_BYTES, Unreadable, read_regular
-from eee.store.paths import POINTER_SUFFIX, canonical_folders
+from eee.store.paths import canonical_folders
 from eee.store.strictjson import BigInt, bounded_int, canonical_row, explain, pretty_within
 from eee.write import samples
 from eee.write.placement import NewRecord, existing, new_record
 from eee.write.placement import check as check_placement
+from eee.write.placement import write as write_records
 
 SCHEMA_VERSION = "0.3.0"
 RELATIONSHIPS = ("first_party", "third_party", "collaborative", "other")
@@ -578,22 +579,15 @@ def place(
     planned, errors, warnings = preflight(batch, root, uuids=uuids)
     if errors:
         raise Refused(errors)
-    sidecars = [item.sidecar_rel for item in planned if item.sidecar_rel]
     try:
         with transaction(root, stage=stage) as tx:
             try:
-                tx.write([(item.record_rel, item.record_bytes) for item in planned])
-                tx.write([(rel, data) for item in planned for rel, data in item.files()[1:]], stage=False)
+                write_records(tx, _new_records(planned))
             except OSError as exc:
                 where = display(exc.filename or root / "data")
                 raise Refused(
                     Finding(where, "$", f"cannot write: {exc.strerror}; nothing was written", check="convert")
                 ) from None
-            if sidecars:
-                pointers = [rel + POINTER_SUFFIX for rel in sidecars]
-                ignores = sorted({f"{rel.rpartition('/')[0]}/.gitignore" for rel in sidecars})
-                with tx.others(new=pointers, changed=ignores):
-                    samples.add_many([root / rel for rel in sidecars], stage=False, root=root)
     except Exception as exc:
         if isinstance(exc, Refused) and any(f.check == "convert" for f in exc.findings):
             raise

@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from eee.dvc.pointer import PointerError, parse
 from eee.reporting.findings import Finding, Refused
+from eee.reporting.shown import command
 from eee.store.fsutil import replace_file
 from eee.store.paths import POINTER_SUFFIX, SIDECAR_SUFFIX
 
@@ -74,7 +75,11 @@ def read_pointer(pointer: Path) -> Target:
     try:
         text = pointer.read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise _refuse("no such pointer", str(pointer), "`eee samples add` the sidecar first") from None
+        raise _refuse(
+            "no such pointer",
+            str(pointer),
+            f"add the sidecar first: `{command('samples', 'add', pointer.with_name(pointer.name.removesuffix('.dvc')))}`",
+        ) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise _refuse(f"cannot read the pointer: {exc}", str(pointer)) from None
     try:
@@ -275,7 +280,8 @@ class DvcStore:
                         _finding(
                             t,
                             f"not on remote {self.remote_name(remote)!r}",
-                            "push it from a clone that has it (eee samples push), or pull from another remote with -r",
+                            f"push it from a clone that has it (`{command('samples', 'push', t.sidecar)}`), "
+                            "or pull from another remote with -r",
                         )
                     )
                     errors[t.md5] = FileNotFoundError()

@@ -148,7 +148,15 @@ def evidence(mine: Facts, match: Match) -> str:
 
 HOOK_LIMIT = 1000  # records a hook may read to bring the index to HEAD; beyond, it says so and skips
 REBUILD_AT = 20_000  # more changed records than this: build afresh (off the live file) instead
-BUILD_COMMAND = "eee dedup --index"
+
+
+def build_command(cwd: str | Path | None = None) -> str:
+    """The command that brings the duplicates index to HEAD, as a hint prints it (runnable from ``cwd``)."""
+    from eee.reporting.shown import command
+
+    return command("dedup", "--index", cwd=cwd)
+
+
 _CHUNK = 1000  # blob ids per round trip to ``git cat-file`` (41 KB: fits an empty pipe, no deadlock)
 _EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 

@@ -12,6 +12,7 @@ from typing import IO
 
 from eee.reporting.findings import ERROR, Finding, Summary
 from eee.reporting.reporters import text_lines
+from eee.reporting.shown import command
 
 HOOKS = ("validate", "naming", "immutable", "samples", "duplicates", "events", "imports", "index")
 
@@ -49,7 +50,7 @@ def emit_summary(summary: Summary) -> int:
     code = emit(f for r in summary.results for f in r.findings)
     for r in summary.results:
         if r.suppressed:
-            print(f"{r.file}: ... {r.suppressed} more errors not shown (run `eee validate {r.file}`)")
+            print(f"{r.file}: ... {r.suppressed} more errors not shown (run `{command('validate', r.file)}`)")
             code = 1
     return code
 

@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from eee.git.cli import git
+from eee.reporting.shown import command
 
 HOOK_MARK = "# eee lean gate"
 # what marks a git hook as one a runner wrote (so that installing over it loses nothing)
@@ -253,7 +254,8 @@ def install(root: Path, force: bool = False) -> Path:
             if path.exists() and not _ours_or_a_runners(path):
                 raise Refused(
                     f"{path}: a git hook that neither eee nor prek nor pre-commit installed is there; "
-                    "keep it (move it away and call it from elsewhere) or replace it: eee gate install --force"
+                    "keep it (move it away and call it from elsewhere) or replace it: "
+                    f"`{command('gate', 'install', '--force', cwd=root)}`"
                 )
     for stage, path in paths.items():
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -14,7 +14,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from eee.governance.duplicates import BUILD_COMMAND, HOOK_LIMIT, DuplicateIndex, Stale
+from eee.governance.duplicates import HOOK_LIMIT, DuplicateIndex, Stale, build_command
 
 
 def main(argv: list[str]) -> int:
@@ -35,5 +35,5 @@ def main(argv: list[str]) -> int:
         stderr=subprocess.DEVNULL,
         start_new_session=True,  # not in git's process group: it outlives the hook
     )
-    print(f"eee-index: {reason}; building it in the background (`{BUILD_COMMAND}`)", file=sys.stderr)
+    print(f"eee-index: {reason}; building it in the background (`{build_command()}`)", file=sys.stderr)
     return 0

@@ -24,6 +24,7 @@ from eee.governance.manifests import dumps as dump_manifest
 from eee.governance.manifests import path_for as manifest_path
 from eee.imports.plan import Batch, Entry, Planner
 from eee.reporting.findings import Finding, Refused
+from eee.reporting.shown import command
 from eee.store.paths import POINTER_SUFFIX, SIDECAR_SUFFIX, escaped, sidecar_path_for
 from eee.write.commit import Transaction, actor, transaction
 
@@ -190,7 +191,8 @@ def _run(tx: Transaction, planner: Planner, report: Report, who: dict[str, str],
         proc = dvc("push", "--quiet", *pointers, cwd=root)
         if proc.returncode != 0:
             report.notes.append(
-                f"dvc push failed (run `eee samples push` later): {(proc.stderr or proc.stdout).strip()}"
+                f"dvc push failed (run `{command('samples', 'push', *pointers, cwd=root)}` later): "
+                f"{(proc.stderr or proc.stdout).strip()}"
             )
     return report
 

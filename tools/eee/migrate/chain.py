@@ -10,11 +10,18 @@
 4. The changes are recorded in the copy (:mod:`eee.migrate.provenance`), and the copy must
    be valid under the target schema; a copy that is not is refused, never returned.
 
+A record the store accepted through flags (:mod:`eee.rules.flags`: a maintainer accepted a
+score outside its bounds, two results of one id) is valid where it stands but for those
+findings: ``accept`` says which findings of step 2 a flag accepts. Those do not refuse it;
+they are returned (:attr:`Result.accepted`) so that the copy can say which flags it carries
+(:mod:`eee.migrate.export`). No flag accepts a schema error.
+
 A document already at the target version passes through unchanged (the same object).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from eee.migrate.changes import Changes, MigrationRefused, clone, refusal
@@ -27,17 +34,22 @@ from eee.store.schemas import EVAL, INSTANCE, KINDS, Registry, default_registry,
 
 MAX_FINDINGS = 5
 
+Accept = Callable[[Finding], bool]  # whether a flag accepts a finding of the document
+
 
 class Result:
     """A migrated document: ``doc`` at ``target``, from ``source``, with what changed on the way."""
 
-    __slots__ = ("changes", "doc", "source", "target")
+    __slots__ = ("accepted", "changes", "doc", "source", "target")
 
-    def __init__(self, doc: dict[str, Any], source: str, target: str, changes: Changes) -> None:
+    def __init__(
+        self, doc: dict[str, Any], source: str, target: str, changes: Changes, accepted: list[Finding] | None = None
+    ) -> None:
         self.doc = doc
         self.source = source
         self.target = target
         self.changes = changes
+        self.accepted = accepted or []  # the source's findings its flags accept
 
     @property
     def changed(self) -> bool:
@@ -110,7 +122,11 @@ def _declared(doc: dict[str, Any], kind: str, registry: Registry) -> str:
     return version
 
 
-def _check_source(doc: dict[str, Any], kind: str, version: str, registry: Registry, file: str) -> None:
+def _check_source(
+    doc: dict[str, Any], kind: str, version: str, registry: Registry, file: str, accept: Accept | None = None
+) -> list[Finding]:
+    """Refuses a document that is not valid where it stands; returns the findings ``accept``
+    let through (a flag's)."""
     validator = registry.validator(version, kind)
     valid = validator.is_valid(doc)
     problems: list[Finding] = []
@@ -120,8 +136,11 @@ def _check_source(doc: dict[str, Any], kind: str, version: str, registry: Regist
             problems.append(f)
     if kind == EVAL:
         problems.extend(f for f in score_findings(doc, file, valid) if f.severity == ERROR)
+    accepted = [f for f in problems if accept is not None and f.check != "schema" and accept(f)]
+    problems = [f for f in problems if f not in accepted]
     if problems:
         raise MigrationRefused(problems[:MAX_FINDINGS])
+    return accepted
 
 
 def _check_target(doc: dict[str, Any], kind: str, version: str, registry: Registry, file: str) -> None:
@@ -142,11 +161,13 @@ def migrate(
     to: str | None = None,
     registry: Registry | None = None,
     file: str = "<document>",
+    accept: Accept | None = None,
 ) -> Result:
     """Migrate one document of ``kind`` (eval or instance_level_eval) to ``to`` (default: current).
 
     Raises :class:`MigrationRefused` (findings name ``file``) when the document cannot be
-    migrated; ValueError for an unknown target version or kind.
+    migrated; ValueError for an unknown target version or kind. ``accept``: which findings
+    of the source's check a flag accepts (see the module docstring).
     """
     registry = registry or default_registry()
     target = target_version(to, registry)
@@ -155,17 +176,19 @@ def migrate(
         if not isinstance(doc, dict):
             raise refusal("$", f"a {'record' if kind == EVAL else 'row'} must be a JSON object", check="json")
         source = _declared(doc, kind, registry)
-        return _run(doc, kind, source, target, registry, file)
+        return _run(doc, kind, source, target, registry, file, accept)
     except MigrationRefused as refused:
         refused.source = refused.source or source
         raise refused.for_file(file) from None
 
 
-def _run(doc: dict[str, Any], kind: str, source: str, target: str, registry: Registry, file: str) -> Result:
+def _run(
+    doc: dict[str, Any], kind: str, source: str, target: str, registry: Registry, file: str, accept: Accept | None
+) -> Result:
     steps = plan(kind, source, target)
-    _check_source(doc, kind, source, registry, file)
+    accepted = _check_source(doc, kind, source, registry, file, accept)
     if not steps:
-        return Result(doc, source, target, Changes())
+        return Result(doc, source, target, Changes(), accepted)
     changes = Changes()
     current = clone(doc)  # one copy, which the steps then rewrite in place
     for step in steps:
@@ -173,7 +196,7 @@ def _run(doc: dict[str, Any], kind: str, source: str, target: str, registry: Reg
         changes.extend(made)
     stamp(current, kind, source, changes)
     _check_target(current, kind, target, registry, file)
-    return Result(current, source, target, changes)
+    return Result(current, source, target, changes, accepted)
 
 
 def migrate_record(

@@ -15,6 +15,13 @@ a file outside any ``data/`` folder goes to ``OUT/<name>``), plus ``OUT/migratio
   kept in ``eee_migration_derived``); the row count does not change.
 - A record whose sidecar is present only as its DVC pointer is migrated alone, with a
   warning: the copy keeps the source sidecar's checksum (``dvc pull`` first to migrate it too).
+- A record the store accepted through flags (:mod:`eee.rules.flags`: the flag events of its
+  store's ledger, bound to its path and bytes) migrates when every finding that would refuse
+  it is one its flags accept; the copy carries those flags (``eee_migration_flags``,
+  :mod:`eee.migrate.provenance`, and the report's ``flags``), each at its JSON path in the
+  copy. A flag whose finding the migration itself resolved is not carried (the report's
+  ``flags_resolved``). A copy that is the record's own bytes (already at the target) says
+  nothing in itself: the store's flags accept those bytes as they are.
 """
 
 from __future__ import annotations
@@ -30,9 +37,10 @@ from eee.migrate.chain import migrate, target_version
 from eee.migrate.changes import Changes, MigrationRefused
 from eee.migrate.files import SidecarCopy, read_record, write_rows
 from eee.migrate.inputs import ORPHAN_UNIT, Inputs
-from eee.migrate.provenance import stamp
+from eee.migrate.provenance import carry_flags, stamp
 from eee.migrate.report import MIGRATED, REPORT_NAME, UNCHANGED, ExportReport, Outcome
-from eee.reporting.findings import WARNING, Finding, Refused, refusal
+from eee.reporting.findings import ERROR, WARNING, Finding, Refused, refusal
+from eee.reporting.shown import command
 from eee.rules.sidecar import hash_algorithm
 from eee.store.fsutil import replace_file
 from eee.store.paths import (
@@ -47,6 +55,7 @@ from eee.store.strictjson import canonical
 from eee.validation.collect import Display, collect
 
 Progress = Callable[[int, int], None]
+MIGRATION_CHECKS = ("score", "results")  # the rules a record is checked by before it migrates (eee.migrate.chain)
 
 
 def forbidden_output(out: Path, store_roots: Iterable[str]) -> str | None:
@@ -190,6 +199,7 @@ class _Exporter:
         self.claim_all = len(self.roots) > 1
         self.claimed: set[str] = set()
         self.made = Folders()
+        self.flags = _StoreFlags(store)
 
     def record(self, absolute: str) -> Outcome:
         """Migrate one record with its sidecar and write both, or neither."""
@@ -211,7 +221,9 @@ class _Exporter:
                         ]
                     )
             data, doc = read_record(absolute, file)
-            result = migrate(doc, EVAL, self.target, self.registry, file)
+            flags = self.flags.of(absolute, rel)
+            accept = _acceptor(flags, rel, data) if flags else None
+            result = migrate(doc, EVAL, self.target, self.registry, file, accept)
             outcome.source = result.source
             outcome.changes.extend(result.changes)
             copy, changed = result.doc, result.changed
@@ -233,11 +245,16 @@ class _Exporter:
                     "$.detailed_evaluation_results",
                     "the sidecar is not in the working tree (only its DVC pointer): it was not migrated, and the "
                     "copy keeps the source sidecar's checksum",
-                    "fetch it (eee samples pull / dvc pull) and migrate again to migrate its rows too",
+                    f"fetch it (`{command('samples', 'pull', Path(sidecar_path_for(absolute)))}`) and migrate again to "
+                    "migrate its rows too",
                     severity=WARNING,
                     check="sidecar",
                 )
             )
+        if flags:
+            outcome.flags, outcome.flags_resolved = _carried(flags, result, file, rel, data)
+            if changed and outcome.flags:
+                carry_flags(copy, outcome.flags)
         try:
             write_atomic(dest, canonical(copy) if changed else data, self.made)
         except BaseException:
@@ -352,6 +369,82 @@ class _Exporter:
             )
         )
         return outcome
+
+
+class _StoreFlags:
+    """The flags of the records' stores: each store's ledger read once, when a record of it
+    is first migrated (a store outside git, or without events, has none)."""
+
+    def __init__(self, store: str | None) -> None:
+        self.store = store
+        self._ledgers: dict[str, Any] = {}
+
+    def of(self, absolute: str, rel: str) -> list[Any]:
+        """The flags of the record at ``absolute`` (``rel`` below its store), bound to the
+        record path and bytes they accept."""
+        from eee.rules.flags import flag_of, legacy_binding, record_of
+
+        uuid = record_of(rel)
+        inside = self.store is not None and absolute.startswith(self.store.rstrip(os.sep) + os.sep)
+        root = self.store if inside else find_store_root(absolute)
+        if uuid is None or root is None or not rel.startswith(DATA_DIR + "/"):
+            return []
+        ledger = self._ledger(root)
+        if ledger is None:
+            return []
+        out = []
+        for event in ledger.state(uuid).flags:
+            if not (isinstance(event.get("rule"), str) and isinstance(event.get("path"), str)):
+                continue
+            flag = flag_of(event)
+            if flag.record_path is None:
+                flag = legacy_binding(flag, root, ledger.entry(event).commit)
+            out.append(flag)
+        return out
+
+    def _ledger(self, root: str) -> Any:
+        if root not in self._ledgers:
+            from eee.rules.ledger import read_ledger
+
+            folder = Path(root) / "governance" / "events"
+            self._ledgers[root] = read_ledger(Path(root)) if folder.is_dir() else None
+        return self._ledgers[root]
+
+
+def _acceptor(flags: list[Any], rel: str, data: bytes) -> Callable[[Finding], bool]:
+    """Whether one of ``flags`` accepts a finding of the record at ``rel`` with bytes ``data``."""
+    from eee.rules.flags import content_ids, covers
+
+    located = (rel, content_ids(data))
+    return lambda finding: any(covers(flag, finding, located) for flag in flags)
+
+
+def _carried(
+    flags: list[Any], result: Any, file: str, rel: str, data: bytes
+) -> tuple[list[dict[str, str]], list[dict[str, str]]]:
+    """(carried, resolved): the flags bound to this record's bytes, each at its path in the
+    copy. A flag of a rule the migration checks (scores, result ids) is carried when it
+    accepted a finding of the source that the copy still has (the checks run again on the
+    copy), resolved when the copy no longer has it; a flag of another rule (a warning's:
+    folders, a misspelt field, a duplicate) is carried as it is."""
+    from eee.rules.flags import content_ids
+    from eee.rules.record import score_findings
+
+    sha256, blob = content_ids(data)
+    still = {(f.check, f.pointer) for f in score_findings(result.doc, file, True) if f.severity == ERROR}
+    accepted = {(f.check, f.pointer) for f in result.accepted}
+    carried: list[dict[str, str]] = []
+    resolved: list[dict[str, str]] = []
+    for flag in flags:
+        if flag.record_path != rel or not (sha256 == flag.sha256 if flag.sha256 is not None else blob == flag.blob):
+            continue  # bound to other bytes: it accepts nothing here
+        path = result.changes.moved.get(flag.path, flag.path)
+        entry = {"event": flag.event, "rule": flag.rule, "path": path}
+        if flag.rule not in MIGRATION_CHECKS:
+            carried.append(entry)
+        elif (flag.rule, flag.path) in accepted:
+            (carried if (flag.rule, path) in still else resolved).append(entry)
+    return carried, resolved
 
 
 def export(

@@ -21,6 +21,10 @@ Keys (all values are strings; lists and maps are JSON text):
     JSON object, original path -> path in the copy.
 ``eee_migration_derived``
     JSON object, path -> what it was derived from.
+``eee_migration_flags``
+    JSON list of the store's flags the record was accepted through and that the copy still
+    needs: ``{"event", "rule", "path"}``, the path as it is in the copy. A flag whose
+    finding the migration resolved is not carried.
 
 Paths name locations in the migrated copy. Keys with nothing to say are left out.
 """
@@ -39,7 +43,8 @@ FILLED = "eee_migration_filled"
 CONVERTED = "eee_migration_converted"
 MOVED = "eee_migration_moved"
 DERIVED = "eee_migration_derived"
-KEYS = (FROM, FILLED, CONVERTED, MOVED, DERIVED)
+FLAGS = "eee_migration_flags"
+KEYS = (FROM, FILLED, CONVERTED, MOVED, DERIVED, FLAGS)
 
 
 def holder_path(kind: str) -> str:
@@ -98,6 +103,20 @@ def stamp(doc: dict[str, Any], kind: str, source: str | None, changes: Changes) 
             holder[key] = json_text(merged)
     # the provenance keys always close the map, in one order: a copy migrated in several
     # runs reads the same as one migrated at once
+    for key in KEYS:
+        if key in holder:
+            holder[key] = holder.pop(key)
+
+
+def carry_flags(doc: dict[str, Any], flags: list[dict[str, str]]) -> None:
+    """Record in the copy of an aggregate record the flags it carries (merged by event with
+    those a former migration recorded), in place."""
+    if not flags:
+        return
+    holder = _holder(doc, EVAL)
+    known = _existing(holder, FLAGS, [], EVAL)
+    ids = {f.get("event") for f in known if isinstance(f, dict)}
+    holder[FLAGS] = json_text(known + [f for f in flags if f["event"] not in ids])
     for key in KEYS:
         if key in holder:
             holder[key] = holder.pop(key)

@@ -6,7 +6,12 @@ Format ``eee-migration-report/1``::
      "summary": {"records", "migrated", "unchanged", "refused", "sidecars", "sidecar_rows",
                  "warnings", "by_source_version", "refused_by_check", "refused_by_reason"},
      "records": [{"file", "kind", "status", "from", "to", "output", "reason", "filled",
-                  "converted" (a count), "moved", "derived", "sidecar", "findings"}]}
+                  "converted" (a count), "moved", "derived", "sidecar", "findings",
+                  "flags", "flags_resolved"}]}
+
+``flags``: the flags of the store that the record was accepted through and that its copy
+carries (event, rule, JSON path in the copy); ``flags_resolved``: those whose finding the
+migration itself resolved (the copy no longer breaks the rule there).
 
 ``refused_by_reason`` counts refusals by their first message with numbers and quoted values
 masked, so alike reasons count together.
@@ -34,7 +39,19 @@ MIGRATED, UNCHANGED, REFUSED = "migrated", "unchanged", "refused"
 class Outcome:
     """What happened to one record (with its sidecar), or to a sidecar that has no record."""
 
-    __slots__ = ("changes", "file", "findings", "kind", "output", "sidecar", "source", "status", "target")
+    __slots__ = (
+        "changes",
+        "file",
+        "findings",
+        "flags",
+        "flags_resolved",
+        "kind",
+        "output",
+        "sidecar",
+        "source",
+        "status",
+        "target",
+    )
 
     def __init__(self, file: str, kind: str, target: str) -> None:
         self.file = file
@@ -46,6 +63,8 @@ class Outcome:
         self.changes = Changes()
         self.findings: list[Finding] = []
         self.sidecar: dict[str, Any] | None = None
+        self.flags: list[dict[str, str]] = []  # carried by the copy
+        self.flags_resolved: list[dict[str, str]] = []  # their finding resolved by the migration
 
     @property
     def reason(self) -> str | None:
@@ -67,6 +86,8 @@ class Outcome:
             "derived": self.changes.derived,
             "sidecar": self.sidecar,
             "findings": [f.to_dict() for f in self.findings],
+            "flags": self.flags,
+            "flags_resolved": self.flags_resolved,
         }
 
 

@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from eee.reporting.findings import ERROR, Finding
+from eee.reporting.shown import command
 from eee.rules.layout import CLASH_HINT, case_clash
 from eee.rules.record import folder_findings
 from eee.store.paths import (
@@ -78,52 +79,59 @@ _INSTEAD = {
 }
 
 
+FREE = ""  # what a judge of publication says of a path that is not published: it may change
+
+
 def immutability_findings(
-    changes: list[Change], released: set[str], where: Callable[[str], str] = lambda p: p
+    changes: list[Change],
+    released: set[str],
+    where: Callable[[str], str] = lambda p: p,
+    judge: Callable[[str], str | None] | None = None,
 ) -> list[Finding]:
-    """Modification, deletion, rename, type change or case-only rename of an accepted path."""
+    """Modification, deletion, rename, type change or case-only rename of an accepted path.
+
+    Immutability starts at publication (:mod:`eee.git.published`): ``judge(path)`` says what
+    the changed path was before the change: None when it is accepted (published; every
+    path without a judge), :data:`FREE` when it was added by the very commit being
+    rewritten and never published (an amend: no finding), or the id of the unpublished
+    commit that added it (a finding whose hint folds the change into that commit)."""
     out: list[Finding] = []
     added = {c.path: c for c in changes if c.status == "A"}
     added_by_fold = {name_key(p): p for p in added}
     added_by_blob: dict[str, str] = {c.new_blob: c.path for c in added.values()}
     for c in changes:
         kind = protected_kind(c.path, released)
-        if kind is None:
+        if kind is None or c.status not in ("M", "T", "D"):
             continue
-        instead = _INSTEAD[kind]
+        origin = judge(c.path) if judge is not None else None
+        if origin == FREE:
+            continue
+        instead = _INSTEAD[kind] if origin is None else _unpublished_hint(origin)
+        what = f"an accepted {kind}" if origin is None else f"a {kind} added in {origin[:10]}, not published yet,"
         if c.status == "M":
-            what = "changes the mode of" if c.old_blob == c.new_blob else "modifies"
-            out.append(Finding(where(c.path), "$", f"{what} an accepted {kind}", instead, check="immutable"))
+            verb = "changes the mode of" if c.old_blob == c.new_blob else "modifies"
+            out.append(Finding(where(c.path), "$", f"{verb} {what}".rstrip(","), instead, check="immutable"))
         elif c.status == "T":
             becomes = "a symbolic link" if c.is_symlink_now else "another file type"
-            out.append(
-                Finding(where(c.path), "$", f"turns an accepted {kind} into {becomes}", instead, check="immutable")
-            )
-        elif c.status == "D":
+            out.append(Finding(where(c.path), "$", f"turns {what} into {becomes}", instead, check="immutable"))
+        else:
             twin = added_by_fold.get(name_key(c.path))
             if twin and twin != c.path:
-                out.append(
-                    Finding(
-                        where(c.path),
-                        "$",
-                        f"case-only rename of an accepted {kind} to {twin}",
-                        instead,
-                        check="immutable",
-                    )
-                )
+                message = f"case-only rename of {what} to {twin}"
             elif c.old_blob in added_by_blob:
-                out.append(
-                    Finding(
-                        where(c.path),
-                        "$",
-                        f"renames an accepted {kind} to {added_by_blob[c.old_blob]}",
-                        instead,
-                        check="immutable",
-                    )
-                )
+                message = f"renames {what} to {added_by_blob[c.old_blob]}"
             else:
-                out.append(Finding(where(c.path), "$", f"deletes an accepted {kind}", instead, check="immutable"))
+                message = f"deletes {what}".rstrip(",")
+            out.append(Finding(where(c.path), "$", message, instead, check="immutable"))
     return out
+
+
+def _unpublished_hint(commit: str) -> str:
+    return (
+        f"published history never shows a change of a record, pointer, event or schema file: make the change in "
+        f"{commit[:10]} itself while it is unpublished (`git rebase -i {commit[:10]}^`, mark it `edit`, change "
+        "it, `git commit --amend`, `git rebase --continue`), or undo this change"
+    )
 
 
 def registry_findings(old: bytes | None, new: bytes | None, where: str = REGISTRY) -> list[Finding]:
@@ -161,7 +169,8 @@ def sample_findings(paths: Iterable[str], where: Callable[[str], str] = lambda p
             where(p),
             "$",
             "a per-sample sidecar must not be committed to git",
-            f"keep it in DVC: `git rm --cached {p}`, then `eee samples add {p}` and commit {p.rsplit('/', 1)[-1]}.dvc",
+            f"keep it in DVC: `git rm --cached {p}`, then `{command('samples', 'add', p)}` and commit "
+            f"{p.rsplit('/', 1)[-1]}.dvc",
             check="samples",
         )
         for p in paths

@@ -16,12 +16,12 @@ from typing import Any
 
 from eee.git.cli import git, read_blobs, resolve
 from eee.governance.duplicates import (
-    BUILD_COMMAND,
     HOOK_LIMIT,
     DuplicateIndex,
     Facts,
     Match,
     Stale,
+    build_command,
     compare,
     evidence,
     facts,
@@ -32,23 +32,65 @@ from eee.reporting.findings import WARNING, Finding
 from eee.store.paths import EVENT_SUFFIX, EVENTS_DIR
 
 
-def finding(path: str, mine: Facts, match: Match, where: Callable[[str], str] = lambda p: p) -> Finding:
-    new, old = mine.uuid[:8], match.other.uuid[:8]
+def finding(
+    path: str, mine: Facts, match: Match, where: Callable[[str], str] = lambda p: p, committed: bool = False
+) -> Finding:
+    """The warning for ``path`` repeating ``match``: before the commit, the hint says how to
+    leave the copy out; once both are committed (``committed``: the audit), it gives the
+    maintainer's commands that settle it (:mod:`eee.rules.settle`), full uuids filled in."""
+    if committed:
+        return _committed(path, mine, match, where)
+    import shlex
+
+    from eee.rules.settle import mark_duplicate_command, supersede_command
+
+    new, old = mine.uuid, match.other.uuid
     if match.identical:
         message = f"duplicates {match.path}: {evidence(mine, match)}"
         hint = (
             "the same result submitted twice, not a re-run: leave this copy out "
-            f"(git rm --cached {path}); once both are committed, mark it: "
-            f"tools/mark-duplicate {new} --of {old} --reason ..."
+            f"(`git rm --cached {shlex.quote(path)}`); once both are committed, a maintainer marks it: "
+            f"`{mark_duplicate_command(new, old, f'the same result as {old}')}`"
         )
     else:
         message = f"repeats the evaluation of {match.path}: {evidence(mine, match)}"
         hint = (
-            f"if it corrects the other, supersede it (tools/supersede {old} <this record> --reason ...); "
-            f"if it is the same run again, mark it (tools/mark-duplicate {new} --of {old} --reason ...); "
-            "a different run has its own evaluation_id (see governance/README.md, Duplicates)"
+            "if it corrects the other, commit it with the supersession: "
+            f"`{supersede_command(old, new, f'corrected by {new}')}`; if it is the same run again, leave "
+            "it out, or once both are committed a maintainer marks it: "
+            f"`{mark_duplicate_command(new, old, f'the same result as {old}')}`; a different run has its own "
+            "evaluation_id (see governance/README.md, Duplicates)"
         )
     return Finding(where(path), "$", message, hint, severity=WARNING, check="duplicates")
+
+
+def _committed(path: str, mine: Facts, match: Match, where: Callable[[str], str]) -> Finding:
+    from eee.rules.settle import mark_duplicate_command, supersede_command
+
+    new, old = mine.uuid, match.other.uuid
+    mark = mark_duplicate_command(new, old, f"the same result as {old}")
+    if match.identical:
+        message = f"duplicates {match.path}: {evidence(mine, match)}"
+        hint = (
+            f"both are committed (records never change): a maintainer marks this copy a duplicate of the one that "
+            f"stands: `{mark}`"
+        )
+    else:
+        message = f"repeats the evaluation of {match.path}: {evidence(mine, match)}"
+        hint = (
+            f"both are committed (records never change): if this record corrects the other, a maintainer supersedes "
+            f"it: `{supersede_command(old, new, f'corrected by {new}')}`; if it is the same run again, a maintainer "
+            f"marks it: `{mark}`"
+        )
+    return Finding(where(path), "$", message, hint, severity=WARNING, check="duplicates")
+
+
+def settled_pair(ledger: Any, a: str, b: str) -> bool:
+    """Whether the ledger settles a pair of duplicates: linked (one version chain, a duplicate
+    mark), or one side no longer counts (retracted, superseded, a duplicate: :mod:`eee.rules.settle`)."""
+    from eee.rules.settle import counts
+
+    return ledger.linked(a, b) or not counts(ledger.state(a)) or not counts(ledger.state(b))
 
 
 # --- the rule -------------------------------------------------------------------------------
@@ -89,7 +131,7 @@ def staged_findings(
         own, index = False, None
         if notice:
             notice(
-                f"not checked against the committed records: {exc}; build it with `{BUILD_COMMAND}` "
+                f"not checked against the committed records: {exc}; build it with `{build_command()}` "
                 "(the staged records were checked against each other)"
             )
     try:
@@ -110,7 +152,7 @@ def staged_findings(
         from eee.rules.ledger import read_ledger  # lazy: the ledger (YAML) is read only when a match needs it
 
         ledger = read_ledger(root)
-    return [finding(path, f, m, where) for path, f, m in found if not ledger.linked(f.uuid, m.other.uuid)]
+    return [finding(path, f, m, where) for path, f, m in found if not settled_pair(ledger, f.uuid, m.other.uuid)]
 
 
 def duplicate_findings(
@@ -134,10 +176,12 @@ def duplicate_findings(
 
 
 def audit_duplicates(
-    commit: str, paths: list[str], cwd: Path, where: Callable[[str], str], ledger: Any = None
+    commit: str, paths: list[str], cwd: Path, where: Callable[[str], str], ledger: Any = None, head: str = "HEAD"
 ) -> list[Finding]:
     """The rule for the records ``paths`` a commit added, against the whole store at that
-    commit (its own index file, so the hook's index keeps following HEAD)."""
+    commit (its own index file, so the hook's index keeps following HEAD). A pair is
+    settled when the ledger at that commit or at ``head`` (the audited end) settles it
+    (:func:`settled_pair`); the hints are those for committed records."""
     paths = [p for p in paths if is_record(p)]
     if not paths:
         return []
@@ -154,12 +198,12 @@ def audit_duplicates(
         index.close()
     if not found:
         return []
-    ledgers = [ledger] if ledger is not None else [ledger_at(cwd, commit), ledger_at(cwd, "HEAD")]
-    # linked at that commit, or later (a pair marked since is never warned about again)
+    ledgers = [ledger] if ledger is not None else [ledger_at(cwd, commit), ledger_at(cwd, head)]
+    # settled at that commit, or later (a pair settled since is never warned about again)
     return [
-        finding(path, f, m, where)
+        finding(path, f, m, where, committed=True)
         for path, f, m in found
-        if not any(led.linked(f.uuid, m.other.uuid) for led in ledgers)
+        if not any(settled_pair(led, f.uuid, m.other.uuid) for led in ledgers)
     ]
 
 

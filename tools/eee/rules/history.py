@@ -86,8 +86,8 @@ def replacement_findings(cwd: Path) -> list[Finding]:
                 "$",
                 f"{len(refs)} replace ref(s) ({', '.join(r.rsplit('/', 1)[-1][:10] for r in refs[:3])}) are present; "
                 "the audit ignores them and reads the objects themselves",
-                "a replace ref can show another commit or tree than the one in history: delete it "
-                "(git replace -d) unless you know why it is there",
+                "a replace ref can show another commit or tree than the one in history: unless you know why it "
+                f"is there, delete it: `git replace -d {' '.join(r.rsplit('/', 1)[-1] for r in refs)}`",
                 severity=WARNING,
                 check="history",
             )
@@ -111,7 +111,7 @@ def replacement_findings(cwd: Path) -> list[Finding]:
                 "repository",
                 "$",
                 "the clone is shallow: commits before its cut-off are not audited",
-                "fetch the whole history (git fetch --unshallow) or audit from a trust anchor inside it",
+                "fetch the whole history (`git fetch --unshallow`) or audit from a trust anchor inside it",
                 severity=WARNING,
                 check="history",
             )

@@ -37,6 +37,8 @@ from eee.governance.history import entered as history_of
 from eee.governance.index import RecordIndex
 from eee.governance.status import Ledger, RecordState, order_key
 from eee.reporting.findings import WARNING, FileResult, Finding
+from eee.reporting.shown import command
+from eee.rules.settle import counts, resolve_flag_command
 from eee.store.limits import EVENT_MAX_BYTES, RECORD_MAX_BYTES
 from eee.store.paths import EVENT_SUFFIX, EVENTS_DIR, RECORD_SUFFIX, tree_path_problem
 from eee.store.schemas import default_registry
@@ -265,8 +267,9 @@ def _unmatched(
 ) -> None:
     """A warning (``flag-unmatched``) on each flag event checked that accepts nothing: its
     record path is not in the tree or holds other bytes than it names, or the record has no
-    finding of its rule at its JSON path (see :mod:`eee.rules.flags`)."""
-    applied = {id(e) for state in folded.states.values() for e in state.flags}
+    finding of its rule at its JSON path (see :mod:`eee.rules.flags`). A flag resolved since,
+    or of a record that no longer counts, is settled (:mod:`eee.rules.settle`): not warned."""
+    applied = {id(e) for state in folded.states.values() if counts(state) for e in state.open_flags}
     checked = [(rel, e) for rel, e in everything if rel in results and id(e) in applied]
     if not checked:
         return
@@ -290,6 +293,7 @@ def _unmatched(
             if flag.record_path is None:
                 _warn(
                     results[rel],
+                    flag,
                     f"it binds no record: at the commit that added it ({added.commit[:10]}), "
                     f"no single record carries the uuid {flag.record}",
                 )
@@ -298,29 +302,31 @@ def _unmatched(
         try:
             data = tree.read(flag.record_path, RECORD_MAX_BYTES)
         except Unreadable:
-            _warn(results[rel], f"the record it accepts, {flag.record_path}, is not in the tree")
+            _warn(results[rel], flag, f"the record it accepts, {flag.record_path}, is not in the tree")
             continue
         sha256, blob = content_ids(data)
         if not (sha256 == flag.sha256 if flag.sha256 is not None else blob == flag.blob):
-            _warn(results[rel], f"{flag.record_path} holds other bytes than the ones it accepts")
+            _warn(results[rel], flag, f"{flag.record_path} holds other bytes than the ones it accepts")
             continue
         found = record_findings(tree, flag.record_path, flag.rule)
         if found is not None and (flag.rule, flag.path) not in found:
             _warn(
                 results[rel],
+                flag,
                 f"{flag.record_path} has no [{flag.rule}] finding at {flag.path}",
-                f"flag the finding as the report shows it; resolve this flag (`eee resolve {flag.record[:8]} "
-                f"--event {flag.event} --outcome upheld --reason ...`)",
+                "flag the finding as the report shows it ([rule] and JSON path); ",
             )
 
 
-def _warn(result: FileResult, why: str, hint: str | None = None) -> None:
+def _warn(result: FileResult, flag: Any, why: str, first: str = "") -> None:
+    """The warning that ``flag`` accepts nothing, and its settle path: a maintainer resolves it."""
     result.findings.append(
         Finding(
             result.file,
             "$",
             f"the flag accepts nothing: {why}",
-            hint or "a flag accepts one finding of one record's bytes (`eee rules flag-unmatched`)",
+            f"{first}a maintainer resolves this flag, which settles the warning: "
+            f"`{resolve_flag_command(flag.record, flag.event)}`",
             severity=WARNING,
             check="flag-unmatched",
         )
@@ -612,8 +618,8 @@ def _flag_problem(uuid: str, event: Event) -> IllegalEvent | None:
     if isinstance(rule, str) and not BY_ID[rule].flaggable:
         return IllegalEvent(
             f"a flag never accepts a finding of rule {rule!r}: {BY_ID[rule].summary}",
-            "JSON, schema, version, identity and layout errors are fixed, never flagged (`eee rules "
-            f"{rule}` says how a finding of it is settled)",
+            "JSON, schema, version, identity and layout errors are fixed, never flagged "
+            f"(`{command('rules', rule)}` says how a finding of it is settled)",
         )
     if isinstance(path, str) and not well_formed(path):
         return IllegalEvent(
@@ -627,7 +633,7 @@ def _flag_problem(uuid: str, event: Event) -> IllegalEvent | None:
     ):
         return IllegalEvent(
             f"the flag names record {uuid} at {record_path}, a path that is not that record's",
-            "write flags with `eee flag`, which names the record's own path and bytes",
+            f"write flags with `{command('flag')}`, which names the record's own path and bytes",
         )
     return None
 
@@ -642,5 +648,5 @@ def binding_problem(event: Event, committed: bool, now: float | None) -> tuple[s
         return None
     return (
         "a new flag names the record's path (record_path) and the sha256 of the bytes it accepts (event schema 1.2.0)",
-        "write flags with `eee flag`, which names them",
+        f"write flags with `{command('flag')}`, which names them",
     )

@@ -8,6 +8,7 @@ from typing import Any
 from eee.dvc.pointer import Pointer, PointerError
 from eee.dvc.pointer import parse as parse_dvc_pointer
 from eee.reporting.findings import Finding
+from eee.reporting.shown import command
 from eee.store.limits import POINTER_MAX_BYTES
 from eee.store.paths import POINTER_SUFFIX
 from eee.store.tree import Tree, Unreadable
@@ -30,7 +31,11 @@ def pointer_findings(pointer: Any, rel: str, file: str) -> list[Finding]:
         problem = pointer.finding.message if isinstance(pointer, Unreadable) else str(pointer)
         return [
             Finding(
-                file, "$", f"unreadable DVC pointer: {problem}", "re-create it with `eee samples add`", check="sidecar"
+                file,
+                "$",
+                f"unreadable DVC pointer: {problem}",
+                f"re-create it with `{command('samples', 'add', file[: -len(POINTER_SUFFIX)])}`",
+                check="sidecar",
             )
         ]
     if pointer.size == 0 or pointer.md5 == _EMPTY_MD5:
@@ -49,7 +54,7 @@ def pointer_findings(pointer: Any, rel: str, file: str) -> list[Finding]:
                 file,
                 "$.outs[0].path",
                 f"the pointer tracks {pointer.path!r}, not {sidecar_name!r}",
-                "a pointer sits beside its sidecar and names it; re-create it with `eee samples add`",
+                f"a pointer sits beside its sidecar and names it; re-create it with `{command('samples', 'add', file[: -len(POINTER_SUFFIX)])}`",
                 check="sidecar",
             )
         ]

@@ -32,7 +32,13 @@ class Rule(NamedTuple):
 
 
 _FLAG = (
-    "a maintainer who accepts the record as it is flags it: `eee flag <uuid> --rule {id} --json-path PATH --reason ...`"
+    "a maintainer who accepts the record as it is flags it: "
+    "`eee flag <uuid> --rule {id} --json-path PATH --reason ... --commit`"
+)
+_COMMITTED = (
+    "Once the record is committed, `eee audit` and `eee validate` print the exact command that settles a "
+    "finding (uuids and JSON path filled in); a record that no longer counts (retracted, superseded, marked a "
+    "duplicate) has its warnings settled, judged against the ledger at the head"
 )
 _NEVER = "It is never flagged: the file has to be fixed (or left out) before it is committed"
 
@@ -86,14 +92,18 @@ RULES: tuple[Rule, ...] = (
         "warning",
         "record",
         "an unknown field that looks like a misspelt declared one",
-        "rename the field to the one the schema declares",
+        "rename the field to the one the schema declares (before the commit; once committed: flag or supersede)",
         True,
         ("misspelling", "misspelt", "typo", "unknown-field", "near-misses"),
         "An object that lets other keys through holds a key within a small edit distance of a field the "
         "schema declares there (e.g. inference_platfrom): it passes validation, but no reader finds it.",
         "A misspelt optional field is silently lost to every reader.",
         "Rename the field before committing; a committed record keeps it (records never change): supersede "
-        "it with a corrected one, or " + _FLAG.format(id="near-miss") + ".",
+        "it with a corrected one (`eee supersede <uuid> corrected.json --reason ... --commit`), or "
+        + _FLAG.format(id="near-miss")
+        + ". "
+        + _COMMITTED
+        + ".",
     ),
     Rule(
         "score",
@@ -137,15 +147,17 @@ RULES: tuple[Rule, ...] = (
         "registry the gate also reported path layout problems under this id; they are `layout` now.)",
         "Readers and the catalogue find a model's records by their folders, which are always taken from "
         "model_info.id the same way.",
-        "Move the record to the folders the hint names, or fix model_info.id; for an imported record whose id "
-        "is what the source says, " + _FLAG.format(id="naming") + ".",
+        "Before the commit, move the record to the folders the hint names, or fix model_info.id. A committed "
+        "record never moves: it is superseded by a copy, which `eee supersede <uuid> <the record's file> "
+        "--reason ... --commit` places in the folders of its model_info.id; for an imported record whose id "
+        "is what the source says, " + _FLAG.format(id="naming") + ". " + _COMMITTED + ".",
     ),
     Rule(
         "benchmark",
         "warning",
         "record",
         "the benchmark folder matches none of the record's benchmark names",
-        "place the record under the folder of its benchmark, or add the folder's names to the aliases",
+        "place the record under the folder of its benchmark (before the commit), or add the folder's names to the aliases",
         True,
         ("benchmark-folder", "folder", "dataset", "dataset_name"),
         "The record's first folder under data/ is not a name of any benchmark the record's results name "
@@ -153,9 +165,9 @@ RULES: tuple[Rule, ...] = (
         "(tools/eee/rules/benchmark_aliases.json).",
         "The catalogue lists records by benchmark folder; a record in the wrong one is missed by whoever "
         "looks for its benchmark.",
-        "Move the record (before it is committed), add the folder to the aliases, or "
-        + _FLAG.format(id="benchmark")
-        + ".",
+        "Move the record before it is committed, or add the folder to the aliases. A committed record never "
+        "moves: it is superseded by a copy under the right folder (`eee supersede <uuid> <the record's file> "
+        "--benchmark FOLDER --reason ... --commit`), or " + _FLAG.format(id="benchmark") + ". " + _COMMITTED + ".",
     ),
     Rule(
         "duplicates",
@@ -169,10 +181,11 @@ RULES: tuple[Rule, ...] = (
         "benchmark, metric, configuration, eval library and evaluation_id), or has the same content apart "
         "from evaluation_id and retrieved_timestamp.",
         "A result counted twice skews every aggregate; a re-run must say it is one (its own evaluation_id).",
-        "Leave the copy out, supersede the other record with this one (a correction), or mark it "
-        "(`eee mark-duplicate <uuid> --of <uuid>`); an imported pair is flagged: "
-        + _FLAG.format(id="duplicates")
-        + ".",
+        "Leave the copy out before the commit. Once both are committed, a maintainer supersedes the other "
+        "record with this one (a correction: `eee supersede <other> <uuid> --reason ... --commit`) or marks "
+        "this one a duplicate of the one that stands (`eee mark-duplicate <uuid> --of <other> --reason ... "
+        "--commit`); retracting either also settles it (the pair no longer counts twice); an imported pair is "
+        "flagged: " + _FLAG.format(id="duplicates") + ". " + _COMMITTED + ".",
     ),
     # --- a record's sidecar ---------------------------------------------------------------------
     Rule(
@@ -190,7 +203,8 @@ RULES: tuple[Rule, ...] = (
         "Per-sample data is never lost or silently different from what its record declares.",
         "Re-create the sidecar or pointer (`eee samples add`), or fix the record before it is committed. "
         + _NEVER
-        + ".",
+        + ". A committed record that declares no checksum (a warning) is superseded by a copy that does: "
+        "`eee supersede <uuid> <the record's file> --sidecar <its sidecar> --reason ... --commit` writes it.",
     ),
     Rule(
         "sidecar-path",
@@ -274,8 +288,10 @@ RULES: tuple[Rule, ...] = (
         "governance event, import manifest or released schema file, or a merge drops one of a parent's.",
         "Records are immutable once committed: whoever cited one must find the same bytes for ever.",
         "Undo the change; add a corrected record and supersede the old one (`eee supersede`), or retract it. "
-        + _NEVER
-        + ".",
+        "Immutability starts at publication: a commit not yet pushed (not reachable from the upstream, a "
+        "remote branch or the trust anchor; with none of them, everything committed counts as published) may "
+        "be amended or reset like any git commit, and a change of a file that only an unpublished commit "
+        "added is made in that commit (`git rebase -i`), so that published history never shows it. " + _NEVER + ".",
     ),
     Rule(
         "samples",
@@ -343,8 +359,10 @@ RULES: tuple[Rule, ...] = (
         "path, a rule the record does not break), or a record path or content that is not in the tree: it "
         "accepts nothing. (A flag of rule duplicates is checked where the duplicates index is at hand: in git.)",
         "A flag is written to accept one finding; one that accepts nothing is a mistake nobody would see.",
-        "Flag the finding as its report shows it ([rule] and JSON path), and resolve the flag that matches "
-        "nothing (`eee resolve <uuid> --event <id> --outcome upheld`).",
+        "Flag the finding as its report shows it ([rule] and JSON path), and a maintainer resolves the flag "
+        "that matches nothing (`eee resolve <uuid> --event <id> --outcome upheld --reason ... --commit`): a "
+        "resolved flag, or one of a record that no longer counts, is settled. The warning's hint is that exact "
+        "command.",
     ),
     # --- import manifests -----------------------------------------------------------------------
     Rule(
@@ -519,4 +537,6 @@ def unknown_text(text: str, what: str = "rule") -> str:
     """The message for an id that is not registered, with the did-you-mean."""
     guess = suggest(text)
     tail = f"; did you mean {guess!r}?" if guess else ""
-    return f"unknown {what} {text!r}{tail} (`eee rules` lists them)"
+    from eee.reporting.shown import command  # lazy: only for a rule that is not registered
+
+    return f"unknown {what} {text!r}{tail} (`{command('rules')}` lists them)"

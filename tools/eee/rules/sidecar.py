@@ -18,6 +18,7 @@ from typing import Any
 
 from eee.dvc.pointer import Pointer
 from eee.reporting.findings import FileResult, Finding
+from eee.reporting.shown import command
 from eee.rules.pointer import read_pointer
 from eee.rules.schema import OncePerFile, near_miss_findings, schema_findings, screen, shape_of
 from eee.store.limits import CHUNK, ROW_MAX_BYTES, SIDECAR_MAX_BYTES, iter_chunks, size_text
@@ -201,7 +202,7 @@ def missing_sidecar_finding(file: str, name: str, shown: str) -> Finding:
         file,
         "$.detailed_evaluation_results",
         f"declares a sidecar but neither {name} nor its DVC pointer {name}.dvc exists",
-        f"add the sidecar with `eee samples add {shown}`, or drop detailed_evaluation_results",
+        f"add the sidecar with `{command('samples', 'add', shown)}`, or drop detailed_evaluation_results",
         check="sidecar",
     )
 
@@ -386,7 +387,7 @@ def check_sidecar(
                 file,
                 "$",
                 f"the file differs from what its DVC pointer recorded (md5 {dvc_md5.hexdigest()} vs {pointer.md5})",
-                "the sidecar changed after `eee samples add`; restore it with `eee samples pull`",
+                f"the sidecar changed after `samples add`; restore it with `{command('samples', 'pull', file)}`",
                 check="sidecar",
             )
         )
@@ -412,7 +413,7 @@ def matches_record(der: dict[str, Any], file: str, rows: int, alg: str | None, a
                 file,
                 "$",
                 f"the file has {rows} rows but the aggregate declares total_rows {declared_rows}",
-                "set detailed_evaluation_results.total_rows to the number of rows (eee samples add does this check)",
+                "set detailed_evaluation_results.total_rows to the number of rows (`samples add` checks it)",
                 check="sidecar",
             )
         )

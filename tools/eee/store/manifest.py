@@ -19,6 +19,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from eee.reporting.shown import command
 from eee.store.fsutil import replace_file
 from eee.store.limits import SIDECAR_MAX_BYTES, Unreadable, iter_chunks
 from eee.store.paths import EVENTS_DIR, POINTER_SUFFIX, RECORD_SUFFIX, SIDECAR_SUFFIX
@@ -84,9 +85,11 @@ def read_manifest(path: Path) -> dict[str, Any]:
     try:
         data = json.loads(Path(path).read_text())
     except (OSError, ValueError) as exc:
-        raise ValueError(f"{path}: cannot read the store manifest ({exc}); write it with `eee manifest`") from None
+        raise ValueError(
+            f"{path}: cannot read the store manifest ({exc}); write it with `{command('manifest')}`"
+        ) from None
     if not isinstance(data, dict) or data.get("format") != "eee-store-manifest/1":
-        raise ValueError(f"{path}: not a store manifest; write it with `eee manifest`")
+        raise ValueError(f"{path}: not a store manifest; write it with `{command('manifest')}`")
     return data
 
 

@@ -9,10 +9,12 @@ guards against rewritten history, and crafted tree entries are findings (:mod:`e
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from eee.git.cli import GitError, commit_changes, git_dir, rev_list, verify_commit
+from eee.git.published import Published, adding_commit
 from eee.reporting.findings import FileResult, Finding, Summary
 from eee.rules.commit import (
     REGISTRY,
@@ -22,9 +24,10 @@ from eee.rules.commit import (
     released_versions,
     sample_findings,
 )
-from eee.rules.duplicates import audit_duplicates
+from eee.rules.duplicates import audit_duplicates, ledger_at
 from eee.rules.history import anchor_findings, anchor_from, merge_findings, raw_changes, replacement_findings
 from eee.rules.ledger import check_events
+from eee.rules.settle import Settled, unsettled, with_committed_hints
 from eee.store.limits import RECORD_MAX_BYTES
 from eee.store.paths import DATA_DIR, EVENT, EVENTS_DIR, IMPORTS_DIR, RECORD_SUFFIX, file_kind, tree_path_problem
 from eee.store.strictjson import JSONProblem, loads
@@ -49,7 +52,12 @@ def _bytes(tree: Tree, path: str) -> bytes | None:
 
 
 def audit_commit(
-    commit: str, parent: str | None, cwd: Path, parents: tuple[str, ...] = ()
+    commit: str,
+    parent: str | None,
+    cwd: Path,
+    parents: tuple[str, ...] = (),
+    head: str = "HEAD",
+    judge: Callable[[str], str | None] | None = None,
 ) -> tuple[list[Finding], int]:
     """The rules applied to ``commit``'s own changes against its first ``parent``; a merge
     also keeps every protected file of every parent (:func:`eee.rules.history.merge_findings`).
@@ -57,9 +65,11 @@ def audit_commit(
     count, and no flag accepts them).
 
     Both commits are read as :class:`eee.store.tree.GitTree`: blobs come from git's object
-    store, nothing is written to disk, and findings name ``<short-commit>:path``."""
+    store, nothing is written to disk, and findings name ``<short-commit>:path``. ``head``:
+    the audited end, whose ledger settles warnings; ``judge``: what a changed accepted path
+    was, for a commit not published yet (:func:`eee.rules.commit.immutability_findings`)."""
     with GitTree(cwd, commit) as tree:
-        return _audit(tree, commit, parent, cwd, parents)
+        return _audit(tree, commit, parent, cwd, parents, head, judge)
 
 
 def _crafted(where: Any, path: str, problem: str) -> Finding:
@@ -73,7 +83,13 @@ def _crafted(where: Any, path: str, problem: str) -> Finding:
 
 
 def _audit(
-    tree: GitTree, commit: str, parent: str | None, cwd: Path, parents: tuple[str, ...]
+    tree: GitTree,
+    commit: str,
+    parent: str | None,
+    cwd: Path,
+    parents: tuple[str, ...],
+    head: str = "HEAD",
+    judge: Callable[[str], str | None] | None = None,
 ) -> tuple[list[Finding], int]:
     where = tree.display
     findings: list[Finding] = []
@@ -95,7 +111,7 @@ def _audit(
         with GitTree(cwd, parent) as before:
             old_registry = _bytes(before, REGISTRY)
         released = set(released_versions(old_registry))
-        findings += immutability_findings(changes, released, where)
+        findings += immutability_findings(changes, released, where, judge)
         if any(c.path == REGISTRY for c in changes):
             findings += registry_findings(old_registry, _bytes(tree, REGISTRY), where(REGISTRY))
 
@@ -140,7 +156,7 @@ def _audit(
     findings += [f for result in summary.results for f in result.findings]
 
     # duplicates against the whole store at that commit, through the ledger's index
-    findings += audit_duplicates(commit, [p for p, doc in docs.items() if doc is not None], cwd, where)
+    findings += audit_duplicates(commit, [p for p, doc in docs.items() if doc is not None], cwd, where, head=head)
     return findings, sum(r.suppressed for r in summary.results)
 
 
@@ -171,7 +187,15 @@ def _in_a_parent(change: Any, parents: tuple[str, ...], cwd: Path) -> bool:
 
 def audit(start: str | None, end: str, cwd: Path, anchor: str | None = None) -> Summary:
     """The commits of ``start..end``; the trust anchor (``anchor``, else ``$EEE_AUDIT_ANCHOR``)
-    must be an ancestor of ``end`` (see :mod:`eee.rules.history`)."""
+    must be an ancestor of ``end`` (see :mod:`eee.rules.history`).
+
+    What the ledger at ``end`` settles is left out: a record's findings that its flags accept
+    (the flag came with the record, or after it), and its warnings once it no longer counts
+    (retracted, superseded, a duplicate: :mod:`eee.rules.settle`); the hints of the others
+    are the actions a committed record allows. A change of an accepted file in a commit not
+    yet published (not reachable from the anchor, the upstream or a remote branch:
+    :mod:`eee.git.published`) whose file no published commit holds is still an error, with
+    the way to fold it into the commit that added the file."""
     try:
         git_dir(cwd)
     except GitError:
@@ -182,13 +206,38 @@ def audit(start: str | None, end: str, cwd: Path, anchor: str | None = None) -> 
     except GitError as exc:
         return Summary([], fatal=f"cannot list commits: {exc}")
     results = []
-    history = anchor_findings(anchor_from(anchor), head, cwd) + replacement_findings(cwd)
+    trust = anchor_from(anchor)
+    history = anchor_findings(trust, head, cwd) + replacement_findings(cwd)
     if history:
         results.append(FileResult("history", "history", findings=history))
+    published = Published(cwd, trust[0] if trust else None)
+    unpublished = published.unpublished(head)
+    settled = Settled(ledger_at(cwd, head))
     for info in commits:
-        # a record's flagged findings are accepted: the flag came with the record, or after it
-        found, suppressed = audit_commit(info.commit, info.parent, cwd, info.parents)
+        judge = _judge(published, head, info.parent, cwd) if info.commit in unpublished else None
+        found, suppressed = audit_commit(info.commit, info.parent, cwd, info.parents, head, judge)
         findings = without_flagged(found, (info.commit, head), cwd, in_commit(info.commit, cwd))
+        findings = unsettled(findings, settled, _rel)
+        findings = with_committed_hints(findings, _rel, cwd)
         name = f"{info.commit[:10]} {info.subject.strip()}"
         results.append(FileResult(name, "commit", findings=findings, suppressed=suppressed))
     return Summary(results)
+
+
+def _rel(finding: Finding) -> str | None:
+    """The repository path of an audit finding's file (``<short-commit>:path``)."""
+    commit, sep, rel = finding.file.partition(":")
+    return rel if sep and commit else None
+
+
+def _judge(published: Published, head: str, parent: str | None, cwd: Path) -> Callable[[str], str | None]:
+    """For a commit not published yet: a changed path is accepted when published history
+    holds it, else it was added by an unpublished commit (never :data:`FREE`: history shows
+    every commit's change)."""
+
+    def judge(path: str) -> str | None:
+        if path in published.accepted([path], head) or parent is None:
+            return None
+        return adding_commit(path, parent, cwd) or parent
+
+    return judge

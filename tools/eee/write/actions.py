@@ -17,6 +17,7 @@ stay staged and out of the commit.
 from __future__ import annotations
 
 import datetime as dt
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -37,13 +38,22 @@ from eee.governance.index import PrefixProblem, RecordIndex, resolve_uuid
 from eee.governance.relations import derived_from
 from eee.governance.status import Ledger
 from eee.reporting.findings import Finding, Refused, refusal
+from eee.reporting.shown import command
 from eee.rules.ledger import IllegalEvent, check_event, fold
+from eee.rules.settle import resolve_flag_command
 from eee.store.jsonlite import load_object
-from eee.store.limits import RECORD_MAX_BYTES, Unreadable, read_regular
-from eee.store.paths import EVENTS_DIR, POINTER_SUFFIX, canonical_folders, sidecar_path_for
+from eee.store.limits import LOG_MAX_BYTES, RECORD_MAX_BYTES, Unreadable, read_regular
+from eee.store.paths import (
+    EVENTS_DIR,
+    POINTER_SUFFIX,
+    canonical_folders,
+    component_problem,
+    sidecar_path_for,
+    uuid_problem,
+)
 from eee.store.strictjson import JSONProblem, loads
 from eee.write import placement
-from eee.write.commit import Transaction, actor, locked, transaction
+from eee.write.commit import actor, locked, transaction
 
 
 def load_ledger(root: Path) -> Ledger:
@@ -53,7 +63,7 @@ def load_ledger(root: Path) -> Ledger:
         if isinstance(loaded, EventFileError):
             raise refusal(
                 str(loaded),
-                "the ledger must be readable before it grows; run `eee validate governance`",
+                f"the ledger must be readable before it grows; run `{command('validate', 'governance', cwd=root)}`",
                 file=path.relative_to(root).as_posix(),
             )
         events.append(loaded)
@@ -74,41 +84,112 @@ def find_record(index: RecordIndex, text: str, what: str = "record") -> str:
         raise refusal(exc.message, exc.hint) from None
 
 
-def _place_record(tx: Transaction, source: Path, old_rel: str, dry_run: bool) -> tuple[str, str]:
-    """Put a corrected record at its canonical path under a fresh uuid, validated (in the
-    transaction: staged and committed with the events). Returns (uuid, repository path)."""
-    root = tx.root
+@dataclass
+class Corrected:
+    """A corrected record that ``supersede`` (or ``resolve --outcome corrected``) places: its
+    document (read from ``path`` when not given), its per-sample rows (a JSON Lines file
+    ``sidecar``, or the ``rows`` themselves, ``count`` of them: a converted log's), the uuid
+    it gets (default: a fresh one) and its benchmark folder (default: the one of the record
+    it corrects). ``source`` names it in messages."""
+
+    source: str
+    path: Path | None = None
+    doc: dict[str, Any] | None = None
+    sidecar: Path | None = None
+    rows: bytes | None = None
+    count: int = 0
+    uuid: str | None = None
+    benchmark: str | None = None
+
+
+def _read_doc(new: Corrected) -> dict[str, Any]:
+    if new.doc is not None:
+        return new.doc
+    assert new.path is not None
     try:  # a regular file (a link to one is followed), at most a record's size
-        doc = loads(read_regular(source, RECORD_MAX_BYTES, "record", follow=True))
+        doc = loads(read_regular(new.path, RECORD_MAX_BYTES, "record", follow=True))
     except Unreadable as exc:
-        raise refusal(f"cannot read the corrected record: {exc.message}", exc.hint, file=str(source)) from None
+        raise refusal(f"cannot read the corrected record: {exc.message}", exc.hint, file=new.source) from None
     except OSError as exc:
-        raise refusal(f"cannot read the corrected record: {exc.strerror}", file=str(source)) from None
+        raise refusal(f"cannot read the corrected record: {exc.strerror}", file=new.source) from None
     except JSONProblem as exc:
-        raise refusal(exc.message, exc.hint, file=str(source), pointer=exc.pointer) from None
+        raise refusal(exc.message, exc.hint, file=new.source, pointer=exc.pointer) from None
     if not isinstance(doc, dict):
-        raise refusal("a record is a JSON object", file=str(source))
+        raise refusal("a record is a JSON object", file=new.source)
+    return doc
+
+
+def _read_rows(new: Corrected) -> tuple[bytes | None, int]:
+    """The corrected record's per-sample rows and their count (None: it has none)."""
+    if new.rows is not None:
+        return new.rows, new.count
+    if new.sidecar is None:
+        return None, 0
+    try:
+        data = read_regular(new.sidecar, LOG_MAX_BYTES, "sidecar", follow=True)
+    except Unreadable as exc:
+        raise refusal(f"cannot read the sidecar: {exc.message}", exc.hint, file=str(new.sidecar)) from None
+    except OSError as exc:
+        raise refusal(f"cannot read the sidecar: {exc.strerror}", file=str(new.sidecar)) from None
+    if not data.strip():
+        raise refusal(
+            "the sidecar is empty: a record without per-sample results has no sidecar",
+            "leave out --sidecar",
+            file=str(new.sidecar),
+        )
+    from eee.rules.sidecar import iter_lines  # the one line splitter of sidecars
+
+    try:
+        return data, sum(1 for _ in iter_lines([data]))
+    except Unreadable as exc:  # a row over the cap
+        raise refusal(f"cannot read the sidecar: {exc.message}", exc.hint, file=str(new.sidecar)) from None
+
+
+def plan_corrected(root: Path, new: Corrected, old_rel: str, index: RecordIndex) -> placement.NewRecord:
+    """The corrected record placed: its uuid (given, or fresh), its canonical path (the
+    benchmark folder given, else the old record's; the developer/model folders from its
+    ``model_info.id``), ``detailed_evaluation_results`` pointing at its own sidecar with the
+    sidecar's sha256 and row count, validated with its sidecar on the store as it would be
+    (an overlay). Refused, naming the file, when it would not be valid, its uuid is taken,
+    or it declares per-sample data that is not given."""
+    if new.uuid is not None:
+        problem = uuid_problem(new.uuid)
+        if problem:
+            raise refusal(f"--uuid {problem}")
+        taken = index.lookup([new.uuid]).get(new.uuid)
+        if taken is not None:
+            raise refusal(
+                f"uuid {new.uuid} is already used by {taken}; a uuid names one record for ever",
+                "leave out --uuid (a fresh one is drawn), or give one no record has",
+            )
+    benchmark = new.benchmark or old_rel.split("/")[1]
+    problem = "it names more than one folder" if "/" in benchmark else component_problem(benchmark)
+    if problem:
+        raise refusal(f"--benchmark {benchmark!r}: {problem}", "name one benchmark folder, e.g. --benchmark mmlu")
+    doc = _read_doc(new)
     info = doc.get("model_info")
     model_id = info.get("id") if isinstance(info, dict) else None
     if not isinstance(model_id, str) or canonical_folders(model_id) is None:
-        raise refusal("missing or not of the form developer/model", file=str(source), pointer="$.model_info.id")
-    new = placement.new_record(old_rel.split("/")[1], doc)
+        raise refusal("missing or not of the form developer/model", file=new.source, pointer="$.model_info.id")
+    rows, count = _read_rows(new)
+    if rows is None and isinstance(doc.get("detailed_evaluation_results"), dict):
+        old_sidecar = sidecar_path_for(old_rel)
+        raise refusal(
+            "the corrected record declares per-sample results (detailed_evaluation_results), but no sidecar is given",
+            f"give its rows with --sidecar FILE (the corrected record's own, or the old record's {old_sidecar}); "
+            "the tool writes file_path, checksum and total_rows for them",
+            file=new.source,
+            pointer="$.detailed_evaluation_results",
+        )
+    planned = placement.new_record(benchmark, doc, rows, count, new.uuid)
     # validated on the store as it would be (an overlay): nothing is placed unless it is valid
-    errors, _ = placement.check(root, [new])
+    errors, _ = placement.check(root, [planned])
     if errors:
         head = Finding(
-            str(source), "$", f"the corrected record does not validate ({len(errors)} errors)", check="refused"
+            new.source, "$", f"the corrected record does not validate ({len(errors)} errors)", check="refused"
         )
-        raise Refused(
-            [head, *(Finding(str(source), f.pointer, f.message, f.hint, f.line, check=f.check) for f in errors)]
-        )
-    if dry_run:
-        return new.uuid, new.rel
-    try:
-        tx.write(new.files())
-    except OSError as exc:
-        raise refusal(f"cannot write the corrected record: {exc.strerror}", file=str(exc.filename or new.rel)) from None
-    return new.uuid, new.rel
+        raise Refused([head, *errors])
+    return planned
 
 
 def _check_flag(rule: str | None, path: str | None) -> None:
@@ -156,7 +237,9 @@ def _unmatched(root: Path, event: dict[str, Any]) -> list[dict[str, Any]]:
         rel,
         str(event["path"]),
         f"the flag accepts nothing: the record has no [{event['rule']}] finding at {event['path']}",
-        "flag the finding as `eee validate` shows it: its [rule] and JSON path",
+        f"flag the finding as `{command('validate', rel, cwd=root)}` shows it: its [rule] and JSON path; "
+        f"once this flag is committed, a maintainer resolves it: "
+        f"`{resolve_flag_command(str(event['record']), str(event['id']), cwd=root)}`",
         severity="warning",
         check="flag-unmatched",
     )
@@ -174,7 +257,7 @@ def perform(
     reason: str | bytes | None,
     *,
     replacement: str | None = None,
-    new_record: Path | None = None,
+    new_record: Corrected | None = None,
     reference: str | None = None,
     outcome: str | None = None,
     rule: str | None = None,
@@ -188,7 +271,10 @@ def perform(
 
     ``record``, ``replacement`` and ``of`` may be unique uuid prefixes (8+ hex digits).
     ``resolve`` with ``outcome`` retracted also writes the retraction, with corrected the
-    supersession by ``replacement`` (or ``new_record``, placed first): same commit."""
+    supersession by ``replacement`` (or ``new_record``, placed first with its sidecar:
+    :func:`plan_corrected`, :func:`eee.write.placement.write`): same commit. A dry run checks
+    everything and returns what the real run writes (the corrected record's uuid and paths
+    included), writing nothing."""
     if action not in BY_NAME:
         raise refusal(f"unknown action {action!r}")
     try:
@@ -221,9 +307,10 @@ def perform(
         assert old_rel is not None
         if of is not None:
             of = find_record(index, of, "the record that stands (--of)")
-        new_rel = None
+        new_rel = planned = None
         if new_record is not None:
-            replacement, new_rel = _place_record(tx, new_record, old_rel, dry_run)
+            planned = plan_corrected(root, new_record, old_rel, index)
+            replacement, new_rel = planned.uuid, planned.rel
             index.add(replacement, new_rel)
         elif replacement is not None:
             replacement = find_record(index, replacement, "replacement")
@@ -278,6 +365,8 @@ def perform(
             "record_path": old_rel,
             "replacement": replacement,
             "replacement_path": new_rel,
+            "replacement_sidecar": planned.sidecar_rel if planned is not None else None,
+            "replacement_rows": new_record_rows(planned),
             "of": of,
             "event": events[0],
             "event_path": event_paths[0].relative_to(root).as_posix(),
@@ -291,12 +380,26 @@ def perform(
             return result
         named = [index.path(u) for u in (record, None if new_record is not None else replacement, of) if u]
         depends = _staged_dependencies(root, [rel for rel in named if rel]) if commit else []
+        if planned is not None:
+            try:
+                placement.write(tx, [planned])
+            except OSError as exc:
+                where = str(exc.filename or planned.rel)
+                raise refusal(f"cannot write the corrected record: {exc.strerror}", file=where) from None
         tx.write([(rel, dumps(e).encode("utf-8")) for rel, e in zip(result["event_paths"], events, strict=True)])
         if commit:
             result["commit"] = tx.commit(_message(action, record, reason, events), include=depends)
             result["committed"] = True
             result["included"] = depends
         return result
+
+
+def new_record_rows(planned: placement.NewRecord | None) -> int | None:
+    """The row count a placed record declares for its sidecar (None without one)."""
+    if planned is None or planned.sidecar_rel is None:
+        return None
+    der = planned.doc.get("detailed_evaluation_results")
+    return der.get("total_rows") if isinstance(der, dict) else None
 
 
 def _staged_dependencies(root: Path, records: list[str]) -> list[str]:

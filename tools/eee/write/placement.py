@@ -15,13 +15,16 @@ import hashlib
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from eee.reporting.findings import ERROR, Finding
 from eee.store.paths import canonical_record_path, new_uuid, sidecar_path_for
 from eee.store.strictjson import canonical
 from eee.store.tree import EmptyTree, Overlay, WorkTree
 from eee.validation.validate import Options, validate_tree
+
+if TYPE_CHECKING:
+    from eee.write.commit import Transaction
 
 
 @dataclass
@@ -49,8 +52,9 @@ def new_record(
     ``data/<benchmark>/<developer>/<model>/<uuid>.json``.
 
     With ``sidecar`` (the rows' bytes, ``rows`` of them) the record declares it in
-    ``detailed_evaluation_results`` (path, sha256, row count). Raises ValueError when
-    ``model_info.id`` is not of the form developer/model."""
+    ``detailed_evaluation_results`` (format, path, sha256, row count; any other key it
+    declares there is kept). Raises ValueError when ``model_info.id`` is not of the form
+    developer/model."""
     info = doc.get("model_info")
     model_id = info.get("id") if isinstance(info, dict) else None
     if not isinstance(model_id, str):
@@ -60,9 +64,11 @@ def new_record(
     sidecar_rel = None
     if sidecar is not None:
         sidecar_rel = sidecar_path_for(rel)
+        declared = doc.get("detailed_evaluation_results")
         doc = {
             **doc,
             "detailed_evaluation_results": {
+                **(declared if isinstance(declared, dict) else {}),  # what else it says of them stays
                 "format": "jsonl",
                 "file_path": sidecar_rel,
                 "hash_algorithm": "sha256",
@@ -85,6 +91,28 @@ def check(root: Path | None, records: list[NewRecord]) -> tuple[list[Finding], l
     if summary.fatal:
         findings.append(Finding("schemas/registry.json", "$", summary.fatal, check="registry"))
     return [f for f in findings if f.severity == ERROR], [f for f in findings if f.severity != ERROR]
+
+
+def write(tx: Transaction, records: list[NewRecord]) -> None:
+    """Write ``records`` into the transaction ``tx`` (exclusively: never over a file), each
+    record staged, each sidecar added by the store's rule (:mod:`eee.write.samples`:
+    checked against its record, put in DVC with its pointer, the pointer and ``.gitignore``
+    staged). Raises OSError (a file that exists, a failed write) or Refused (DVC's refusal);
+    the transaction takes back what was written."""
+    from eee.store.paths import POINTER_SUFFIX
+    from eee.write import samples
+
+    tx.write([(record.rel, record.data) for record in records])
+    sidecars = [
+        (r.sidecar_rel, r.sidecar_data) for r in records if r.sidecar_rel is not None and r.sidecar_data is not None
+    ]
+    if not sidecars:
+        return
+    tx.write(sidecars, stage=False)
+    pointers = [rel + POINTER_SUFFIX for rel, _ in sidecars]
+    ignores = sorted({f"{rel.rpartition('/')[0]}/.gitignore" for rel, _ in sidecars})
+    with tx.others(new=pointers, changed=ignores):
+        samples.add_many([tx.root / rel for rel, _ in sidecars], stage=False, root=tx.root)
 
 
 def existing(root: Path, records: list[NewRecord]) -> list[str]:

@@ -152,9 +152,9 @@ def check_pulled(pulled: list[Target], root: Path) -> list[Finding]:
 
 def push_command(sidecars: list[Path], cwd: Path | None = None, most: int = 3) -> str:
     """The exact ``eee samples push ...`` that uploads these sidecars (absolute paths), written
-    relative to ``cwd`` and runnable as printed there (:func:`eee._entry.shown_command`); with
+    relative to ``cwd`` and runnable as printed there (:func:`eee.reporting.shown.shown_command`); with
     more than ``most`` of them, their benchmark folders instead."""
-    from eee._entry import shown_command
+    from eee.reporting.shown import shown_command
 
     here = cwd or Path.cwd()
     targets = sorted({str(s) for s in sidecars})
