@@ -534,21 +534,11 @@ KEYS_FORMAT = "eee-catalog-partitions/1"
 
 
 def code_version() -> str:
-    """A digest of the code and schemas the rows are made by (this package's sources and the
-    schema registry): a partition built by other code is rebuilt."""
-    import hashlib
+    """A digest of the code and schemas the rows are made by (:func:`eee.store.manifest.code_digest`):
+    a partition built by other code is rebuilt."""
+    from eee.store.manifest import code_digest
 
-    import eee
-
-    h = hashlib.sha256(KEYS_FORMAT.encode())
-    package = Path(eee.__file__).parent
-    for path in sorted(package.rglob("*.py")):
-        h.update(path.relative_to(package).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
-    from eee.store.schemas import default_registry
-
-    registry = default_registry()
-    h.update(json.dumps(sorted(registry.ordered)).encode())
-    return h.hexdigest()
+    return code_digest(KEYS_FORMAT)
 
 
 def partition_keys(manifest: dict[str, Any], ledger: Ledger, code: str) -> dict[str, str]:

@@ -25,6 +25,21 @@ from eee.store.limits import SIDECAR_MAX_BYTES, Unreadable, iter_chunks
 from eee.store.paths import EVENTS_DIR, POINTER_SUFFIX, RECORD_SUFFIX, SIDECAR_SUFFIX
 
 
+def code_digest(salt: str) -> str:
+    """A digest of the code and schemas a stage's output is made by (this package's sources
+    and the schema registry), salted with the stage's own format name: an output built by
+    other code is built again."""
+    import eee
+    from eee.store.schemas import default_registry
+
+    h = hashlib.sha256(salt.encode())
+    package = Path(eee.__file__).parent
+    for path in sorted(package.rglob("*.py")):
+        h.update(path.relative_to(package).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+    h.update(json.dumps(sorted(default_registry().ordered)).encode())
+    return h.hexdigest()
+
+
 def sha256_file(path: Path) -> str:
     """The sha256 of a regular file, read in chunks; a link, pipe, device or oversized file
     is listed by what it is instead (the validate stage reports it), never read."""

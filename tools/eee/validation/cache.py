@@ -9,7 +9,7 @@ file lies in), and each folder's results are kept in ``FILE`` under a key made o
 - what the folder's checks read beyond it: the benchmark folders of the store (the folder
   rule) and, at every level of the folder's path, the sibling names that differ only in
   case (the case-clash rule),
-- the validator's code and schemas (:func:`eee.catalog.table.code_version`) and the options.
+- the validator's code and schemas (:func:`eee.store.manifest.code_digest`) and the options.
 
 A record and its sidecar and pointer always share a folder, so every check of a file reads
 only its own folder and those names: a folder whose key is unchanged would give the same
@@ -97,8 +97,7 @@ def run_cached(
     store root), checking again only the folders whose key changed; its results go to
     ``sink`` by section (default: all kept); returns the summary and how many files were
     checked again. ``cache_file`` is read and rewritten."""
-    from eee.catalog.table import code_version
-    from eee.store.manifest import sha256_file
+    from eee.store.manifest import code_digest, sha256_file
 
     found = collect([str(root)])
     tree = WorkTree(str(root), found.listings)
@@ -116,7 +115,7 @@ def run_cached(
     for rel in data:
         by_folder[rel.rsplit("/", 1)[0]].append(rel)
     benchmarks = sorted(n for n in tree.names(DATA_DIR) if not n.startswith("."))
-    common = json.dumps([FORMAT, code_version(), options.cap, options.repo_checks, benchmarks])
+    common = json.dumps([FORMAT, code_digest(FORMAT), options.cap, options.repo_checks, benchmarks])
     digests = digests or {}
     memo: dict[str, dict[str, list[str]]] = {}
 
