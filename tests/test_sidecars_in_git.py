@@ -305,6 +305,39 @@ def test_the_pre_push_hook_refuses_a_change_of_what_is_published(tmp_path: Path)
     assert git(bare, "rev-parse", "main").stdout == before
 
 
+def test_the_server_gate_checks_the_remote_from_a_bare_repository(tmp_path: Path) -> None:
+    """What the server gate runs in its pre-receive hook: the audit of the pushed commits,
+    in the bare repository, with --remote-objects and the server's own DVC folder (the
+    remote's URL and credentials); the function is eee.validation.audit.audit."""
+    from eee.validation.audit import audit
+
+    repo = make_store(tmp_path, with_dvc=True, sidecar_git_max_bytes=0)
+    record, sidecar = place_with_sidecar(repo, ROWS)
+    ok(eee(repo, "samples", "add", rel(sidecar, repo)))
+    git(repo, "add", rel(record, repo))
+    assert commit(repo, "a record, its sidecar in DVC's cache only").returncode == 0
+    bare = tmp_path / "server.git"
+    git(tmp_path, "clone", "-q", "--bare", str(repo), str(bare))
+    server = tmp_path / "server-dvc"
+    server.mkdir()
+    (server / "config").write_text(
+        f"[core]\n    remote = store\n['remote \"store\"']\n    url = {tmp_path / 'remote'}\n"
+    )
+
+    def errors(**kw: object) -> list[str]:
+        summary = audit("HEAD~1", "main", bare, remote_objects=True, **kw)  # type: ignore[arg-type]
+        return [f"[{f.check}] {f.message}" for r in summary.results for f in r.findings]
+
+    (found,) = errors(dvc_dir=server)
+    assert (
+        found.startswith("[pointer-unverified] the object of its DVC pointer") and "not in DVC remote 'store'" in found
+    )
+    (found,) = errors()  # a bare repository's DVC config is named, never guessed
+    assert "no DVC configuration here (a bare repository: name its folder, --dvc-dir)" in found
+    ok(eee(repo, "samples", "push"))
+    assert errors(dvc_dir=server) == []
+
+
 # --- item 4: a pointer's object is its own sidecar's ------------------------------------------
 
 

@@ -118,11 +118,14 @@ class ObjectFinder:
         """The :class:`eee.dvc.store.DvcStore` of the store (None, with the reason kept, when
         there is none)."""
         if self._store is None and self._store_problem is None:
+            if self.dvc_dir is None:  # a bare repository: its DVC config is named, never guessed
+                self._store_problem = "no DVC configuration here (a bare repository: name its folder, --dvc-dir)"
+                return None
             from eee.dvc.store import DvcStore
             from eee.reporting.findings import Refused
 
             try:
-                self._store = DvcStore(self.root or Path.cwd(), self.dvc_dir)
+                self._store = DvcStore(self.root or self.dvc_dir.parent, self.dvc_dir)
             except Refused as exc:
                 self._store_problem = exc.findings[0].message
         return self._store
@@ -224,12 +227,14 @@ class ObjectFinder:
             odb = self._remote()
             there = _exists(odb, list(md5s))
         except Exception as exc:
-            message = exc.findings[0].message if hasattr(exc, "findings") else _said(exc)
-            return {}, message
+            return {}, _said(exc)
         return dict(zip(md5s, there, strict=True)), None
 
 
 def _said(exc: BaseException) -> str:
+    findings = getattr(exc, "findings", None)
+    if findings:  # a refusal of ours: its message says it
+        return str(findings[0].message)[:300]
     text = str(exc).strip().splitlines()[0][:300] if str(exc).strip() else ""
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
