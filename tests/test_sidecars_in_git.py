@@ -384,6 +384,22 @@ def test_a_pointer_naming_another_records_object_is_refused(tmp_path: Path) -> N
     assert [f["check"] for f in found] == ["pointer-object"] and "(in DVC remote 'local')" in found[0]["message"]
 
 
+def test_a_pointer_whose_md5_is_not_an_object_name_is_refused_before_any_lookup(tmp_path: Path) -> None:
+    repo = make_store(tmp_path, with_dvc=True, sidecar_git_max_bytes=0)
+    record, sidecar = place_with_sidecar(repo, ROWS)
+    pointer = pointer_of(sidecar)
+    pointer.write_text(f"outs:\n- md5: ../../../../etc/passwd\n  size: 10\n  hash: md5\n  path: {sidecar.name}\n")
+    sidecar.unlink()
+    git(repo, "add", rel(record, repo), rel(pointer, repo))
+    proc = commit(repo, "a crafted pointer")
+    assert proc.returncode == 1
+    assert (
+        f"{rel(pointer, repo)}::$.outs[0].md5: [sidecar] the pointer's md5 '../../../../etc/passwd' is not 32"
+        in out(proc)
+    )
+    assert "[pointer-" not in out(proc)  # no object is looked up under such a name
+
+
 def test_the_gate_checks_a_pointer_against_the_cache_when_the_work_tree_has_no_copy(tmp_path: Path) -> None:
     repo = make_store(tmp_path, with_dvc=True, sidecar_git_max_bytes=0)
     record, sidecar = place_with_sidecar(repo, ROWS)

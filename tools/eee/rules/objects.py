@@ -20,6 +20,7 @@ to git at the audited head (after its ``sidecar-to-git`` replacement) is such a 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -34,7 +35,8 @@ from eee.store.paths import POINTER_SUFFIX, record_path_for_sidecar
 from eee.store.strictjson import JSONProblem, loads
 from eee.store.tree import Tree, Unreadable
 
-WHERE = "$.detailed_evaluation_results"  # where a pointer-unverified finding (and its flag) sits on the record
+WHERE = "$.detailed_evaluation_results"
+_MD5 = re.compile(r"[0-9a-f]{32}")  # an object's name: nothing else ever reaches a path  # where a pointer-unverified finding (and its flag) sits on the record
 
 
 def _record(tree: Tree, rel: str) -> dict[str, Any] | None:
@@ -80,8 +82,8 @@ def object_findings(
     on_remote: list[tuple[str, str, str, str]] = []  # (md5, record file, sidecar, uuid)
     for rel in pointers:
         pointer = read_pointer(tree, rel)
-        if not isinstance(pointer, Pointer) or not pointer.md5:
-            continue
+        if not isinstance(pointer, Pointer) or not isinstance(pointer.md5, str) or not _MD5.fullmatch(pointer.md5):
+            continue  # not a pointer whose object can be named: its own rules say why
         sidecar = rel[: -len(POINTER_SUFFIX)]
         record = record_path_for_sidecar(sidecar)
         doc = _record(tree, record)
