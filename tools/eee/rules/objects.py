@@ -36,7 +36,9 @@ from eee.store.strictjson import JSONProblem, loads
 from eee.store.tree import Tree, Unreadable
 
 WHERE = "$.detailed_evaluation_results"
-_MD5 = re.compile(r"[0-9a-f]{32}")  # an object's name: nothing else ever reaches a path  # where a pointer-unverified finding (and its flag) sits on the record
+_MD5 = re.compile(
+    r"[0-9a-f]{32}"
+)  # an object's name: nothing else ever reaches a path  # where a pointer-unverified finding (and its flag) sits on the record
 
 
 def _record(tree: Tree, rel: str) -> dict[str, Any] | None:
