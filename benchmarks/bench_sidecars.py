@@ -2,7 +2,7 @@
 """What keeping sidecars by size costs a contributor: add, commit through the gate, push
 through the pre-push hook.
 
-    python benchmarks/bench_sidecars.py [--sizes 65536 1048576 4194304 67108864]
+    python benchmarks/bench_sidecars.py [--sizes 65536 1000000 1100000 67108864]
 
 A temporary store with the lean gate installed (pre-commit and pre-push), DVC with a local
 remote and a bare git remote. For each sidecar size (rows of the example sidecar, repeated
@@ -113,7 +113,7 @@ def place(repo: Path, size: int) -> tuple[str, str]:
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--sizes", type=int, nargs="+", default=[64 * 1024, 1024 * 1024, 4 * 1024 * 1024, 64 * 1024 * 1024])
+    p.add_argument("--sizes", type=int, nargs="+", default=[64 * 1024, 1000 * 1000, 1100 * 1000, 64 * 1024 * 1024])
     args = p.parse_args()
     with tempfile.TemporaryDirectory(prefix="eee-bench-sidecars-") as tmp:
         repo, _hooked, _plain = store(Path(tmp))
