@@ -184,7 +184,7 @@ def into_git(tx: Transaction, rels: list[str]) -> list[Placed]:
         path = root / ignore
         if not path.is_file() or path.is_symlink():
             continue
-        lines = path.read_text(encoding="utf-8").splitlines()
+        lines = path.read_text(encoding="utf-8", errors="surrogateescape").splitlines()
         listed = {f"/{n}" for n in names} | set(names)
         kept = [line for line in lines if line.strip() not in listed]
         if kept == lines:
@@ -205,7 +205,7 @@ def _replace_text(path: Path, text: str) -> None:
     from eee.store.fsutil import replace_file, write_new
 
     tmp = path.with_name(f".{path.name}.{os.urandom(6).hex()}.tmp")
-    write_new(tmp, text.encode("utf-8"))
+    write_new(tmp, text.encode("utf-8", "surrogateescape"))
     try:
         replace_file(tmp, path)
     finally:
