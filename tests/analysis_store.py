@@ -4,6 +4,7 @@ the commands take ``--store DIR``)."""
 from __future__ import annotations
 
 import copy
+import hashlib
 import json
 from collections.abc import Sequence
 from pathlib import Path
@@ -73,7 +74,10 @@ def place(
         if pulled:
             (store / rel).write_bytes(data)
         else:
-            (store / (rel + ".dvc")).write_text(f"outs:\n- md5: 0\n  path: {uuid}_samples.jsonl\n")
+            md5 = hashlib.md5(data).hexdigest()
+            (store / (rel + ".dvc")).write_text(
+                f"outs:\n- md5: {md5}\n  size: {len(data)}\n  hash: md5\n  path: {uuid}_samples.jsonl\n"
+            )
     path = folder / f"{uuid}.json"
     path.write_text(json.dumps(doc, indent=2))
     return path

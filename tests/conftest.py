@@ -144,12 +144,20 @@ def install_hooks(repo: Path, runner: str = "gate") -> None:
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
-def make_store(tmp: Path, hooks: bool | str = True, with_dvc: bool = False, name: str = "store") -> Path:
+def make_store(
+    tmp: Path,
+    hooks: bool | str = True,
+    with_dvc: bool = False,
+    name: str = "store",
+    sidecar_git_max_bytes: int | None = None,
+) -> Path:
     """A fresh store repository: the project's hook config and hook runner, one commit.
 
     ``hooks``: True for the default gate (the lean gate), "prek" or "pre-commit" for those
     runners, False for none.
     ``with_dvc``: DVC initialised with a local remote in ``tmp/remote`` (as the project's).
+    ``sidecar_git_max_bytes``: the store's setting, committed in governance/settings.yaml
+    (0: every sidecar goes to DVC, as the tests of DVC's side want; None: the default, 1 MiB).
     """
     repo = tmp / name
     repo.mkdir()
@@ -165,6 +173,9 @@ def make_store(tmp: Path, hooks: bool | str = True, with_dvc: bool = False, name
         dvc(repo, "init", "-q")
         dvc(repo, "config", "core.analytics", "false")
         dvc(repo, "remote", "add", "-d", "local", str(tmp / "remote"))
+    if sidecar_git_max_bytes is not None:
+        (repo / "governance").mkdir(exist_ok=True)
+        (repo / "governance" / "settings.yaml").write_text(f"sidecar_git_max_bytes: {sidecar_git_max_bytes}\n")
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", "empty store")
     if hooks:

@@ -42,9 +42,12 @@ def test_invalid_record_sidecar_and_deletion_are_reported_with_their_commit(repo
     doc["schema_version"] = "9.9.9"
     path = place_record(repo, doc)
     bad = _sneak(repo, "unknown version")
+    (repo / "governance").mkdir()
+    (repo / "governance" / "settings.yaml").write_text("sidecar_git_max_bytes: 100\n")
+    _sneak(repo, "git keeps sidecars up to 100 bytes")
     sidecar = path.with_name(f"{FIXED_UUID}_samples.jsonl")
     sidecar.write_bytes((EXAMPLES / "instance" / "valid" / "v0.3.0_single_multi_agentic.jsonl").read_bytes())
-    with_sidecar = _sneak(repo, "sidecar in git")
+    with_sidecar = _sneak(repo, "a sidecar above the threshold in git")
     path.unlink()
     gone = _sneak(repo, "delete the record")
     rel = path.relative_to(repo).as_posix()

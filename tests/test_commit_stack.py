@@ -389,13 +389,14 @@ def test_flag_commits_a_staged_record_with_its_event_and_nothing_else(
     assert git(store, "status", "--porcelain").stdout == "A  notes.txt\n"
 
 
-def test_resolve_commits_a_staged_replacement_with_its_sidecar_pointer(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+@pytest.mark.parametrize("in_dvc", [True, False], ids=["in-dvc", "in-git"])
+def test_resolve_commits_a_staged_replacement_with_its_sidecar_or_pointer(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], in_dvc: bool
 ) -> None:
     from conftest import place_with_sidecar
     from eee.write.samples import add
 
-    repo = make_store(tmp_path, with_dvc=True)
+    repo = make_store(tmp_path, with_dvc=True, sidecar_git_max_bytes=0 if in_dvc else None)
     place_record(repo, record_of("meta-llama/Llama-2-7b-hf"), record_uuid=A)
     git(repo, "add", "-A")
     assert commit(repo, "a record").returncode == 0
@@ -404,7 +405,7 @@ def test_resolve_commits_a_staged_replacement_with_its_sidecar_pointer(
     assert run("dispute", [A, "--reason", "the split", "--reference", "https://example.org/1", "--commit"]) == 0
     rows = (PROJECT / "tests" / "examples" / "instance" / "valid" / "v0.3.0_single_multi_agentic.jsonl").read_bytes()
     record, sidecar = place_with_sidecar(repo, rows, record_uuid=B)
-    add(sidecar, root=repo)  # DVC: the pointer and the .gitignore beside it, staged
+    add(sidecar, root=repo)  # DVC: the pointer and the .gitignore beside it, staged; git: the sidecar
     git(repo, "add", record.relative_to(repo).as_posix())
     (repo / "notes.txt").write_text("unrelated\n")
     git(repo, "add", "notes.txt")
@@ -414,10 +415,9 @@ def test_resolve_commits_a_staged_replacement_with_its_sidecar_pointer(
     rel = record.relative_to(repo).as_posix()
     folder = rel.rpartition("/")[0]
     changed = _show(repo)
-    assert [p for p in changed if not p.startswith("governance/events/")] == sorted(
-        [rel, f"{folder}/.gitignore", f"{folder}/{B}_samples.jsonl.dvc"]
-    )
-    assert len(changed) == 5  # the resolution and the supersession
+    placed = [f"{folder}/.gitignore", f"{folder}/{B}_samples.jsonl.dvc"] if in_dvc else [f"{folder}/{B}_samples.jsonl"]
+    assert [p for p in changed if not p.startswith("governance/events/")] == sorted([rel, *placed])
+    assert len(changed) == 3 + len(placed)  # with the resolution and the supersession
     assert git(repo, "status", "--porcelain").stdout == "A  notes.txt\n"
 
 

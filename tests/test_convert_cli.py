@@ -128,20 +128,41 @@ def test_a_folder_differing_only_in_case_is_refused(store: Path) -> None:
     assert not any((store / "data").rglob("*.json"))
 
 
-def test_sidecars_need_dvc_before_anything_is_written(store: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def _threshold(store: Path, limit: int) -> None:
+    """The store's sidecar_git_max_bytes, committed (the tools read HEAD's)."""
+    (store / "governance").mkdir(exist_ok=True)
+    (store / "governance" / "settings.yaml").write_text(f"sidecar_git_max_bytes: {limit}\n")
+    git(store, "add", "governance/settings.yaml")
+    git(store, "commit", "-q", "-m", "the threshold")
+
+
+def test_a_sidecar_above_the_threshold_needs_dvc_before_anything_is_written(
+    store: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _threshold(store, 100)
     assert main(["inspect", "--log-path", str(INSPECT_LOG), "--include-samples"]) == 1
     assert "DVC is not initialised" in capsys.readouterr().err
     assert not (store / "data").exists()
+
+
+def test_a_sidecar_up_to_the_threshold_goes_to_git_without_dvc(store: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["inspect", "--log-path", str(INSPECT_LOG), "--include-samples"]) == 0
+    out = capsys.readouterr().out
+    assert ", the sidecar in git" in out and "samples push" not in out
+    (sidecar,) = (store / "data").rglob("*_samples.jsonl")
+    assert not sidecar.with_name(sidecar.name + ".dvc").exists() and not (sidecar.parent / ".gitignore").exists()
+    assert sidecar.relative_to(store).as_posix() in staged(store)
 
 
 def test_a_failing_dvc_add_undoes_everything(store: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The second sidecar fails to enter DVC: the first one's pointer and every file go too."""
     from eee.reporting.findings import refusal
 
+    _threshold(store, 0)  # every sidecar goes to DVC
     (store / ".dvc").mkdir()
     calls = []
 
-    def fake_add_many(sidecars: list[Path], stage: bool = True, root: Path | None = None) -> list[Path]:
+    def fake_into_dvc(sidecars: list[Path], root: Path) -> list[Path]:
         pointers = []
         for sidecar in sidecars:  # DVC gets through the first sidecar, then fails
             calls.append(sidecar)
@@ -154,7 +175,7 @@ def test_a_failing_dvc_add_undoes_everything(store: Path, monkeypatch: pytest.Mo
             pointers.append(pointer)
         return pointers
 
-    monkeypatch.setattr("eee.write.samples.add_many", fake_add_many)
+    monkeypatch.setattr("eee.write.samples._into_dvc", fake_into_dvc)
     assert main(["lm_eval", "--log-path", str(HARNESS / "lm_eval"), "--include-samples"]) == 1
     assert len(calls) == 2
     assert [p for p in (store / "data").rglob("*") if p.is_file()] == []  # no record, sidecar or pointer left

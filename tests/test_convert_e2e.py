@@ -17,7 +17,16 @@ HARNESS = EXAMPLES / "harness"
 
 @pytest.fixture
 def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A store with DVC and the default threshold: the converters' small sidecars go to git."""
     repo = make_store(tmp_path, with_dvc=True)
+    monkeypatch.chdir(repo)
+    return repo
+
+
+@pytest.fixture
+def dvc_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A store whose sidecar_git_max_bytes is 0: every sidecar goes to DVC."""
+    repo = make_store(tmp_path, with_dvc=True, sidecar_git_max_bytes=0)
     monkeypatch.chdir(repo)
     return repo
 
@@ -33,14 +42,17 @@ def _convert_and_commit(repo: Path, runs: list[tuple[list[str], int]]) -> None:
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert not git(repo, "status", "--porcelain").stdout.strip(), "everything the converter wrote is committed"
     files = _committed(repo)
-    assert any(f.endswith("_samples.jsonl.dvc") for f in files)
-    assert not any(f.endswith("_samples.jsonl") for f in files)  # sidecars live in DVC, not git
+    in_dvc = (repo / "governance" / "settings.yaml").exists()  # the dvc_store's threshold 0
+    assert any(f.endswith("_samples.jsonl.dvc") for f in files) == in_dvc
+    assert any(f.endswith("_samples.jsonl") for f in files) != in_dvc  # in git up to the threshold, else DVC
     summary = run([str(repo / "data")])
     problems = [f.one_line() for r in summary.results for f in r.findings]
     assert summary.exit_code() == 0, problems
 
 
-def test_fixture_logs_convert_and_commit_through_the_hooks(store: Path) -> None:
+@pytest.mark.parametrize("where", ["git", "dvc"])
+def test_fixture_logs_convert_and_commit_through_the_hooks(where: str, request: pytest.FixtureRequest) -> None:
+    store = request.getfixturevalue("store" if where == "git" else "dvc_store")
     _convert_and_commit(
         store,
         [
@@ -86,9 +98,10 @@ def test_converting_the_same_log_twice_is_flagged_as_a_duplicate(store: Path) ->
 
 
 def test_convert_ends_with_the_command_that_pushes_its_sidecars(
-    store: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    dvc_store: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """The last step (upload the sidecars) is said once, as a command that works as printed."""
+    """The last step (upload the sidecars DVC keeps) is said once, as a command that works as printed."""
+    store = dvc_store
     import shlex
     import subprocess
 

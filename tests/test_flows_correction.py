@@ -49,7 +49,7 @@ def store(tmp_path: Path) -> Path:
     proc = commit(repo, "a record with its sidecar")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert eee(repo, "samples", "push").returncode == 0
-    git(repo, "push", "-q", "-u", "origin", "main")
+    git(repo, "push", "-q", "-u", "origin", "main", env=hook_env())
     return repo
 
 
@@ -98,7 +98,7 @@ def test_a_correction_with_a_sidecar_is_one_command_and_its_dry_run_prints_it(st
     assert eee(store, "validate", "data").returncode == 0
     assert eee(store, "audit").returncode == 0
     assert eee(store, "samples", "push").returncode == 0
-    git(store, "push", "-q")
+    git(store, "push", "-q", env=hook_env())
 
 
 def test_resolve_corrected_takes_the_file_its_sidecar_and_a_fixed_uuid(store: Path, tmp_path: Path) -> None:

@@ -65,7 +65,7 @@ def test_an_unpushed_record_is_amended_a_pushed_one_is_refused(clone: Path) -> N
     assert git(clone, "show", "--name-status", "--format=", "HEAD").stdout.split() == ["A", new]
     assert eee(clone, "audit").returncode == 0
 
-    git(clone, "push", "-q", "origin", "main")
+    git(clone, "push", "-q", "origin", "main", env=hook_env())
     record = clone / new
     record.write_bytes(record.read_bytes().replace(b"8.7939", b"8.7940"))
     git(clone, "add", new)

@@ -40,7 +40,7 @@ def test_valid_commits_and_invalid_is_blocked(store: Path) -> None:
     git(store, "add", "-A")
     proc = commit(store, "a record")
     assert proc.returncode == 0, _out(proc)
-    assert "eee: immutability, sidecars outside git, naming, validation, duplicates, events" in _out(proc)
+    assert "eee: immutability, where sidecars are kept, naming, validation, duplicates, events" in _out(proc)
     assert "Passed" in _out(proc)
     bad = load_example("aggregate", "valid", RECORD)
     del bad["eval_library"]
@@ -79,7 +79,7 @@ def test_skip_is_honoured(store: Path) -> None:
     env = dict(hook_env(), SKIP="eee")
     proc = git(store, "commit", "-m", "two", check=False, env=env)
     assert proc.returncode == 0
-    assert "sidecars outside git, naming, validation, duplicates" in proc.stdout + proc.stderr
+    assert "where sidecars are kept, naming, validation, duplicates" in proc.stdout + proc.stderr
     assert "Skipped" in proc.stdout + proc.stderr
 
 

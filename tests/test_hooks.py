@@ -184,10 +184,65 @@ def test_immutable_before_the_first_commit(tmp_path: Path, monkeypatch: pytest.M
 # --- samples --------------------------------------------------------------------------
 
 
-def test_samples_hook(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert samples.main([f"data/b/d/m/{FIXED_UUID}_samples.jsonl"]) == 1
-    assert f"git rm --cached data/b/d/m/{FIXED_UUID}_samples.jsonl" in capsys.readouterr().out
-    assert samples.main([f"data/b/d/m/{FIXED_UUID}_samples.jsonl.dvc", "tests/x_samples.jsonl"]) == 0
+def _threshold(repo: Path, limit: int) -> None:
+    """The store's sidecar_git_max_bytes, committed: the hooks read HEAD's (the parent's)."""
+    (repo / "governance").mkdir(exist_ok=True)
+    (repo / "governance" / "settings.yaml").write_text(f"sidecar_git_max_bytes: {limit}\n")
+    _commit_all(repo, "the threshold")
+
+
+def _stage_sidecar(repo: Path, size: int, uuid: str = FIXED_UUID) -> str:
+    rel = f"data/b/d/m/{uuid}_samples.jsonl"
+    (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+    (repo / rel).write_bytes(b"x" * (size - 1) + b"\n")
+    git(repo, "add", rel)
+    return rel
+
+
+def test_samples_hook_keeps_sidecars_above_the_threshold_out_of_git(
+    repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _threshold(repo, 16)
+    small = _stage_sidecar(repo, 16)  # at the threshold: git keeps it
+    assert samples.main([small]) == 0
+    big = _stage_sidecar(repo, 17, OTHER_UUID)
+    assert samples.main([small, big, "tests/x_samples.jsonl"]) == 1
+    out = capsys.readouterr().out
+    assert f"{big}::$: [samples] a sidecar of 17 bytes is committed to git" in out
+    assert "sidecar_git_max_bytes: 16" in out and small not in out
+    assert f"hint: `git rm --cached {big}`, then `" in out and f"samples add {big}`" in out
+
+
+def test_samples_hook_reads_the_threshold_of_the_parent_commit(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _threshold(repo, 16)
+    (repo / "governance" / "settings.yaml").write_text("sidecar_git_max_bytes: 1048576\n")
+    git(repo, "add", "-A")  # raised in the same commit: not yet in force
+    big = _stage_sidecar(repo, 17)
+    assert samples.main([big]) == 1
+    assert "sidecar_git_max_bytes: 16)" in capsys.readouterr().out
+    _commit_all(repo, "the threshold raised, with the sidecar (--no-verify)")
+    again = _stage_sidecar(repo, 17, OTHER_UUID)
+    assert samples.main([again]) == 0  # the next commit judges by the raised threshold
+
+
+def test_samples_hook_refuses_unusable_settings_with_the_key(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (repo / "governance").mkdir()
+    (repo / "governance" / "settings.yaml").write_text("sidecar_git_max_byte: 10\n")
+    _commit_all(repo)
+    assert samples.main([_stage_sidecar(repo, 5)]) == 1
+    out = capsys.readouterr().out
+    assert "governance/settings.yaml::$.sidecar_git_max_byte: [settings]" in out
+    assert "did you mean 'sidecar_git_max_bytes'" in out
+
+
+def test_samples_hook_a_sidecar_in_git_and_in_dvc_at_once(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    rel = _stage_sidecar(repo, 10)
+    (repo / (rel + ".dvc")).write_text("outs:\n- md5: 0123456789abcdef0123456789abcdef\n  size: 10\n  hash: md5\n")
+    git(repo, "add", rel + ".dvc")
+    assert samples.main([rel, rel + ".dvc"]) == 1
+    out = capsys.readouterr().out
+    assert out.count("is in git and tracked by its DVC pointer") == 1  # said once, on the sidecar
+    assert samples.main([rel + ".dvc"]) == 1  # only the pointer staged with it: said there
 
 
 # --- duplicates -----------------------------------------------------------------------
@@ -241,6 +296,7 @@ def _runner(args: list[str], cwd: Path, env_extra: dict[str, str] | None = None)
 def test_runner_runs_several_hooks_in_one_process(repo: Path) -> None:
     """The hooks named run, each on its files, and only they: a staged sidecar without its
     record (validate's error, not asked for) and a record in the wrong folders (naming's)."""
+    _threshold(repo, 0)  # every sidecar goes to DVC
     sidecar = repo / "data" / "b" / "d" / "m" / f"{FIXED_UUID}_samples.jsonl"
     sidecar.parent.mkdir(parents=True)
     sidecar.write_text("{}\n")
@@ -252,7 +308,7 @@ def test_runner_runs_several_hooks_in_one_process(repo: Path) -> None:
     assert "sidecar without aggregate" in _runner(["validate", *files], repo).stdout  # what validate would say
     proc = _runner(["samples", "naming", *files], repo)
     assert proc.returncode == 1
-    assert "must not be committed to git" in proc.stdout  # samples
+    assert "is committed to git; the store keeps sidecars above 0 bytes" in proc.stdout  # samples
     assert "move the record to data/wikitext/meta-llama/Llama-2-7b-hf/" in proc.stdout  # naming
     assert "sidecar without" not in proc.stdout  # validate was not asked for
 
@@ -276,7 +332,8 @@ def test_runner_prints_a_finding_once_when_two_hooks_find_it(repo: Path) -> None
 
 
 def test_runner_honours_pre_commit_skip(repo: Path) -> None:
-    sidecar = f"data/b/d/m/{FIXED_UUID}_samples.jsonl"
+    _threshold(repo, 0)
+    sidecar = _stage_sidecar(repo, 3)
     proc = _runner(["samples", "--", sidecar], repo, {"SKIP": "eee-samples"})
     assert proc.returncode == 0
     assert proc.stdout == "eee-samples: skipped (SKIP)\n"  # said, never silent

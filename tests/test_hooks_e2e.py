@@ -110,14 +110,18 @@ def test_turning_a_record_into_a_symlink_is_blocked(accepted):
     assert f"{rel}::$: [immutable] turns an accepted record into a symbolic link" in _output(proc)
 
 
-def test_staged_sidecar_is_blocked(store):
+def test_staged_sidecar_above_the_threshold_is_blocked(store):
+    (store / "governance").mkdir(exist_ok=True)
+    (store / "governance" / "settings.yaml").write_text("sidecar_git_max_bytes: 1000\n")
+    git(store, "add", "-A")
+    assert commit(store, "git keeps sidecars up to 1000 bytes").returncode == 0
     sidecar = store / "data" / "bench" / "acme" / "widget-7b" / f"{FIXED_UUID}_samples.jsonl"
     sidecar.parent.mkdir(parents=True)
     sidecar.write_bytes((EXAMPLES / "instance" / "valid" / "v0.3.0_single_multi_agentic.jsonl").read_bytes())
     git(store, "add", "-A")
     proc = commit(store, "commit a sidecar to git")
     assert proc.returncode == 1
-    assert "a per-sample sidecar must not be committed to git" in _output(proc)
+    assert "a sidecar of 2.7 KiB (2,722 bytes) is committed to git; the store keeps sidecars above" in _output(proc)
     assert "eee samples add" in _output(proc)
 
 

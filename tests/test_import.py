@@ -116,8 +116,10 @@ def env(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.fixture
-def store(tmp_path: Path, env: None) -> Path:
-    repo = make_store(tmp_path, with_dvc=True)
+def store(tmp_path: Path, env: None, request: pytest.FixtureRequest) -> Path:
+    """A store with one record; its sidecar_git_max_bytes the default (the snapshot's sidecars
+    go to git), or 0 when a test asks (``indirect`` parameter): they go to DVC."""
+    repo = make_store(tmp_path, with_dvc=True, sidecar_git_max_bytes=getattr(request, "param", None))
     present = canonical(_record(U["present"]))
     _put(repo, f"{FOLDER}/{U['present']}.json", present)
     git(repo, "add", "-A")
@@ -136,12 +138,14 @@ def _present_bytes(store: Path) -> bytes:
     return (store / FOLDER / f"{U['present']}.json").read_bytes()
 
 
+@pytest.mark.parametrize("store", [None, 0], ids=["sidecars-in-git", "sidecars-in-dvc"], indirect=True)
 def test_import_of_a_snapshot_with_every_outcome(
     store: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     snapshot = tmp_path / "snapshot"
     expected = make_snapshot(snapshot, _present_bytes(store))
     head_before = git(store, "rev-parse", "HEAD").stdout.strip()
+    in_dvc = (store / "governance" / "settings.yaml").exists()
 
     code, report = _import([str(snapshot), "--store", str(store), "--commit"], capsys)
     assert code == 2, report  # something was refused
@@ -164,7 +168,7 @@ def test_import_of_a_snapshot_with_every_outcome(
     for source, outcome in expected.items():
         if outcome in ("imported", "relocated", "flagged"):
             item = by_source[source]
-            if item["kind"] == "sidecar":
+            if item["kind"] == "sidecar" and in_dvc:
                 assert (store / (item["store"] + ".dvc")).is_file()
                 assert git(store, "ls-files", item["store"] + ".dvc").stdout.strip()
             else:
@@ -172,7 +176,7 @@ def test_import_of_a_snapshot_with_every_outcome(
                 assert git(store, "ls-files", "--error-unmatch", item["store"], check=False).returncode == 0
     assert by_source[f"data/qa-bench/Acme/widget-7b/{U['case']}.json"]["store"] == f"{FOLDER}/{U['case']}.json"
     assert by_source[f"data/qa-bench./acme/widget-7b/{U['dot']}.json"]["store"] == f"{FOLDER}/{U['dot']}.json"
-    assert any((tmp_path / "remote").rglob("*")), "the sidecar was pushed to the local remote"
+    assert any((tmp_path / "remote").rglob("*")) == in_dvc, "a sidecar in DVC was pushed to the local remote"
     assert git(store, "status", "--porcelain").stdout.strip() == ""
     commits = git(store, "rev-list", f"{head_before}..HEAD").stdout.split()
     assert len(commits) == len(report["commits"]) >= 2  # batches, then the manifest

@@ -21,9 +21,11 @@ C = "2a3b4c5d-6e7f-4a8b-9c0d-1e2f3a4b5c6d"
 ME = {"name": "Maintainer", "email": "m@example.org"}
 
 
-def _pipeline(repo: Path) -> subprocess.CompletedProcess[str]:
+def _pipeline(repo: Path, pull: bool = False) -> subprocess.CompletedProcess[str]:
     proc = subprocess.run(
-        [sys.executable, "-m", "eee", "pipeline", "--store", str(repo), "--no-pull"], capture_output=True, text=True
+        [sys.executable, "-m", "eee", "pipeline", "--store", str(repo), *([] if pull else ["--no-pull"])],
+        capture_output=True,
+        text=True,
     )
     return proc
 
@@ -150,6 +152,9 @@ def test_pipeline_runs_in_a_clone_whose_sidecars_were_never_pulled(store: Path, 
     from conftest import EXAMPLES, place_with_sidecar
     from eee.commands.samples import main as samples_main
 
+    (store / "governance" / "settings.yaml").write_text("sidecar_git_max_bytes: 0\n")  # every sidecar in DVC
+    git(store, "add", "governance/settings.yaml")
+    git(store, "commit", "-q", "--no-verify", "-m", "sidecars in DVC")
     _, sidecar = place_with_sidecar(
         store, (EXAMPLES / "instance" / "valid" / "v0.3.0_single_multi_agentic.jsonl").read_bytes()
     )
@@ -167,8 +172,10 @@ def test_pipeline_runs_in_a_clone_whose_sidecars_were_never_pulled(store: Path, 
     git(tmp_path, "clone", "-q", str(store), str(clone))
     shutil.rmtree(tmp_path / "remote", ignore_errors=True)  # nothing to pull from
     assert not (clone / sidecar.relative_to(store)).exists()
-    first = _pipeline(clone)
+    first = _pipeline(clone, pull=True)
     assert first.returncode == 0, first.stdout + first.stderr
+    rel = sidecar.relative_to(store).as_posix()
+    assert f"[pipeline] not fetched: {rel}: not on remote 'local'" in first.stderr  # where it is, said
     metrics = json.loads((clone / "build/validate/metrics.json").read_text())
     assert metrics["records"] == 4 and metrics["errors"] == 0 and metrics["sidecars"] == 0
     second = _pipeline(clone)

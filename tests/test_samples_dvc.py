@@ -19,7 +19,7 @@ ROWS = (EXAMPLES / "instance" / "valid" / "v0.3.0_single_multi_agentic.jsonl").r
 
 @pytest.fixture
 def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    repo = make_store(tmp_path, with_dvc=True)
+    repo = make_store(tmp_path, with_dvc=True, sidecar_git_max_bytes=0)
     monkeypatch.chdir(repo)
     return repo
 
@@ -35,7 +35,7 @@ def test_add_push_delete_pull_round_trip(store: Path, tmp_path: Path, capsys: py
     from eee.reporting.shown import shown_command
 
     assert capsys.readouterr().out.splitlines()[-1] == (
-        f"after the commit, upload the sidecars with `{shown_command(store)} samples push {_rel(sidecar, store)}`"
+        f"after the commit, upload the sidecars in DVC with `{shown_command(store)} samples push {_rel(sidecar, store)}`"
     )
     pointer = sidecar.with_name(sidecar.name + ".dvc")
     staged = git(store, "diff", "--cached", "--name-only").stdout.split()

@@ -46,8 +46,8 @@ def md5_of(pointer: Path) -> str:
 
 
 def test_the_same_pointer_cache_object_and_gitignore_as_dvc_add(tmp_path: Path) -> None:
-    ours = make_store(tmp_path, hooks=False, with_dvc=True, name="ours")
-    theirs = make_store(tmp_path, hooks=False, with_dvc=True, name="theirs")
+    ours = make_store(tmp_path, hooks=False, with_dvc=True, name="ours", sidecar_git_max_bytes=0)
+    theirs = make_store(tmp_path, hooks=False, with_dvc=True, name="theirs", sidecar_git_max_bytes=0)
     _, mine = place_with_sidecar(ours, ROWS)
     _, stock = place_with_sidecar(theirs, ROWS)
     (stock.parent / ".gitignore").write_text("/already-here")  # no final newline: both append alike
@@ -69,7 +69,7 @@ def test_the_same_pointer_cache_object_and_gitignore_as_dvc_add(tmp_path: Path) 
 
 
 def test_stock_dvc_pull_and_status_read_what_eee_pushed(tmp_path: Path) -> None:
-    store = make_store(tmp_path, hooks=False, with_dvc=True)
+    store = make_store(tmp_path, hooks=False, with_dvc=True, sidecar_git_max_bytes=0)
     record, sidecar = place_with_sidecar(store, ROWS)
     ok(eee(store, "add", rel(sidecar, store)))
     git(store, "add", rel(record, store))
@@ -88,7 +88,7 @@ def test_stock_dvc_pull_and_status_read_what_eee_pushed(tmp_path: Path) -> None:
 
 
 def test_eee_pull_reads_what_stock_dvc_pushed(tmp_path: Path) -> None:
-    store = make_store(tmp_path, hooks=False, with_dvc=True)
+    store = make_store(tmp_path, hooks=False, with_dvc=True, sidecar_git_max_bytes=0)
     _record, sidecar = place_with_sidecar(store, ROWS)
     dvc(store, "add", "-q", rel(sidecar, store))
     dvc(store, "push", "-q")
@@ -103,7 +103,7 @@ def test_eee_pull_reads_what_stock_dvc_pushed(tmp_path: Path) -> None:
 
 
 def test_named_sidecars_move_alone_and_round_trip_byte_identical(tmp_path: Path) -> None:
-    store = make_store(tmp_path, hooks=False, with_dvc=True)
+    store = make_store(tmp_path, hooks=False, with_dvc=True, sidecar_git_max_bytes=0)
     _, first = place_with_sidecar(store, ROWS)
     other_rows = ROWS.replace(b'"q1"', b'"q2"')
     _, second = place_with_sidecar(store, other_rows, record_uuid=OTHER_UUID)
@@ -125,7 +125,7 @@ def test_named_sidecars_move_alone_and_round_trip_byte_identical(tmp_path: Path)
 
 
 def test_pull_never_places_a_corrupted_object_nor_overwrites_a_changed_sidecar(tmp_path: Path) -> None:
-    store = make_store(tmp_path, hooks=False, with_dvc=True)
+    store = make_store(tmp_path, hooks=False, with_dvc=True, sidecar_git_max_bytes=0)
     _, sidecar = place_with_sidecar(store, ROWS)
     ok(eee(store, "add", rel(sidecar, store)))
     ok(eee(store, "push"))
@@ -147,7 +147,7 @@ def test_pull_never_places_a_corrupted_object_nor_overwrites_a_changed_sidecar(t
 
 
 def test_refusals_say_why(tmp_path: Path) -> None:
-    store = make_store(tmp_path, hooks=False, with_dvc=True)
+    store = make_store(tmp_path, hooks=False, with_dvc=True, sidecar_git_max_bytes=0)
     _, sidecar = place_with_sidecar(store, ROWS)
     proc = eee(store, "push", rel(sidecar, store))
     assert proc.returncode == 1 and "no such pointer" in proc.stderr and "eee samples add" in proc.stderr
@@ -165,7 +165,7 @@ def test_refusals_say_why(tmp_path: Path) -> None:
 
 def test_the_commands_never_import_dvc_repo(tmp_path: Path) -> None:
     """DVC's repository (and its index load) stays off the path of add, push and pull."""
-    store = make_store(tmp_path, hooks=False, with_dvc=True)
+    store = make_store(tmp_path, hooks=False, with_dvc=True, sidecar_git_max_bytes=0)
     _, sidecar = place_with_sidecar(store, ROWS, record_uuid=FIXED_UUID)
     code = (
         "import sys\n"

@@ -95,7 +95,7 @@ def _s3_remote(run: Runner, repo: Path, endpoint: str, secret: str | None = SECR
 
 def test_a_shared_s3_remote(tmp_path: Path, endpoint: str) -> None:
     run = Runner()
-    origin = make_store(tmp_path, hooks=False, with_dvc=True, name="origin")
+    origin = make_store(tmp_path, hooks=False, with_dvc=True, name="origin", sidecar_git_max_bytes=0)
     run.ok(origin, "dvc", "remote", "add", "-d", "s3", f"s3://{BUCKET}/eee")
     git(origin, "add", ".dvc/config")
     git(origin, "commit", "-q", "-m", "the team's S3 remote")

@@ -69,13 +69,13 @@ def _install_hooks() -> None:
     """Install the commit gate: the lean gate (`eee gate install`), which runs the hooks of
     .pre-commit-config.yaml on what is staged and hands over to prek when a staged file has
     unstaged changes, with post-checkout and post-merge hooks that keep the duplicates index
-    following HEAD; then build that index (once per clone; a no-op outside a git work tree).
+    following HEAD and a pre-push hook that checks what a push publishes; then build that index (once per clone; a no-op outside a git work tree).
     prek and pre-commit run the same file unchanged (`prek install` / `pre-commit install`).
     A git hook that no runner wrote is kept: `eee gate install` refuses and says how to go on."""
     if not (ROOT / ".pre-commit-config.yaml").exists() or not (ROOT / ".git").exists():
         return
     missing = False
-    for stage in ("pre-commit", "post-checkout", "post-merge"):
+    for stage in ("pre-commit", "post-checkout", "post-merge", "pre-push"):
         path = subprocess.run(
             ["git", "rev-parse", "--git-path", f"hooks/{stage}"], cwd=ROOT, capture_output=True, text=True
         ).stdout.strip()

@@ -4,11 +4,13 @@ Reads the harness's own output files (no harness package needed): HELM run direc
 lm-evaluation-harness results, Inspect AI logs, lighteval results (and details), AlpacaEval
 leaderboards and annotations, or any results table with a YAML mapping (``eee convert table
 --mapping FILE results.csv``). Writes schema-valid records (and, with ``--include-samples``,
-their per-sample sidecars) at their canonical paths under ``data/``, adds the sidecars to
-DVC and stages everything, ready for ``git commit``.
+their per-sample sidecars) at their canonical paths under ``data/``, places the sidecars by
+the store's rule (git up to ``sidecar_git_max_bytes``, DVC above it) and stages everything,
+ready for ``git commit``.
 
 All or nothing: the outputs are validated in a temporary store first; an invalid output,
-an existing target, a uuid already in use or a missing DVC set-up leaves ``data/``
+an existing target, a uuid already in use or a missing DVC set-up (for a sidecar DVC would
+keep) leaves ``data/``
 untouched. ``--dry-run`` prints what the real run will write and the exact command (its
 uuids fixed with ``--uuid``) that writes exactly that. Exit codes (the table of
 :mod:`eee.commands`): 0 converted, 2 converted with warnings (something was skipped), 1
@@ -57,7 +59,7 @@ def build_parser() -> argparse.ArgumentParser:
         "eee convert",
         "Convert HELM run directories, lm-evaluation-harness results, Inspect AI logs (.json, .eval), "
         "lighteval results, AlpacaEval leaderboards or annotations, or a results table described by a YAML "
-        "mapping into records at data/<benchmark>/<developer>/<model>/<uuid>.json, validated, sidecars in DVC, "
+        "mapping into records at data/<benchmark>/<developer>/<model>/<uuid>.json, validated, sidecars in git (up to the store's sidecar_git_max_bytes) or DVC, "
         "staged.",
         epilog=EXIT_CODES_TEXT + " (2 here: converted, but something was skipped; 1: nothing converted)",
     )
@@ -80,7 +82,11 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="FILE",
         help="a YAML file mapping the log's model names to developer/model ids (name: developer/model per line)",
     )
-    p.add_argument("--include-samples", action="store_true", help="also write the per-sample sidecars (into DVC)")
+    p.add_argument(
+        "--include-samples",
+        action="store_true",
+        help="also write the per-sample sidecars (in git up to the store's threshold, else DVC)",
+    )
     p.add_argument(
         "--source-organization",
         default="unknown",
@@ -111,7 +117,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="the store (default: the git work tree that contains the current folder; a plain folder only with --no-stage)",
         find=False,
     )
-    p.add_argument("--no-stage", action="store_true", help="write and add to DVC, but do not `git add`")
+    p.add_argument("--no-stage", action="store_true", help="write (a large sidecar into DVC), but do not `git add`")
     add_dry_run(
         p, help="print what would be written, and the command (with its uuids) that writes exactly that; write nothing"
     )
@@ -230,12 +236,26 @@ def main(argv: list[str]) -> int:
         print("nothing was written", file=sys.stderr)
         return 1
     _print(warnings)
+    from eee.store.paths import POINTER_SUFFIX
+
+    in_dvc = {
+        item.sidecar_rel
+        for item in planned
+        if item.sidecar_rel and (root / (item.sidecar_rel + POINTER_SUFFIX)).exists()
+    }
     for item in planned:
-        print(_describe(item, "wrote") + (", the sidecar in DVC" if item.sidecar_rel else ""))
+        where = (
+            ""
+            if not item.sidecar_rel
+            else ", the sidecar in DVC"
+            if item.sidecar_rel in in_dvc
+            else ", the sidecar in git"
+        )
+        print(_describe(item, "wrote") + where)
     staged = "staged" if not args.no_stage else "not staged (--no-stage)"
     source = "the table" if args.harness == "table" else f"{args.harness} logs"
     print(f"{_plural(len(planned), 'record')} from {source}, {staged}; review them, then `git commit`")
-    sidecars = [root / item.sidecar_rel for item in planned if item.sidecar_rel]
+    sidecars = [root / rel for rel in sorted(in_dvc)]
     if sidecars:
         from eee.write.samples import push_command
 

@@ -27,13 +27,17 @@ def main(argv: list[str]) -> int:
         "--force", action="store_true", help="install: replace a git hook that no runner installed (it is lost)"
     )
     add_store(p)
-    if "--" in argv:  # what git gives a post-checkout or post-merge hook, after --: not needed
+    given: list[str] = []
+    if "--" in argv:  # what git gives the hook, after --: a pre-push hook's remote name and URL
+        given = argv[argv.index("--") + 1 :]
         argv = argv[: argv.index("--")]
     args = p.parse_args(argv)
     root = args.store
     try:
         if args.action == "install":
-            print(f"installed the lean gate as {install(root, force=args.force)} (and post-checkout, post-merge)")
+            print(
+                f"installed the lean gate as {install(root, force=args.force)} (and post-checkout, post-merge, pre-push)"
+            )
             return 0
         if args.action == "uninstall":
             uninstall(root)
@@ -42,4 +46,4 @@ def main(argv: list[str]) -> int:
     except Refused as exc:
         print(f"eee gate: {exc}", file=sys.stderr)
         return EXIT_ERRORS
-    return check(root, args.hook_stage)
+    return check(root, args.hook_stage, given)

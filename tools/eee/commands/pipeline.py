@@ -6,7 +6,7 @@ on it); validate -> report and metrics; catalog -> Parquet (partitioned by bench
 stats -> fill rates; analysis -> IRT and comparison pages; site -> the MkDocs build. DVC
 redoes only what changed since the last run. ``eee pipeline`` adds only what ``dvc repro``
 cannot do itself: initialise DVC and the local remote when they are missing, fetch the
-sidecars, and print one summary (DVC's own output, with its hints about ``git add
+sidecars DVC keeps (each one that cannot be fetched named, with the remote), and print one summary (DVC's own output, with its hints about ``git add
 dvc.lock`` and ``dvc push``, is shown only when a stage fails), which ends with the
 validation's findings grouped by rule (the first few of each, then the counts), read from
 the validate stage's report.
@@ -76,6 +76,34 @@ def setup(root: Path) -> None:
         (root / folder).mkdir(parents=True, exist_ok=True)
 
 
+def pull(root: Path) -> list[str]:
+    """Fetch the sidecars DVC keeps (``eee samples pull``: the sidecars in git are there with
+    the checkout); each one that cannot be fetched is said, with where it was looked for and
+    how to get it. Returns those lines."""
+    from eee.reporting.findings import Refused
+    from eee.write.samples import move
+
+    _say("fetching the sidecars DVC keeps (eee samples pull)")
+    try:
+        done = move("pull", [], root)
+    except Refused as exc:
+        lines = [f"the sidecars in DVC could not be fetched: {f.message}" for f in exc.findings]
+    else:
+        lines = []
+        for f in done.failed:
+            shown = f.file
+            try:
+                shown = Path(f.file).resolve().relative_to(root.resolve()).as_posix()
+            except ValueError:
+                pass
+            lines.append(f"not fetched: {shown}: {f.message}" + (f" ({f.hint})" if f.hint else ""))
+    for line in lines:
+        _say(line)
+    if lines:
+        _say("validating without the sidecars not fetched (their records say where they are: the pointers beside them)")
+    return lines
+
+
 def repro(root: Path) -> tuple[int, list[str], str]:
     """``dvc repro`` with its output captured; returns (exit code, stages run, DVC's output).
 
@@ -122,11 +150,8 @@ def main(argv: list[str]) -> int:
         print("    hint: run it inside the datastore's checkout, or pass --store DIR", file=sys.stderr)
         return EXIT_ERRORS
     setup(root)
-    if not args.no_pull and any((root / "data").rglob("*.dvc")):
-        _say("fetching sidecars (dvc pull)")
-        pulled = _dvc(root, "pull", "--quiet", quiet=True)
-        if pulled.returncode != 0:
-            _say("some sidecars could not be fetched from the DVC remote; validating without them")
+    if not args.no_pull and any((root / "data").rglob("*_samples.jsonl.dvc")):
+        pull(root)
     _say(f"dvc repro in {root}")
     code, ran, output = repro(root)
     if code != 0:

@@ -44,7 +44,7 @@ from eee.store.limits import INT_MAX_DIGITS, LOG_JSON_MAX_DEPTH, LOG_MAX_BYTES, 
 from eee.store.paths import canonical_folders
 from eee.store.strictjson import BigInt, bounded_int, canonical_row, explain, pretty_within
 from eee.write import samples
-from eee.write.placement import NewRecord, existing, new_record
+from eee.write.placement import NewRecord, existing, needs_dvc, new_record
 from eee.write.placement import check as check_placement
 from eee.write.placement import write as write_records
 
@@ -556,7 +556,12 @@ def preflight(
     errors, warnings = validate_planned(planned, root)
     errors = used + errors + target_findings(planned, root)
     if check_dvc and any(item.sidecar_rel for item in planned):
-        problem = samples.dvc_problem(root)
+        try:  # only a sidecar above the store's threshold needs DVC; the smaller ones go to git
+            needed = needs_dvc(root, _new_records(planned))
+        except Refused as exc:
+            errors += exc.findings
+            needed = False
+        problem = samples.dvc_problem(root) if needed else None
         if problem:
             errors.append(Finding(display(root), "$", problem, check="convert"))
     return planned, errors, warnings
@@ -567,7 +572,8 @@ def place(
 ) -> tuple[list[Planned], list[Finding]]:
     """Validate, write and register a batch in the store at ``root``, all or nothing, in one
     transaction of :mod:`eee.write.commit`: the records and sidecars written, each sidecar
-    through ``eee samples add`` (one DVC run), everything staged unless ``stage`` is False.
+    placed by the store's rule (:mod:`eee.write.samples`: in git up to the threshold, in DVC
+    above it), everything staged unless ``stage`` is False.
 
     Returns the placed outputs and the validator's warnings; raises :class:`~eee.reporting.findings.Refused`
     (with nothing left behind: no file, the index as before) when a given uuid is taken,

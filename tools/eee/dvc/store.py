@@ -101,14 +101,17 @@ class DvcStore:
     """The DVC side of one store: its config, its cache, its remotes. Nothing here reads
     the repository's other pointers."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, dvc_dir: Path | None = None) -> None:
         self.root = Path(root).resolve()
-        dvc_dir = self.root / ".dvc"
+        dvc_dir = Path(dvc_dir).resolve() if dvc_dir is not None else self.root / ".dvc"
         if not dvc_dir.is_dir():
             raise _refuse(
-                f"{self.root}: DVC is not initialised in this store",
+                f"{self.root}: DVC is not initialised in this store"
+                if dvc_dir == self.root / ".dvc"
+                else f"{dvc_dir}: no such DVC folder (its config names the remote)",
                 hint="run `python3 tools/dev.py setup` (or `dvc init`) first",
             )
+        self.dvc_dir = dvc_dir
         try:
             from dvc.config import Config, ConfigError
         except ImportError:
@@ -133,7 +136,7 @@ class DvcStore:
             if conf.get("local"):
                 settings: dict[str, Any] = {"name": conf["local"]}
             else:
-                settings = {"url": conf.get("dir") or str(self.root / ".dvc" / "cache")}
+                settings = {"url": conf.get("dir") or str(self.dvc_dir / "cache")}
                 settings.update({str(opt): conf[opt] for opt in LOCAL_COMMON if opt in conf})
             cls, fs_conf, path = get_cloud_fs(self.config, **settings)
             if cls.protocol not in ("local", "file"):

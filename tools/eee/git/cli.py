@@ -351,13 +351,31 @@ class CommitInfo(NamedTuple):
     parents: tuple[str, ...] = ()  # all parents (more than one: a merge)
 
 
-def rev_list(start: str | None, end: str, cwd: str | Path | None = None) -> list[CommitInfo]:
+def rev_list(
+    start: str | None, end: str, cwd: str | Path | None = None, not_remote: str | None = None
+) -> list[CommitInfo]:
     """Commits in ``start..end`` (all ancestors of ``end`` when ``start`` is None), oldest
-    first, each with its first parent and subject (one git call for the whole range)."""
+    first, each with its first parent and subject (one git call for the whole range).
+    ``not_remote``: also leave out what the remote-tracking branches of that remote hold
+    (``--not --remotes=NAME``: what a push to a new branch of it publishes)."""
     end = verify_commit(end, cwd, "--to")
     spec = [end] if start is None else [f"^{verify_commit(start, cwd, '--from')}", end]
+    exclude: list[str] = []
+    if not_remote is not None:
+        if not not_remote or not_remote.startswith("-") or any(c in not_remote for c in "*?[\\ \0"):
+            raise GitError(f"{not_remote!r} is not a remote name")
+        exclude = ["--not", f"--remotes={not_remote}", "--not"]
     out = git(
-        "log", "-z", "--reverse", "--topo-order", "--format=%H%x1f%P%x1f%s", "--end-of-options", *spec, "--", cwd=cwd
+        "log",
+        "-z",
+        "--reverse",
+        "--topo-order",
+        "--format=%H%x1f%P%x1f%s",
+        *exclude,
+        "--end-of-options",
+        *spec,
+        "--",
+        cwd=cwd,
     )
     commits = []
     for entry in out.decode("utf-8", errors="replace").split("\0"):

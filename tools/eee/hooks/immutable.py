@@ -1,4 +1,9 @@
-"""Hook ``eee-immutable``: accepted records, pointers, released schemas and events never change.
+"""Hook ``eee-immutable``: accepted records, sidecars, pointers, released schemas and events never change.
+
+The one change an accepted DVC pointer allows is its replacement by the very file it tracks,
+committed to git (``sidecar-to-git``: :func:`eee.rules.commit.sidecar_replacements`): the
+pointer deleted, the sidecar added beside it, the file's md5 the pointer's and its sha256
+the record's checksum.
 
 Deleted and renamed paths never reach a pre-commit hook as arguments, so this hook asks
 git for the staged changes itself (``--no-renames``, ``-z``) and takes no file names.
@@ -16,6 +21,7 @@ added is refused with the way to change it there.
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
 from eee.git.cli import batch_check, blob, has_commit, resolve
 from eee.hooks import emit
@@ -26,7 +32,9 @@ from eee.rules.commit import (
     protected_kind,
     registry_findings,
     released_versions,
+    sidecar_replacements,
 )
+from eee.store.paths import DVC_POINTER, file_kind
 from eee.store.staged import staged
 
 
@@ -42,7 +50,16 @@ def main(argv: list[str]) -> int:
     unknown: set[str] = set()  # added by HEAD, but nothing says what is published
     if touched or any(c.path == REGISTRY for c in changes):
         judge, bases, unknown = _judge(touched)
-    findings = immutability_findings(changes, released, judge=judge)
+    replaced: set[str] = set()
+    if any(c.status == "D" and file_kind(c.path) == DVC_POINTER for c in changes):
+        from eee.store.staged import index_tree
+        from eee.store.tree import GitTree
+
+        with GitTree(Path.cwd(), "HEAD") as before:  # a pointer replaced by its file (sidecar-to-git)
+            replaced, refused = sidecar_replacements(changes, before, index_tree())
+    else:
+        refused = []
+    findings = refused + immutability_findings(changes, released, judge=judge, replaced=replaced)
     for f in findings:
         if f.file in unknown:
             f.hint = f"{f.hint}; {NOTHING_PUBLISHED}"

@@ -114,8 +114,7 @@ def import_snapshot(
     report = Report(new_import_id(now), source_label, revision, now)
     report.dry_run = dry_run
     who = None if dry_run else actor(root)
-    has_sidecars = any(p.endswith(SIDECAR_SUFFIX) for p in source.files("data"))
-    if has_sidecars and not dry_run:
+    if not dry_run and _needs_dvc(source, root):
         from eee.write.samples import dvc_problem
 
         problem = dvc_problem(root)
@@ -159,6 +158,31 @@ def import_snapshot(
     finally:
         index.close()
         planner.planned_facts.close()
+
+
+def _needs_dvc(source: Any, root: Path) -> bool:
+    """Whether a sidecar of the source would go to DVC (above HEAD's threshold)."""
+    import os
+
+    from eee.write.samples import in_git, store_settings
+
+    sidecars = [p for p in source.files("data") if p.endswith(SIDECAR_SUFFIX)]
+    if not sidecars:
+        return False
+    current = store_settings(root)
+    for rel in sidecars:
+        try:
+            if hasattr(source, "git_size"):
+                size = source.git_size(rel)
+            elif hasattr(source, "path"):
+                size = os.lstat(source.path(rel)).st_size
+            else:
+                size = len(source.read(rel))
+        except Exception:  # unreadable: the plan refuses it on its own
+            continue
+        if size is not None and not in_git(size, current):
+            return True
+    return False
 
 
 def _run(tx: Transaction, planner: Planner, report: Report, who: dict[str, str], commit: bool) -> Report:
@@ -230,8 +254,9 @@ def _flag_events(planned: Batch, who: dict[str, str], report: Report) -> dict[st
 
 
 def _write_batch(tx: Transaction, planned: Batch, who: dict[str, str], report: Report, done: _Batch) -> list[str]:
-    """Write one chunk in the transaction: its files, its sidecars into DVC, its flag
-    events (all staged). Returns the sidecar pointers written."""
+    """Write one chunk in the transaction: its files, its sidecars by the store's rule (in git
+    up to ``sidecar_git_max_bytes``, into DVC above it), its flag events (all staged).
+    Returns the sidecar pointers written."""
     from eee.governance.events import dumps, path_for
 
     root = tx.root
@@ -249,8 +274,13 @@ def _write_batch(tx: Transaction, planned: Batch, who: dict[str, str], report: R
             sidecars.append(side)
         done.records += 1
         done.flagged += 1 if entry.flags else 0
+    from eee.write.samples import in_git, store_settings
+
+    current = store_settings(root) if sidecars else None  # the store's rule: git up to the threshold, DVC above
+    kept = [side for side in sidecars if current is not None and in_git(len(planned.data[side]), current)]
+    sidecars = [side for side in sidecars if side not in kept]
     try:
-        tx.write(files)
+        tx.write(files + [(side, planned.data[side]) for side in kept])
         tx.write([(side, planned.data[side]) for side in sidecars], stage=False)  # DVC keeps them
     except OSError as exc:
         raise Refused(

@@ -144,7 +144,13 @@ def accept_flagged(
 def record_findings(tree: Tree, rel: str, rule: str) -> set[tuple[str, str]] | None:
     """(rule, JSON path) of the findings of the record ``rel`` of ``tree``: its own rules
     (:func:`eee.rules.record.check_record`), or for ``duplicates`` the duplicate rule against
-    the store (None when no duplicates index can answer here)."""
+    the store (None when no duplicates index can answer here); ``pointer-unverified`` is
+    judged where the objects are, so a tree can only say that the record has no DVC pointer
+    (a flag of it then accepts nothing), else None."""
+    if rule == "pointer-unverified":  # judged where the objects are (gate, pre-push, server), not from a tree
+        from eee.store.paths import POINTER_SUFFIX, sidecar_path_for
+
+        return None if tree.exists(sidecar_path_for(rel) + POINTER_SUFFIX) else set()
     if rule == "duplicates":
         from eee.rules.duplicates import duplicate_warnings
 

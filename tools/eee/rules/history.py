@@ -27,7 +27,7 @@ from pathlib import Path
 from eee.git.cli import Change, GitError, git, is_ancestor, parse_raw, verify_commit
 from eee.reporting.findings import ERROR, WARNING, Finding
 from eee.rules.commit import REGISTRY, protected_kind, registry_findings
-from eee.store.paths import DATA_DIR, RECORD_SUFFIX
+from eee.store.paths import DATA_DIR, POINTER_SUFFIX, RECORD_SUFFIX, SIDECAR_SUFFIX
 
 ANCHOR_ENV = "EEE_AUDIT_ANCHOR"
 _NONE = {"", "0" * 40, "0" * 64}  # CI variables name "no previous commit" with zeros
@@ -119,6 +119,21 @@ def replacement_findings(cwd: Path) -> list[Finding]:
     return out
 
 
+def _replaced_on_another_side(
+    pointer: str, commit: str, parents: list[str], parent: str, read: Callable[[str, str], bytes | None]
+) -> bool:
+    """Whether a merge's deletion of the DVC pointer ``pointer`` of ``parent`` is a
+    ``sidecar-to-git`` replacement another parent made (and its own audit checked): that
+    parent holds no pointer and the same sidecar file as the merge."""
+    if not pointer.endswith(SIDECAR_SUFFIX + POINTER_SUFFIX):
+        return False
+    sidecar = pointer[: -len(POINTER_SUFFIX)]
+    mine = read(commit, sidecar)
+    if mine is None:
+        return False
+    return any(other != parent and read(other, pointer) is None and read(other, sidecar) == mine for other in parents)
+
+
 def merge_findings(
     commit: str,
     parents: list[str],
@@ -158,6 +173,8 @@ def merge_findings(
                 continue  # one side may add what the other lacks
             kind = protected_kind(change.path, released)
             if kind is None or (change.path, change.status) in seen:
+                continue
+            if change.status == "D" and _replaced_on_another_side(change.path, commit, parents, parent, read):
                 continue
             seen.add((change.path, change.status))
             what = {"D": "deletes", "M": "changes", "T": "changes the type of"}.get(change.status, "changes")

@@ -2,7 +2,7 @@
 (the index) and the audit (a commit).
 
 A manifest is checked against its schema, its file name and its own arithmetic, and every
-file it places must be in the tree with the sha256 it lists (a sidecar: its DVC pointer);
+file it places must be in the tree with the sha256 it lists (a sidecar DVC keeps: its pointer);
 every flag event it names must be in the tree too (:func:`manifest_findings`). The tree is
 the index as the hooks read it (:class:`eee.store.staged.IndexTree`: what will be committed,
 never the work tree) or a commit's (:class:`eee.store.tree.GitTree`); only the folders of the
@@ -43,8 +43,11 @@ def check_manifests(
             return None
 
     def in_tree(path: str) -> bool:
-        # a sidecar is never in git (DVC keeps it): the index tree would find it in the work tree
-        return not path.endswith(SIDECAR_SUFFIX) and tree.is_file(path)
+        # a sidecar counts when git holds it (up to the store's threshold); one DVC keeps is in
+        # the work tree only, where the index tree would find it: its pointer counts instead
+        if path.endswith(SIDECAR_SUFFIX):
+            return tree.git_size(path) is not None
+        return tree.is_file(path)
 
     show = where if callable(where) else (lambda p: p)
     out: list[Finding] = []
@@ -151,13 +154,13 @@ def manifest_findings(
         if item["outcome"] == REFUSED:
             continue
         where = format_path(["files", i, "store"])
-        if item["kind"] == "sidecar":
-            if not (exists(store) or exists(store + ".dvc")):
+        if item["kind"] == "sidecar" and not exists(store):
+            if not exists(store + ".dvc"):
                 out.append(
                     Finding(
                         file,
                         where,
-                        f"names sidecar {store}, which has no DVC pointer in the tree",
+                        f"names sidecar {store}, which is neither in git nor tracked by a DVC pointer in the tree",
                         "commit the manifest with (or after) the files it lists",
                         check="import",
                     )

@@ -3,6 +3,7 @@ sidecar (the one beside it, by name), that sidecar is not empty, and its record 
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from eee.dvc.pointer import Pointer, PointerError
@@ -14,6 +15,7 @@ from eee.store.paths import POINTER_SUFFIX
 from eee.store.tree import Tree, Unreadable
 
 _EMPTY_MD5 = "d41d8cd98f00b204e9800998ecf8427e"
+_MD5 = re.compile(r"[0-9a-f]{32}")
 
 
 def read_pointer(tree: Tree, rel: str) -> Pointer | Unreadable | UnicodeDecodeError | PointerError:
@@ -45,6 +47,16 @@ def pointer_findings(pointer: Any, rel: str, file: str) -> list[Finding]:
                 "$.outs[0].size",
                 "the pointer tracks an empty sidecar (0 bytes)",
                 "a sidecar holds at least one row; a record without per-sample results has no sidecar and no pointer",
+                check="sidecar",
+            )
+        ]
+    if not isinstance(pointer.md5, str) or not _MD5.fullmatch(pointer.md5):
+        return [
+            Finding(
+                file,
+                "$.outs[0].md5",
+                f"the pointer's md5 {pointer.md5!r} is not 32 lowercase hex digits",
+                f"re-create it with `{command('samples', 'add', file[: -len(POINTER_SUFFIX)])}`",
                 check="sidecar",
             )
         ]

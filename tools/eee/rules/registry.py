@@ -275,6 +275,21 @@ RULES: tuple[Rule, ...] = (
         "Released schema files never change; a record is only as valid as the schema it was checked with.",
         "Restore the schema files (git checkout schemas/). " + _NEVER + ".",
     ),
+    Rule(
+        "settings",
+        "error",
+        "store",
+        "the store's settings (governance/settings.yaml) cannot be used",
+        "fix the key the message names (a maintainer changes the settings)",
+        False,
+        ("settings.yaml", "setting", "configuration"),
+        "governance/settings.yaml, read from the commit before the one judged (or from HEAD by the tools), is "
+        "not plain YAML, names an unknown setting, or gives a value of the wrong type.",
+        "A setting governs what the store accepts (how large a sidecar git keeps, ...); the defaults are never "
+        "silently taken in place of a file that says something else.",
+        "Fix the file in a commit of its own (a maintainer action); the checks read it from the commit before "
+        "the one they judge. " + _NEVER + ".",
+    ),
     # --- what a commit may change ---------------------------------------------------------------
     Rule(
         "immutable",
@@ -284,8 +299,9 @@ RULES: tuple[Rule, ...] = (
         "add new information beside the record: supersede or retract it",
         False,
         ("edit", "modified", "deleted", "renamed", "immutability"),
-        "A commit modifies, deletes, renames or changes the type of an accepted record, sidecar pointer, "
-        "governance event, import manifest or released schema file, or a merge drops one of a parent's.",
+        "A commit modifies, deletes, renames or changes the type of an accepted record, sidecar (in git), sidecar "
+        "pointer, governance event, import manifest or released schema file, or a merge drops one of a parent's. "
+        "(The one change a pointer allows, its replacement by the very file it tracks, is `sidecar-to-git`.)",
         "Records are immutable once committed: whoever cited one must find the same bytes for ever.",
         "Undo the change; add a corrected record and supersede the old one (`eee supersede`), or retract it. "
         "Immutability starts at publication: a commit not yet pushed (not reachable from the upstream, a "
@@ -297,13 +313,70 @@ RULES: tuple[Rule, ...] = (
         "samples",
         "error",
         "commit",
-        "a per-sample sidecar committed to git",
-        "keep the sidecar in DVC and commit its pointer",
+        "a sidecar in git above the store's size threshold, or a sidecar both in git and in DVC",
+        "a sidecar above sidecar_git_max_bytes goes to DVC: `git rm --cached` it, then `eee samples add` it",
         False,
-        ("sidecar-in-git", "jsonl"),
-        "A *_samples.jsonl file is committed to git itself.",
-        "Sidecars are large; DVC keeps them, git keeps their pointers.",
-        "`git rm --cached` it, then `eee samples add` it and commit the pointer. " + _NEVER + ".",
+        ("sidecar-in-git", "jsonl", "threshold", "sidecar_git_max_bytes", "large-sidecar"),
+        "A *_samples.jsonl committed to git is larger than the store's sidecar_git_max_bytes (governance/"
+        "settings.yaml, 1 MiB by default, read from the commit before the one judged), or a commit holds a "
+        "sidecar in git and a DVC pointer for it at once.",
+        "Git keeps small sidecars as plain files (checked in full by the gate and the audit); large ones would "
+        "bloat every clone, so DVC keeps them and git their pointers. One sidecar has one place.",
+        "`git rm --cached` the sidecar and run `eee samples add` on it: it places the sidecar by the store's "
+        "rule (git up to the threshold, DVC above it). A pointer for a sidecar below the threshold is allowed "
+        "(stock `dvc add` writes them); a maintainer may replace it by the file (`sidecar-to-git`). " + _NEVER + ".",
+    ),
+    Rule(
+        "sidecar-to-git",
+        "error",
+        "commit",
+        "a commit replaces a DVC pointer by its sidecar, but the file is not the one the pointer and the record name",
+        "commit the sidecar the pointer tracks: `eee samples add` it (it checks the md5 and the record's checksum)",
+        False,
+        ("pointer-to-git", "restore-sidecar", "replace-pointer"),
+        "The one change an accepted DVC pointer allows: a commit that deletes <uuid>_samples.jsonl.dvc and adds "
+        "<uuid>_samples.jsonl beside it, in git. It is refused when the file's md5 is not the pointer's, or its "
+        "sha256 (the record's hash_algorithm) is not the record's detailed_evaluation_results.checksum.",
+        "Per-sample data is never lost and never silently different: replacing a pointer by its file keeps "
+        "exactly the bytes the record was accepted with, now in git (no remote needed), and nothing else.",
+        "Commit the right file: `eee samples add <sidecar>` replaces the pointer only when both hashes match "
+        "(restore the sidecar with `eee samples pull`, or regenerate it from its log with `eee convert`). "
+        + _NEVER
+        + ".",
+    ),
+    Rule(
+        "pointer-object",
+        "error",
+        "sidecar",
+        "a DVC pointer names an object that is not its record's sidecar",
+        "re-create the pointer from the record's own sidecar (`eee samples add`)",
+        False,
+        ("wrong-object", "another-object", "dvc-object"),
+        "The object a DVC pointer names (found in the work tree, DVC's cache, the remote, or the sidecar "
+        "committed at the audited head) has the pointer's md5, but its sha256 is not the record's "
+        "detailed_evaluation_results.checksum: the pointer tracks another sidecar's bytes.",
+        "A pointer could name any object on the remote; only the record's checksum ties it to its own "
+        "sidecar, so it is checked wherever the object can be read, before anyone pulls it.",
+        "Remove the pointer before the commit and add the record's own sidecar (`eee samples add`). " + _NEVER + ".",
+    ),
+    Rule(
+        "pointer-unverified",
+        "error",
+        "sidecar",
+        "a DVC pointer's object could not be found to be checked, or is not on the store's DVC remote",
+        "add the sidecar (`eee samples add`) and push it (`eee samples push`), or let a maintainer accept it unverified",
+        True,
+        ("unverified", "missing-object", "not-pushed", "lost-object", "object-missing"),
+        "No copy of the object a DVC pointer names was found where the check looks (the gate: the work tree, "
+        "DVC's cache, the remote; the pre-push hook, the server gate and `eee audit --remote-objects`: the "
+        "remote as well, where it must be for others to pull it), so its md5 and the record's checksum cannot "
+        "be checked; or, when publishing, the object is not on the store's DVC remote.",
+        "A pointer whose object nobody can fetch is per-sample data lost; one that nobody checked may name "
+        "another record's object.",
+        "Put the sidecar beside its pointer (or in DVC's cache) and push it: `eee samples push <sidecar>`. When "
+        "the object is lost for good, a maintainer accepts the pointer unverified, which readers show (`eee "
+        "status`, the site's record page): " + _FLAG.format(id="pointer-unverified") + " (the JSON path is "
+        "$.detailed_evaluation_results).",
     ),
     Rule(
         "history",
@@ -426,7 +499,7 @@ RULES: tuple[Rule, ...] = (
         "read DVC's message",
         False,
         (),
-        "Adding, pushing or pulling a sidecar through DVC failed, or a pointer's object is not on the remote.",
+        "Adding, pushing or pulling a sidecar through DVC failed, or DVC's cache, config or remote cannot be used.",
         "Sidecars live in DVC; a record whose samples cannot be fetched loses them.",
         "Fix the remote or the cache and run again.",
     ),

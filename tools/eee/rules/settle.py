@@ -136,6 +136,13 @@ def committed_hint(finding: Finding, rel: str, root: Path | None = None) -> str 
             f"{first}: a maintainer (or its author) supersedes it with a copy that declares the sidecar's "
             f"checksum: `{_action('supersede', uuid, path, '--sidecar', sidecar, '--reason', reason)}`"
         )
+    if rule == "pointer-unverified":
+        sidecar = path.with_name(Path(sidecar_path_for(str(path))).name)
+        return (
+            f"push the object from a clone that has it (`{command('samples', 'push', sidecar)}`); if it is lost "
+            "for good, a maintainer accepts the pointer unverified, which readers show: "
+            f"`{flag_command(uuid, rule, finding.pointer, 'the object is lost; accepted unverified')}`"
+        )
     if rule in FLAGGABLE:
         return (
             f"{first}: a maintainer accepts it as it is: "

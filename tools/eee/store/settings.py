@@ -14,6 +14,7 @@ the key and the fix, and the defaults are never silently taken in its place.
 from __future__ import annotations
 
 import difflib
+import os
 from typing import Any, NamedTuple
 
 from eee.store.limits import EVENT_MAX_BYTES
@@ -111,6 +112,30 @@ def _typed(setting: Setting, value: Any) -> Any:
 
 def _known() -> str:
     return "known settings: " + ", ".join(s.key for s in SETTINGS)
+
+
+def git_keeps(size: int, settings: Settings = DEFAULTS) -> bool:
+    """The one placement rule of sidecars: one of ``size`` bytes is committed to git as a
+    plain file (up to ``sidecar_git_max_bytes``), a larger one is tracked by DVC. The tools
+    place by it (:mod:`eee.write.samples`, with HEAD's settings), the gate and the audit judge
+    by it (with the settings of the commit before the one judged)."""
+    return size <= settings.sidecar_git_max_bytes
+
+
+def of_commit(repo: str | os.PathLike[str], rev: str | None) -> Settings:
+    """The settings of commit ``rev`` of the repository at ``repo`` (the defaults when
+    ``rev`` is None, a repository without commits, or a commit without the file);
+    :class:`SettingsProblem` when the file is there but cannot be used."""
+    if rev is None:
+        return DEFAULTS
+    from eee.git.cli import resolve
+    from eee.store.tree import GitTree
+
+    commit = resolve(f"{rev}^{{commit}}", repo)
+    if commit is None:
+        return DEFAULTS
+    with GitTree(repo, commit) as tree:
+        return read(tree)
 
 
 def read(tree: Tree) -> Settings:

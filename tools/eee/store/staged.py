@@ -6,9 +6,10 @@ hooks must see the blob. :class:`IndexTree` is HEAD's tree with the staged chang
 (``git diff --cached``); blobs come from ``git cat-file`` like a commit's. Nothing here
 takes its answer from an environment variable or a file: git itself is asked.
 
-Sidecars are the one exception: DVC keeps them out of git, so the index holds only their
-pointers; a sidecar is read from the work tree (what DVC adds and pushes), so a staged
-record and pointer are still checked against it.
+Sidecars are the one exception: a sidecar up to the store's size threshold is in git (the
+index holds it, and it is read from there like any file), a larger one DVC keeps out of git,
+so the index holds only its pointer; such a sidecar is read from the work tree (what DVC adds
+and pushes), so a staged record and pointer are still checked against it.
 """
 
 from __future__ import annotations

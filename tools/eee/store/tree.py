@@ -334,6 +334,13 @@ class GitTree(Tree):
         entry = self._entry(path)
         return entry[1] if entry else None
 
+    def git_size(self, path: str) -> int | None:
+        """The size of ``path`` when git holds it as a file (a blob of the commit, or of the
+        index for :class:`eee.store.staged.IndexTree`), else None: what the sidecar
+        placement rule judges (a sidecar DVC keeps in the work tree is not in git)."""
+        entry = self._entry(path)
+        return entry[2] if entry and entry[0] in (REGULAR, EXECUTABLE) else None
+
     def read(self, path: str, limit: int = MAX_READ) -> bytes:
         entry = self._entry(path)
         if entry is None:

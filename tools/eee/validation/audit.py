@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from eee.git.cli import GitError, commit_changes, git_dir, rev_list, verify_commit
+from eee.git.cli import GitError, commit_changes, git, git_dir, rev_list, toplevel, verify_commit
 from eee.git.published import Published, adding_commit
 from eee.reporting.findings import FileResult, Finding, Summary
 from eee.rules.commit import (
@@ -23,13 +23,27 @@ from eee.rules.commit import (
     registry_findings,
     released_versions,
     sample_findings,
+    settings_finding,
+    sidecar_replacements,
 )
 from eee.rules.duplicates import audit_duplicates, ledger_at
 from eee.rules.history import anchor_findings, anchor_from, merge_findings, raw_changes, replacement_findings
 from eee.rules.ledger import check_events
 from eee.rules.settle import Settled, unsettled, with_committed_hints
+from eee.store import settings
 from eee.store.limits import RECORD_MAX_BYTES
-from eee.store.paths import DATA_DIR, EVENT, EVENTS_DIR, IMPORTS_DIR, RECORD_SUFFIX, file_kind, tree_path_problem
+from eee.store.paths import (
+    DATA_DIR,
+    DVC_POINTER,
+    EVENT,
+    EVENTS_DIR,
+    IMPORTS_DIR,
+    POINTER_SUFFIX,
+    RECORD_SUFFIX,
+    SIDECAR,
+    file_kind,
+    tree_path_problem,
+)
 from eee.store.strictjson import JSONProblem, loads
 from eee.store.tree import GitTree, Tree, Unreadable
 from eee.validation.flagged import in_commit, without_flagged
@@ -58,6 +72,7 @@ def audit_commit(
     parents: tuple[str, ...] = (),
     head: str = "HEAD",
     judge: Callable[[str], str | None] | None = None,
+    objects: Objects | None = None,
 ) -> tuple[list[Finding], int]:
     """The rules applied to ``commit``'s own changes against its first ``parent``; a merge
     also keeps every protected file of every parent (:func:`eee.rules.history.merge_findings`).
@@ -67,9 +82,11 @@ def audit_commit(
     Both commits are read as :class:`eee.store.tree.GitTree`: blobs come from git's object
     store, nothing is written to disk, and findings name ``<short-commit>:path``. ``head``:
     the audited end, whose ledger settles warnings; ``judge``: what a changed accepted path
-    was, for a commit not published yet (:func:`eee.rules.commit.immutability_findings`)."""
+    was, for a commit not published yet (:func:`eee.rules.commit.immutability_findings`);
+    ``objects``: how the objects of the DVC pointers the commit adds are checked
+    (:class:`Objects`; default: with what this clone holds)."""
     with GitTree(cwd, commit) as tree:
-        return _audit(tree, commit, parent, cwd, parents, head, judge)
+        return _audit(tree, commit, parent, cwd, parents, head, judge, objects or Objects(cwd, head))
 
 
 def _crafted(where: Any, path: str, problem: str) -> Finding:
@@ -90,8 +107,10 @@ def _audit(
     parents: tuple[str, ...],
     head: str = "HEAD",
     judge: Callable[[str], str | None] | None = None,
+    objects: Objects | None = None,
 ) -> tuple[list[Finding], int]:
     where = tree.display
+    objects = objects or Objects(cwd, head)
     findings: list[Finding] = []
     try:
         listed = commit_changes(commit, cwd, parent)
@@ -110,8 +129,9 @@ def _audit(
     elif parent is not None:
         with GitTree(cwd, parent) as before:
             old_registry = _bytes(before, REGISTRY)
+            replaced, refused = sidecar_replacements(changes, before, tree, where)
         released = set(released_versions(old_registry))
-        findings += immutability_findings(changes, released, where, judge)
+        findings += refused + immutability_findings(changes, released, where, judge, replaced)
         if any(c.path == REGISTRY for c in changes):
             findings += registry_findings(old_registry, _bytes(tree, REGISTRY), where(REGISTRY))
 
@@ -129,7 +149,22 @@ def _audit(
         # sides can collide in letter case only here
         inherited = {c.path for c in present if _in_a_parent(c, parents[1:], cwd)}
         clash_only = inherited
-    findings += sample_findings([c.path for c in present if c.path not in clash_only], where)
+    own = [c.path for c in present if c.path not in clash_only]
+    kept = [p for p in own if p.startswith(DATA_DIR + "/") and file_kind(p) in (SIDECAR, DVC_POINTER)]
+    if kept:  # where the sidecars are kept, judged by the settings of the commit before
+        try:
+            before_settings = settings.of_commit(cwd, parent)
+        except settings.SettingsProblem as exc:
+            findings.append(settings_finding(exc, parent or commit))
+        else:
+            findings += sample_findings(
+                kept, tree.git_size, lambda p: tree.git_size(p) is not None, before_settings, where
+            )
+        added_pointers = [
+            c.path for c in present if c.path in kept and c.status in ("A", "T") and c.path.endswith(POINTER_SUFFIX)
+        ]
+        if added_pointers:
+            findings += objects.findings(tree, added_pointers, where)
     added_manifests = [c.path for c in present if c.path.startswith(IMPORTS_DIR + "/")]
     if added_manifests:  # import manifests: schema, arithmetic, what they name is in the commit
         from eee.rules.imports import check_manifests
@@ -185,7 +220,57 @@ def _in_a_parent(change: Any, parents: tuple[str, ...], cwd: Path) -> bool:
     return False
 
 
-def audit(start: str | None, end: str, cwd: Path, anchor: str | None = None) -> Summary:
+class Objects:
+    """How the audit checks the objects of the DVC pointers a commit adds
+    (:mod:`eee.rules.objects`): with the copies this clone holds (the sidecar committed to git
+    at the audited head, the work tree, DVC's cache), and with ``remote`` the store's DVC
+    remote too, where each object must be (``--remote-objects``: the pre-push hook and the
+    server gate). ``dvc_dir``: the folder of the DVC config that names the remote (default:
+    the store's ``.dvc``; a bare repository's server gate names its own)."""
+
+    def __init__(
+        self,
+        cwd: Path,
+        head: str,
+        remote: bool = False,
+        remote_name: str | None = None,
+        dvc_dir: Path | None = None,
+    ) -> None:
+        from eee.dvc.objects import ObjectFinder
+
+        bare = git("rev-parse", "--is-bare-repository", cwd=cwd, check=False).strip() == b"true"
+        root = None if bare else Path(toplevel(cwd))
+        self.finder = ObjectFinder(root, remote=remote, remote_name=remote_name, dvc_dir=dvc_dir)
+        self.remote = remote
+        self.head = GitTree(cwd, head)
+
+    def known(self, sidecar: str) -> list[tuple[str, Any]]:
+        """The sidecar committed to git at the audited head (after its ``sidecar-to-git``)."""
+        if self.head.git_size(sidecar) is None:
+            return []
+        return [(f"the sidecar in git at {self.head.short}", lambda: self.head.chunks(sidecar))]
+
+    def findings(self, tree: Tree, pointers: list[str], where: Callable[[str], str]) -> list[Finding]:
+        from eee.rules.objects import object_findings
+
+        found = object_findings(tree, pointers, self.finder, where, self.known, publish=self.remote)
+        if self.remote:
+            return found
+        # without the remote, a pointer is judged by what this clone holds: none of it is no finding
+        return [f for f in found if not (f.check == "pointer-unverified" and "could not be checked" in f.message)]
+
+
+def audit(
+    start: str | None,
+    end: str,
+    cwd: Path,
+    anchor: str | None = None,
+    *,
+    remote_objects: bool = False,
+    dvc_remote: str | None = None,
+    dvc_dir: Path | None = None,
+    not_remote: str | None = None,
+) -> Summary:
     """The commits of ``start..end``; the trust anchor (``anchor``, else ``$EEE_AUDIT_ANCHOR``)
     must be an ancestor of ``end`` (see :mod:`eee.rules.history`).
 
@@ -195,16 +280,23 @@ def audit(start: str | None, end: str, cwd: Path, anchor: str | None = None) -> 
     are the actions a committed record allows. A change of an accepted file in a commit not
     yet published (not reachable from the anchor, the upstream or a remote branch:
     :mod:`eee.git.published`) whose file no published commit holds is still an error, with
-    the way to fold it into the commit that added the file."""
+    the way to fold it into the commit that added the file.
+
+    The objects of the DVC pointers each commit adds are checked with what this clone holds
+    (:class:`Objects`); ``remote_objects``: on the store's DVC remote too (``dvc_remote``: its
+    name; ``dvc_dir``: the DVC folder whose config names it), where each must be.
+    ``not_remote``: leave out the commits that remote's tracking branches hold (a push to a
+    new branch)."""
     try:
         git_dir(cwd)
     except GitError:
         return Summary([], fatal=f"{cwd} is not a git repository: the audit reads commits")
     try:
         head = verify_commit(end, cwd, "--to")
-        commits = rev_list(start, end, cwd)
+        commits = rev_list(start, end, cwd, not_remote=not_remote)
     except GitError as exc:
         return Summary([], fatal=f"cannot list commits: {exc}")
+    objects = Objects(cwd, head, remote_objects, dvc_remote, dvc_dir)
     results = []
     trust = anchor_from(anchor)
     history = anchor_findings(trust, head, cwd) + replacement_findings(cwd)
@@ -215,7 +307,7 @@ def audit(start: str | None, end: str, cwd: Path, anchor: str | None = None) -> 
     settled = Settled(ledger_at(cwd, head))
     for info in commits:
         judge = _judge(published, head, info.parent, cwd) if info.commit in unpublished else None
-        found, suppressed = audit_commit(info.commit, info.parent, cwd, info.parents, head, judge)
+        found, suppressed = audit_commit(info.commit, info.parent, cwd, info.parents, head, judge, objects)
         findings = without_flagged(found, (info.commit, head), cwd, in_commit(info.commit, cwd))
         findings = unsettled(findings, settled, _rel)
         findings = with_committed_hints(findings, _rel, cwd)

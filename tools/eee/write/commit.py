@@ -243,6 +243,27 @@ class Transaction:
         self._log([{"file": rel, "sha256": _sha256((self.root / rel).read_bytes())} for rel in done])
         self._stage(done)
 
+    def remove(self, rels: list[str]) -> None:
+        """Delete files of the store (a DVC pointer replaced by its sidecar, a ``.gitignore``
+        left empty): each is kept first as a blob in git's object store and journaled with its
+        index entry, so that a rollback (or the next run, after a kill) puts it back; the
+        deletion is staged when the transaction stages."""
+        present = [rel for rel in rels if self._target(rel).is_file() and not self._target(rel).is_symlink()]
+        if not present:
+            return
+        before = _index_entries(self.root, present) if self.stage else {}
+        lines: list[dict[str, Any]] = []
+        for rel in present:
+            restore = cli.git("hash-object", "-w", "--no-filters", "--", rel, cwd=self.root).decode().strip()
+            line: dict[str, Any] = {"file": rel, "sha256": None, "restore": restore, "removed": True}
+            if self.stage:
+                line["index"] = before.get(rel)
+            lines.append(line)
+        self._log(lines)
+        for rel in present:
+            os.unlink(self.root / rel)
+        self._stage(present)
+
     def _stage(self, rels: list[str]) -> None:
         """Mark ``rels`` to be staged: all at once, at the next commit or at the end (one
         rewrite of the index per commit, however many files and writes)."""
@@ -257,7 +278,8 @@ class Transaction:
         """Stage what :meth:`_stage` marked (``git update-index``: literal paths, never pathspecs)."""
         if not self._pending:
             return
-        proc = cli.run("update-index", "--add", "-z", "--stdin", cwd=self.root, input=_nul(self._pending))
+        # --remove: a file the run deleted (Transaction.remove) leaves the index too
+        proc = cli.run("update-index", "--add", "--remove", "-z", "--stdin", cwd=self.root, input=_nul(self._pending))
         if proc.returncode != 0:
             said = proc.stderr.decode(errors="replace").strip()
             raise refusal(f"git could not stage {self._pending[0]}: {said}", check="git")
@@ -281,8 +303,12 @@ class Transaction:
         base = cli.resolve("HEAD^{commit}", self.root)
         changes = {c.path: c for c in cli.staged_changes(self.root, head=base is not None)}
         entries = []
+        deleted = []
         for rel in paths:
             change = changes.get(rel)
+            if change is not None and change.status == "D" and not (self.root / rel).exists():
+                deleted.append(rel)  # a deletion this run (or the user) staged
+                continue
             if change is None or change.status == "D":
                 raise refusal(f"{rel} is not staged", f"git add {rel}", check="git")
             entries.append((change.new_mode, change.new_blob, rel))
@@ -299,6 +325,8 @@ class Transaction:
                 cli.git("read-tree", base, cwd=self.root, env=env)
             info = b"".join(f"{mode} {blob}\t".encode() + _nul([rel]) for mode, blob, rel in entries)
             cli.git("update-index", "--add", "-z", "--index-info", cwd=self.root, env=env, input=info)
+            if deleted:
+                cli.git("update-index", "--force-remove", "-z", "--stdin", cwd=self.root, env=env, input=_nul(deleted))
             if cli.resolve("HEAD^{commit}", self.root) != base:
                 raise refusal("the branch moved while the commit was prepared", "run the command again")
             proc = cli.commit(message, cwd=self.root, index_file=index_file)
@@ -372,6 +400,8 @@ def _undo(root: Path, entries: list[dict[str, Any]], stage: bool) -> list[str]:
         elif "file" in entry:
             known = files.setdefault(entry["file"], dict(entry))
             known["sha256"] = entry.get("sha256")  # the last line says what was written
+            if "removed" in entry:
+                known["removed"] = entry["removed"]
     done: list[str] = []
     index: list[str] = []
     for rel, entry in reversed(files.items()):
@@ -381,6 +411,20 @@ def _undo(root: Path, entries: list[dict[str, Any]], stage: bool) -> list[str]:
             done.append(f"left: {rel}: {exc}")
             continue
         if not os.path.lexists(path):
+            if entry.get("removed") and entry.get("restore"):  # a file the run deleted: put back
+                with cli.BatchReader(root) as objects:
+                    content = objects.blob(entry["restore"])
+                if content is None:
+                    done.append(f"left: {rel}: its content {entry['restore']} is not in git's object store")
+                    continue
+                make_folders(root, rel.rpartition("/")[0])
+                write_new(path, content)
+                done.append(f"undone: {rel} put back")
+                if stage:
+                    index.append(rel)
+            continue
+        if entry.get("removed"):
+            done.append(f"left: {rel}: it was deleted by the run, and is there again")
             continue
         if not path.is_file():
             done.append(f"left: {rel} is not a regular file")
@@ -490,8 +534,10 @@ def _line_problem(root: Path, line: dict[str, Any]) -> str | None:
     if keys == {"folder"}:
         return _path_problem(root, line["folder"])
     if "file" in keys:
-        if not keys <= {"file", "sha256", "restore", "index"} or "sha256" not in keys:
-            return "is not a file line (file, sha256[, restore, index])"
+        if not keys <= {"file", "sha256", "restore", "index", "removed"} or "sha256" not in keys:
+            return "is not a file line (file, sha256[, restore, index, removed])"
+        if "removed" in keys and (line["removed"] is not True or not line.get("restore")):
+            return "has a removed that is not true with the content it restores"
         sha, restore, index = line["sha256"], line.get("restore"), line.get("index")
         if sha is not None and not (isinstance(sha, str) and _HEX64.fullmatch(sha)):
             return "has a sha256 that is not 64 hex digits"

@@ -95,24 +95,43 @@ def check(root: Path | None, records: list[NewRecord]) -> tuple[list[Finding], l
 
 def write(tx: Transaction, records: list[NewRecord]) -> None:
     """Write ``records`` into the transaction ``tx`` (exclusively: never over a file), each
-    record staged, each sidecar added by the store's rule (:mod:`eee.write.samples`:
-    checked against its record, put in DVC with its pointer, the pointer and ``.gitignore``
-    staged). Raises OSError (a file that exists, a failed write) or Refused (DVC's refusal);
-    the transaction takes back what was written."""
-    from eee.store.paths import POINTER_SUFFIX
+    record staged, each sidecar placed by the store's rule (:mod:`eee.write.samples`: checked
+    against its record, then up to HEAD's ``sidecar_git_max_bytes`` staged in git, above it
+    put in DVC with its pointer, the pointer and ``.gitignore`` staged). Raises OSError (a
+    file that exists, a failed write) or Refused (DVC's refusal, unusable settings); the
+    transaction takes back what was written."""
     from eee.write import samples
 
-    tx.write([(record.rel, record.data) for record in records])
     sidecars = [
         (r.sidecar_rel, r.sidecar_data) for r in records if r.sidecar_rel is not None and r.sidecar_data is not None
     ]
-    if not sidecars:
+    current = samples.store_settings(tx.root) if sidecars else None
+    to_git = [(rel, data) for rel, data in sidecars if current is not None and samples.in_git(len(data), current)]
+    to_dvc = [(rel, data) for rel, data in sidecars if (rel, data) not in to_git]
+    tx.write([(record.rel, record.data) for record in records] + to_git)
+    if not to_dvc:
         return
-    tx.write(sidecars, stage=False)
-    pointers = [rel + POINTER_SUFFIX for rel, _ in sidecars]
-    ignores = sorted({f"{rel.rpartition('/')[0]}/.gitignore" for rel, _ in sidecars})
-    with tx.others(new=pointers, changed=ignores):
-        samples.add_many([tx.root / rel for rel, _ in sidecars], stage=False, root=tx.root)
+    tx.write(to_dvc, stage=False)
+    paths = [tx.root / rel for rel, _ in to_dvc]
+    problem = samples.dvc_problem(tx.root)
+    if problem:
+        from eee.reporting.findings import refusal
+
+        raise refusal(problem, check="dvc")
+    samples.check_pairs(paths, tx.root)
+    assert current is not None
+    samples.place(tx, paths, current)
+
+
+def needs_dvc(root: Path, records: list[NewRecord]) -> bool:
+    """Whether placing ``records`` puts a sidecar in DVC (one above HEAD's threshold)."""
+    from eee.write import samples
+
+    sizes = [len(r.sidecar_data) for r in records if r.sidecar_data is not None]
+    if not sizes:
+        return False
+    current = samples.store_settings(root)
+    return any(not samples.in_git(size, current) for size in sizes)
 
 
 def existing(root: Path, records: list[NewRecord]) -> list[str]:

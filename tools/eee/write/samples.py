@@ -1,8 +1,12 @@
-"""Per-sample sidecars in DVC: add (checked against the aggregate, then written to DVC's
-cache with its pointer, and staged), push and pull.
+"""Per-sample sidecars placed by the store's rule: add (checked against the aggregate, then
+kept in git up to the store's ``sidecar_git_max_bytes``, or written to DVC's cache with its
+pointer above it, and staged), push and pull (of those in DVC).
 
-The aggregate record is the contract: before a sidecar enters DVC the pair must validate
-(its path, sha256 and row count are what the record declares). The DVC side is
+The placement rule is one: :func:`in_git` (the settings of HEAD, :mod:`eee.store.settings`);
+``eee samples add``, ``eee convert``, ``supersede``/``resolve --outcome corrected`` and
+``eee import`` place sidecars through here (:mod:`eee.write.placement`). The aggregate
+record is the contract: before a sidecar is placed the pair must validate (its path,
+sha256 and row count are what the record declares). The DVC side is
 :mod:`eee.dvc.store`: DVC's own libraries, without loading the repository's index, so a
 command costs what it touches, not the number of sidecars in the store. ``dvc()`` runs
 stock DVC as a subprocess of this interpreter (``python -m dvc``) for the pipeline.
@@ -16,13 +20,19 @@ import shlex
 import subprocess
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING, NamedTuple
 
 from eee.dvc.store import DvcStore, Target, Transfer, pointers_under, read_pointer
 from eee.git.cli import GitError, toplevel
 from eee.reporting.findings import Finding, Refused, refusal
+from eee.store import settings
 from eee.store.paths import POINTER_SUFFIX, SIDECAR_SUFFIX, record_path_for_sidecar
+from eee.store.settings import Settings
 from eee.store.tree import WorkTree
 from eee.validation.validate import validate_tree
+
+if TYPE_CHECKING:
+    from eee.write.commit import Transaction
 
 
 def dvc(*args: str, cwd: Path, capture: bool = True) -> subprocess.CompletedProcess[str]:
@@ -70,25 +80,58 @@ def dvc_problem(root: Path) -> str | None:
     return None
 
 
-def add(sidecar: Path, stage: bool = True, root: Path | None = None) -> Path:
-    """Check, add to DVC and stage one sidecar; returns its pointer path."""
+class Placed(NamedTuple):
+    """Where ``eee samples add`` put one sidecar: in git (``pointer`` None), or in DVC with its
+    pointer; ``replaced``: a DVC pointer was replaced by the file (``sidecar-to-git``)."""
+
+    sidecar: Path
+    pointer: Path | None = None
+    replaced: bool = False
+
+    @property
+    def in_git(self) -> bool:
+        return self.pointer is None
+
+
+def store_settings(root: Path) -> Settings:
+    """The settings the tools place sidecars by: HEAD's (the defaults before the first commit);
+    Refused (``settings``) when HEAD's file cannot be used."""
+    from eee.git.cli import has_commit
+
+    try:
+        return settings.of_commit(root, "HEAD") if has_commit("HEAD", root) else settings.DEFAULTS
+    except settings.SettingsProblem as exc:
+        from eee.rules.commit import settings_finding
+
+        raise Refused(settings_finding(exc, "HEAD")) from None
+
+
+def in_git(size: int, current: Settings) -> bool:
+    """The one placement rule (:func:`eee.store.settings.git_keeps`): git up to
+    ``sidecar_git_max_bytes``, DVC above it."""
+    return settings.git_keeps(size, current)
+
+
+def add(sidecar: Path, stage: bool = True, root: Path | None = None) -> Placed:
+    """Check, place and stage one sidecar (see :func:`add_many`)."""
     return add_many([sidecar], stage, root)[0]
 
 
-def add_many(sidecars: list[Path], stage: bool = True, root: Path | None = None) -> list[Path]:
-    """Check every sidecar against its record, then put them in DVC's cache with their
-    pointers (what ``dvc add`` writes, :mod:`eee.dvc.store`); with ``stage``, in a
-    transaction of :mod:`eee.write.commit` that stages the pointers and ``.gitignore``
-    entries (or takes them back); returns the pointer paths. Nothing enters DVC unless
-    every check passes.
+def add_many(sidecars: list[Path], stage: bool = True, root: Path | None = None) -> list[Placed]:
+    """Check every sidecar against its record, then place each by the store's rule: up to
+    HEAD's ``sidecar_git_max_bytes`` in git (staged as a plain file; a DVC pointer beside it,
+    which must track exactly this file, is replaced by it: ``sidecar-to-git``, and its line
+    of the folder's ``.gitignore`` goes), above it in DVC's cache with its pointer (what
+    ``dvc add`` writes, :mod:`eee.dvc.store`). One transaction of :mod:`eee.write.commit`
+    does it (with ``stage``, the sidecars, pointers, deletions and ``.gitignore`` files
+    staged), or takes it all back. Nothing is placed unless every check passes.
 
-    Nothing here reads the store's other pointers: the cost is the sidecars' own.
-    """
+    Nothing here reads the store's other pointers: the cost is the sidecars' own."""
     sidecars = [Path(s) for s in sidecars]
     for sidecar in sidecars:
         if not sidecar.name.endswith(SIDECAR_SUFFIX):
             raise refusal(f"not a sidecar (expected <uuid>{SIDECAR_SUFFIX})", file=str(sidecar), check="sidecar")
-        if not sidecar.is_file():
+        if not sidecar.is_file() or sidecar.is_symlink():
             raise refusal("no such file", file=str(sidecar), check="sidecar")
     if not sidecars:
         return []
@@ -96,19 +139,77 @@ def add_many(sidecars: list[Path], stage: bool = True, root: Path | None = None)
         root = root or toplevel(sidecars[0].parent)
     except GitError:
         raise refusal("not inside a git work tree (the store)", file=str(sidecars[0]), check="sidecar") from None
-    problem = dvc_problem(root)
-    if problem:
-        raise refusal(problem, check="dvc")
+    current = store_settings(root)
+    to_git = [s for s in sidecars if in_git(s.stat().st_size, current)]
+    to_dvc = [s for s in sidecars if s not in to_git]
+    if to_dvc:
+        problem = dvc_problem(root)
+        if problem:
+            raise refusal(problem, check="dvc")
     check_pairs(sidecars, root)
-    if not stage:
-        return _into_dvc(sidecars, root)
     from eee.write.commit import transaction
 
-    rels = [_rel(s, root) for s in sidecars]
-    with transaction(root) as tx:
+    with transaction(root, stage=stage) as tx:
+        return place(tx, sidecars, current)
+
+
+def place(tx: Transaction, sidecars: list[Path], current: Settings) -> list[Placed]:
+    """Place the sidecars (files of the work tree, checked against their records) in the
+    transaction ``tx`` by the rule: :func:`into_git` up to ``current``'s threshold, DVC's cache
+    and a pointer above it (journaled and staged as files DVC writes for the run)."""
+    root = tx.root
+    to_git = [s for s in sidecars if in_git(s.stat().st_size, current)]
+    to_dvc = [s for s in sidecars if s not in to_git]
+    placed = {s: p for s, p in zip(to_git, into_git(tx, [_rel(s, root) for s in to_git]), strict=True)}
+    if to_dvc:
+        rels = [_rel(s, root) for s in to_dvc]
         ignores = sorted({f"{rel.rpartition('/')[0]}/.gitignore" for rel in rels})
         with tx.others(new=[rel + POINTER_SUFFIX for rel in rels], changed=ignores):
-            return _into_dvc(sidecars, root)
+            for s, pointer in zip(to_dvc, _into_dvc(to_dvc, root), strict=True):
+                placed[s] = Placed(s, pointer)
+    return [placed[s] for s in sidecars]
+
+
+def into_git(tx: Transaction, rels: list[str]) -> list[Placed]:
+    """Keep the sidecars ``rels`` (in the work tree) in git, in the transaction ``tx``: each
+    staged as a file, its line in the folder's ``.gitignore`` removed (the file removed when
+    nothing else is left in it), and a DVC pointer beside it deleted (the caller checked that
+    it tracks this very file: ``sidecar-to-git``)."""
+    root = tx.root
+    by_folder: dict[str, list[str]] = {}
+    for rel in rels:
+        by_folder.setdefault(rel.rpartition("/")[0], []).append(rel.rpartition("/")[2])
+    for folder, names in by_folder.items():
+        ignore = f"{folder}/.gitignore"
+        path = root / ignore
+        if not path.is_file() or path.is_symlink():
+            continue
+        lines = path.read_text(encoding="utf-8", errors="surrogateescape").splitlines()
+        listed = {f"/{n}" for n in names} | set(names)
+        kept = [line for line in lines if line.strip() not in listed]
+        if kept == lines:
+            continue
+        if any(line.strip() for line in kept):
+            with tx.others(new=[], changed=[ignore]):
+                _replace_text(path, "".join(f"{line}\n" for line in kept))
+        else:
+            tx.remove([ignore])
+    pointers = [rel + POINTER_SUFFIX for rel in rels if (root / (rel + POINTER_SUFFIX)).is_file()]
+    tx.remove(pointers)
+    with tx.others(new=[], changed=rels):  # the sidecars are there already: staged, or put back as they were
+        pass
+    return [Placed(root / rel, None, rel + POINTER_SUFFIX in pointers) for rel in rels]
+
+
+def _replace_text(path: Path, text: str) -> None:
+    from eee.store.fsutil import replace_file, write_new
+
+    tmp = path.with_name(f".{path.name}.{os.urandom(6).hex()}.tmp")
+    write_new(tmp, text.encode("utf-8", "surrogateescape"))
+    try:
+        replace_file(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
 
 
 def _into_dvc(sidecars: list[Path], root: Path) -> list[Path]:
