@@ -13,7 +13,6 @@ the key and the fix, and the defaults are never silently taken in its place.
 
 from __future__ import annotations
 
-import difflib
 from typing import Any, NamedTuple
 
 from eee.store.limits import EVENT_MAX_BYTES
@@ -87,6 +86,8 @@ def parse(text: str) -> Settings:
     for key, value in doc.items():
         setting = BY_KEY.get(key) if isinstance(key, str) else None
         if setting is None:
+            import difflib  # lazy: only for a misspelt key (the hooks import this module)
+
             close = difflib.get_close_matches(str(key), BY_KEY, n=1)
             hint = f"did you mean {close[0]!r}?" if close else _known()
             raise SettingsProblem(f"unknown setting {key!r}", f"$.{key}", hint)
