@@ -377,9 +377,7 @@ def test_the_governance_card_prints_the_table_the_code_declares() -> None:
         lines = [line for line in block.group(1).splitlines() if line.startswith("| ")][2:]
         return [[cell.strip() for cell in line.strip("|").split(" | ")] for line in lines]
 
-    assert rows("authority") == [
-        [f"`{a.act}`", a.role, a.what + (f"; {a.own}" if a.own else "")] for a in AUTHORITY
-    ]
+    assert rows("authority") == [[f"`{a.act}`", a.role, a.what + (f"; {a.own}" if a.own else "")] for a in AUTHORITY]
     assert rows("protected") == [
         [f"`{path}`", "the action of the event it holds" if act == EVENT_ACT else f"`{act}`"] for path, act in PROTECTED
     ]
@@ -391,5 +389,8 @@ def test_every_action_and_protected_act_has_a_role() -> None:
     assert {a.name for a in ACTIONS} <= set(AUTHORITY_BY_ACT)
     assert {act for _, act in PROTECTED if act != EVENT_ACT} <= set(AUTHORITY_BY_ACT)
     assert act_of_path("governance/roles.yaml") == "roles" and act_of_path(".github/CODEOWNERS") == "roles"
-    assert act_of_path(".github/workflows/audit.yml") == "forge" and act_of_path("schemas/registry.json") == "release-schema"
+    assert (
+        act_of_path(".github/workflows/audit.yml") == "forge"
+        and act_of_path("schemas/registry.json") == "release-schema"
+    )
     assert act_of_path("data/a/b/c/x.json") == "add" and act_of_path("README.md") is None
