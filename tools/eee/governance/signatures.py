@@ -75,6 +75,10 @@ class Verifier:
         self._blobs: dict[str, tuple[str | None, str | None]] = {}
         self._signatures: dict[tuple[str, bytes], Signature] = {}
 
+    def preload(self, revs: Iterable[str]) -> None:
+        """Learn which of ``revs`` hold roles, in one git call."""
+        self._blob_ids(revs)
+
     def _blob_ids(self, revs: Iterable[str]) -> None:
         asked = [r for r in dict.fromkeys(revs) if r not in self._blobs]
         if not asked:

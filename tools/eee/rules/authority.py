@@ -57,6 +57,7 @@ from eee.git.cli import (
     GitError,
     Signature,
     authors,
+    batch_check,
     commit_changes,
     ident,
     is_ancestor,
@@ -198,9 +199,17 @@ class Judge:
         self.genesis: str | None = None
 
     def prepare(self, commits: list[CommitInfo]) -> None:
-        """Read the authors of ``commits`` and verify, in one git call per set of signers, the
-        signatures the audit will ask about."""
+        """Read the authors of ``commits``, which of them (and their parents) hold roles and
+        settings (one ``cat-file --batch-check``), and verify, in one git call per set of
+        signers, the signatures the audit will ask about."""
         self._authors.update(authors([c.commit for c in commits], self.cwd))
+        revs = list(dict.fromkeys([r for c in commits for r in (c.commit, *c.parents)]))
+        self.verifier.preload(revs)
+        names = [f"{r}:{settings_mod.SETTINGS_PATH}" for r in revs if r not in self._settings]
+        found = batch_check(names, self.cwd) if names else {}
+        for r in revs:
+            if r not in self._settings and f"{r}:{settings_mod.SETTINGS_PATH}" not in found:
+                self._settings[r] = settings_mod.DEFAULTS  # no settings file: the defaults, no tree read
         pairs = [(c.commit, c.parent) for c in commits if c.parent is not None and self.verifier.has_roles(c.parent)]
         self.verifier.prefetch(pairs)
 
@@ -216,8 +225,8 @@ class Judge:
             try:
                 with GitTree(self.cwd, rev) as tree:
                     self._settings[rev] = settings_mod.read(tree)
-            except settings_mod.SettingsProblem:
-                self._settings[rev] = settings_mod.DEFAULTS._replace(require_signed_commits=True)  # broken: strict
+            except settings_mod.SettingsProblem:  # the settings' own rules report it; no setting is taken from it
+                self._settings[rev] = settings_mod.DEFAULTS
         return self._settings[rev]
 
     # -- one commit --
@@ -679,7 +688,7 @@ def requirement(
             with GitTree(root, at) as tree:
                 strict = settings_mod.read(tree).require_signed_commits
         except settings_mod.SettingsProblem:
-            strict = True
+            strict = False  # the settings' own rules report it
     needed = needing_a_role(acts) if current is not None else []
     genesis = adds_roles and current is None
     return Requirement(
@@ -772,12 +781,11 @@ def gate_findings(root: Path, changes: list[Change], tree: Tree) -> list[Finding
         c for c in changes if c.status == "A" and c.path.startswith((EVENTS_DIR + "/", IMPORTS_DIR + "/"))
     ]
     touched = {c.path for c in changes if c.path in ROLES_FILES}
-    if not governance_files and not touched and not needing_a_role(acts):
-        # the common commit (records only): signatures matter only where the settings require them
-        from eee.git.cli import batch_check
-
-        if f"HEAD:{settings_mod.SETTINGS_PATH}" not in batch_check([f"HEAD:{settings_mod.SETTINGS_PATH}"], root):
-            return []
+    settings_at_head = f"HEAD:{settings_mod.SETTINGS_PATH}"
+    if not (governance_files or touched or needing_a_role(acts)) and settings_at_head not in batch_check(
+        [settings_at_head], root
+    ):
+        return []  # the common commit (records only): signatures matter only where the settings require them
     out: list[Finding] = []
     new_roles = roles_mod.read(tree) if touched else None
     out += roles_findings(new_roles, lambda p: p, touched)

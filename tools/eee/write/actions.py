@@ -36,6 +36,7 @@ from eee.governance.events import (
 from eee.governance.history import entered
 from eee.governance.index import PrefixProblem, RecordIndex, resolve_uuid
 from eee.governance.relations import derived_from
+from eee.governance.signatures import commit_signers
 from eee.governance.status import Ledger
 from eee.reporting.findings import Finding, Refused, refusal
 from eee.reporting.shown import command
@@ -465,9 +466,20 @@ def status(root: Path, record: str) -> dict[str, Any]:
     rel = index.path(record)
     state = ledger.state(record).to_dict()
     history = []
-    for event in state.pop("history"):
+    events = state.pop("history")
+    signers = commit_signers(root, [c for e in events if (c := ledger.entry(e).commit)])
+    for event in events:
         entry = ledger.entry(event)
-        history.append({**event, "commit": entry.commit, "uncommitted": entry.commit is None})
+        signer = signers.get(entry.commit) if entry.commit else None
+        history.append(
+            {
+                **event,
+                "commit": entry.commit,
+                "uncommitted": entry.commit is None,
+                "signed_by": signer,
+                "verified": bool(signer),
+            }
+        )
     problems = [{"event": e.get("id"), "message": p.message} for e, p in ledger.problems if record in _named(e)]
     return {
         "record": record,

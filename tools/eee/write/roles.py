@@ -180,13 +180,10 @@ def apply(
 ) -> dict[str, Any]:
     """Write (and with ``commit`` commit) a plan; refused before anything is written when the
     commit would need a signature that is not configured or a role the key does not hold."""
-    from eee.git.cli import has_commit
-
     files: dict[str, bytes] = plan["files"]
     acts = [Act("roles", rel) for rel in files]
-    genesis_roles = plan["roles"]
-    head_has_roles = has_commit("HEAD", root) and roles_mod.read(_head_tree(root)) is not None
-    req = requirement(root, acts, adds_roles=not head_has_roles, roles=genesis_roles)
+    # the first roles (HEAD has none) are the genesis: signed by a maintainer they list themselves
+    req = requirement(root, acts, adds_roles=True, roles=plan["roles"])
     result: dict[str, Any] = {
         **plan["change"],
         "files": sorted(files),
@@ -210,9 +207,3 @@ def apply(
             result["commit"] = tx.commit([subject, "Roles: " + ", ".join(sorted(files)) + "."])
             result["committed"] = True
     return result
-
-
-def _head_tree(root: Path) -> Any:
-    from eee.store.tree import GitTree
-
-    return GitTree(root, "HEAD")
