@@ -24,10 +24,20 @@ from eee.store.staged import index_tree, staged
 
 
 def main(argv: list[str]) -> int:
-    from eee.rules.authority import gate_findings
-
     root = Path.cwd()  # hooks run at the repository's top level
     changes = staged(root)
     if not changes:
         return 0
-    return emit(gate_findings(Path(root), changes, index_tree(root)))
+    from eee.governance import act_of_path
+
+    if all(act_of_path(c.path) in (None, "add") for c in changes):
+        # records only (the common commit): only a setting can ask for a signature, and only
+        # where the store has settings; the rules' module is not even imported otherwise
+        from eee.git.cli import batch_check
+        from eee.store.settings import SETTINGS_PATH
+
+        if f"HEAD:{SETTINGS_PATH}" not in batch_check([f"HEAD:{SETTINGS_PATH}"], root):
+            return 0
+    from eee.rules.authority import gate_findings
+
+    return emit(gate_findings(root, changes, index_tree(root)))

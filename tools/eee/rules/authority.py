@@ -109,8 +109,31 @@ def _event(read: Callable[[str], bytes | None], path: str) -> dict[str, Any] | N
         return None
 
 
-def acts_of(changes: Iterable[Change], read: Callable[[str], bytes | None]) -> list[Act]:
+class Events:
+    """Events parsed once per blob: through the git directory's cache of parsed events (the
+    ledger's, :class:`eee.governance.events.EventCache`, keyed by blob id), else parsed here."""
+
+    def __init__(self, cwd: Path | None = None) -> None:
+        from eee.governance.events import EventCache, git_dir_of
+
+        self.cache = EventCache(git_dir_of(cwd) if cwd is not None else None)
+        self.memo: dict[str, dict[str, Any] | None] = {}
+
+    def get(self, change: Change, read: Callable[[str], bytes | None]) -> dict[str, Any] | None:
+        key = f"b:{change.new_blob}"
+        if key not in self.memo:
+            found = self.cache.get(key)
+            if found is None:
+                found = _event(read, change.path)
+                if found is not None:
+                    self.cache.put(key, found)
+            self.memo[key] = found
+        return self.memo[key]
+
+
+def acts_of(changes: Iterable[Change], read: Callable[[str], bytes | None], events: Events | None = None) -> list[Act]:
     """The acts of ``changes`` (``read(path)``: the bytes a change left, for the events)."""
+    events = events if events is not None else Events()
     out: list[Act] = []
     for c in changes:
         act = act_of_path(c.path)
@@ -119,7 +142,7 @@ def acts_of(changes: Iterable[Change], read: Callable[[str], bytes | None]) -> l
         if act == EVENT_ACT:
             record = None
             if c.status in ("A", "M", "T") and file_kind(c.path) == EVENT and c.path.endswith(EVENT_SUFFIX):
-                event = _event(read, c.path) if c.status == "A" else None
+                event = events.get(c, read) if c.status == "A" else None
                 if event is not None:
                     action, named = event.get("action"), event.get("record")
                     act = action if isinstance(action, str) and action in AUTHORITY_BY_ACT else EVENT_ACT
@@ -196,6 +219,7 @@ class Judge:
         self._authors: dict[str, tuple[str, str]] = {}
         self._settings: dict[str, settings_mod.Settings] = {}
         self.before_roles: list[tuple[str, int]] = []  # (commit, governance files) judged while no roles existed
+        self.events = Events(self.cwd)
         self.genesis: str | None = None
 
     def prepare(self, commits: list[CommitInfo]) -> None:
@@ -239,7 +263,7 @@ class Judge:
         where = tree.display
         read = _read(tree)
         mine = [c for c in changes if own is None or own(c)]
-        acts = acts_of(mine, read)
+        acts = acts_of(mine, read, self.events)
         parent = info.parent
         before = self.verifier.roles(parent)
         out: list[Finding] = []
@@ -247,7 +271,7 @@ class Judge:
         touched = {c.path for c in mine if c.path in ROLES_FILES}
         if touched:
             out += roles_findings(roles_mod.read(tree), where, touched)
-        genesis = before is None and tree.exists(ALLOWED_SIGNERS)
+        genesis = before is None and self.verifier.has_roles(info.commit)
         verified: Verified | None = None
         if before is not None:
             verified = self.verifier.verify(info.commit, parent)
@@ -268,7 +292,7 @@ class Judge:
             out += self._judged(info, acts, before, verified, parent, where, "")
         out += self._signed_required(info, parent, before, verified, where, genesis)
         author = self.author(info.commit)
-        out += actor_findings(mine, read, author, verified, before, where)
+        out += actor_findings(mine, read, author, verified, before, where, self.events)
         if len(info.parents) > 1:
             out += self._merge(info, where)
         return out
@@ -429,7 +453,7 @@ class Judge:
                 continue
             with GitTree(self.cwd, other.commit) as tree:
                 own = _own_of_merge(other, self.cwd) if len(other.parents) > 1 else None
-                acts = acts_of([c for c in changes if own is None or own(c)], _read(tree))
+                acts = acts_of([c for c in changes if own is None or own(c)], _read(tree), self.events)
             verified = self.verifier.verify(other.commit, first)
             brought = f"brought in by the merge from {other.commit[:10]} ({other.subject.strip()[:60]}): "
             if roles is not None:
@@ -475,8 +499,10 @@ def actor_findings(
     verified: Verified | None,
     roles: Roles | None,
     where: Where,
+    events: Events | None = None,
 ) -> list[Finding]:
     """Every added event's and import manifest's actor is who committed it (the module docstring)."""
+    events = events if events is not None else Events()
     out = []
     for c in changes:
         if c.status != "A":
@@ -485,7 +511,7 @@ def actor_findings(
         is_manifest = c.path.startswith(IMPORTS_DIR + "/") and c.path.endswith(MANIFEST_SUFFIX)
         if not (is_event or is_manifest):
             continue
-        doc = _event(read, c.path) if is_event else _manifest(read, c.path)
+        doc = events.get(c, read) if is_event else _manifest(read, c.path)
         actor = doc.get("actor") if isinstance(doc, dict) else None
         if not isinstance(actor, dict):
             continue  # the schema rules say what is wrong with it
@@ -776,7 +802,8 @@ def gate_findings(root: Path, changes: list[Change], tree: Tree) -> list[Finding
     signed commits, or the first roles are added), that signing is configured and its key
     holds the role. The signature itself is the audit's: a hook cannot see it."""
     read = _read(tree)
-    acts = acts_of(changes, read)
+    events = Events(root)
+    acts = acts_of(changes, read, events)
     governance_files = [
         c for c in changes if c.status == "A" and c.path.startswith((EVENTS_DIR + "/", IMPORTS_DIR + "/"))
     ]
@@ -797,7 +824,7 @@ def gate_findings(root: Path, changes: list[Change], tree: Tree) -> list[Finding
         verified = None
         if req.has_roles and req.signing.principal:
             verified = Verified(Signature("G", req.signing.principal, ""), req.signing.principal, req.signing.role)
-        out += actor_findings(governance_files, read, me, verified, Verifier(root).roles("HEAD"), lambda p: p)
+        out += actor_findings(governance_files, read, me, verified, Verifier(root).roles("HEAD"), lambda p: p, events)
     if not req.signed:
         return out
     first = req.acts[0].path if req.acts else ALLOWED_SIGNERS if req.genesis else settings_mod.SETTINGS_PATH
