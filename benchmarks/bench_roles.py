@@ -189,7 +189,9 @@ def main() -> int:
         print("the hook path's start (medians; the machine's noise is some ms)")
         print(f"  the other hooks:           {1000 * base:.0f} ms")
         print(f"  ... and the authority hook: {1000 * more:.0f} ms ({1000 * (more - base):+.0f} ms)")
-        print(f"  ... and its rules (a governance commit only): {1000 * rules:.0f} ms ({1000 * (rules - base):+.0f} ms)")
+        print(
+            f"  ... and its rules (a governance commit only): {1000 * rules:.0f} ms ({1000 * (rules - base):+.0f} ms)"
+        )
     return 0
 
 

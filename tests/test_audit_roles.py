@@ -404,3 +404,39 @@ def test_without_roles_the_actor_is_who_committed_it(tmp_path: Path, capsys) -> 
     assert f["file"] == f"{bad[:10]}:{path}"
     assert "Head Maintainer <head@example.org>" in f["message"] and f"{COLE[0]} <{COLE[1]}>" in f["message"]
     assert not _of(findings, "authority")
+
+
+def test_the_rules_hold_in_a_bare_repository_as_the_server_gate_calls_them(
+    store: dict[str, Any], tmp_path: Path
+) -> None:
+    """What the server gate calls (its pre-receive hook; issue 23 item 4): the same audit over
+    a bare repository's objects, with the old head as the anchor and no adoption without one."""
+    from eee.validation.audit import audit
+
+    repo = store["repo"]
+    bare = tmp_path / "served.git"
+    git(repo, "clone", "-q", "--bare", str(repo), str(bare))
+    old = git(repo, "rev-parse", "HEAD").stdout.strip()
+    path = event(repo, "retract", COLE)
+    new = sneak(repo, "a contributor retracts", COLE, store["cole"])
+    git(repo, "push", "-q", str(bare), "main:refs/heads/pushed")
+    summary = audit(old, new, bare, anchor=old, adopt_without_anchor=False)
+    found = [(f.check, f.file) for r in summary.results for f in r.findings if f.severity == "error"]
+    assert ("authority", f"{new[:10]}:{path}") in found
+    event(repo, "retract", MIA)
+    fine = sneak(repo, "the maintainer retracts", MIA, store["mia"])
+    git(repo, "push", "-q", str(bare), f"{fine}:refs/heads/fine")
+    summary = audit(new, fine, bare, anchor=new, adopt_without_anchor=False)
+    assert not [f for r in summary.results for f in r.findings if f.check in ("authority", "actor")]
+
+
+def test_a_crafted_author_is_shown_escaped(tmp_path: Path, capsys) -> None:
+    repo = make_store(tmp_path, hooks=False)
+    place_record(repo, load_example("aggregate", "valid", RECORD))
+    sneak(repo, "a record", COLE)
+    event(repo, "retract", ("Head Maintainer", "head@example.org"))
+    sneak(repo, "forged", ("Eve\x1b[2J\u202e", "eve@example.org"))
+    _, findings = _audit(repo, capsys)
+    (f,) = _of(findings, "actor")
+    assert "\x1b" not in f["message"] and "\u202e" not in f["message"]
+    assert "\\x1b" in f["message"] and "\\u202e" in f["message"]

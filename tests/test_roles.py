@@ -394,3 +394,38 @@ def test_every_action_and_protected_act_has_a_role() -> None:
         and act_of_path("schemas/registry.json") == "release-schema"
     )
     assert act_of_path("data/a/b/c/x.json") == "add" and act_of_path("README.md") is None
+
+
+def test_readers_show_who_signed_and_what_is_unverified(store: dict[str, Any], capsys) -> None:
+    repo = store["repo"]
+    _genesis(store, capsys)
+    _configure(repo, ("Test Contributor", "contributor@example.org"), None)
+    code, out, err = _run(
+        capsys, "dispute", FIXED_UUID, "--reason", "the split looks wrong", "--reference", "https://example.org/d/1",
+        "--commit", "--store", str(repo),
+    )  # fmt: skip
+    assert code == 0, out + err
+    _configure(repo, MIA, store["mia"])
+    assert (
+        eee(["resolve", FIXED_UUID, "--outcome", "retracted", "--reason", "it was", "--commit", "--store", str(repo)])
+        == 0
+    )
+    capsys.readouterr()
+    code, out, _ = _run(capsys, "status", FIXED_UUID, "--format", "json", "--store", str(repo))
+    history = json.loads(out)["history"]
+    assert [(h["action"], h["signed_by"]) for h in history] == [
+        ("dispute", None),
+        ("resolve", MIA[1]),
+        ("retract", MIA[1]),
+    ]
+    code, out, _ = _run(capsys, "status", FIXED_UUID, "--store", str(repo))
+    assert "(unverified)" in out and f"(signed: {MIA[1]})" in out
+    from eee.catalog.table import build
+
+    table, _ = build(repo)
+    counts = {r["unverified_events"] for r in table.to_pylist() if r["record_uuid"] == FIXED_UUID}
+    assert counts == {1}  # the dispute
+    from eee.site.generate import generate
+
+    page = next(p.content for p in generate(repo, None, {}).pages if p.src_uri == f"catalogue/records/{FIXED_UUID}.md")
+    assert page.count(f"(signed: {MIA[1]})") == 2 and page.count("(unverified)") == 1

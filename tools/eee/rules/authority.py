@@ -455,7 +455,7 @@ class Judge:
                 own = _own_of_merge(other, self.cwd) if len(other.parents) > 1 else None
                 acts = acts_of([c for c in changes if own is None or own(c)], _read(tree), self.events)
             verified = self.verifier.verify(other.commit, first)
-            brought = f"brought in by the merge from {other.commit[:10]} ({other.subject.strip()[:60]}): "
+            brought = f"brought in by the merge from {other.commit[:10]} ({_shown_subject(other.subject)}): "
             if roles is not None:
                 out += self._judged(other, acts, roles, verified, first, where, brought)
             if strict and not verified.principal:
@@ -470,6 +470,12 @@ class Judge:
                     )
                 )
         return out
+
+
+def _shown_subject(subject: str) -> str:
+    from eee.store.paths import escaped
+
+    return escaped(subject.strip()[:60], quote=False)
 
 
 def _own_of_merge(info: CommitInfo, cwd: Path) -> Callable[[Change], bool]:
@@ -517,16 +523,16 @@ def actor_findings(
             continue  # the schema rules say what is wrong with it
         name, email = actor.get("name"), actor.get("email")
         what = "event" if is_event else "import manifest"
-        named = f"{name} <{email}>"
+        named = _ident_text(name, email)
         if verified is not None and verified.principal and roles is not None:
             expected = roles.email(verified.principal) or ""
             if isinstance(email, str) and email.lower() == expected.lower() and name == author[0]:
                 continue
-            by = f"it is signed by {verified.principal} <{expected}> (committed as {author[0]} <{author[1]}>)"
+            by = f"it is signed by {verified.principal} <{expected}> (committed as {_ident_text(*author)})"
         else:
             if name == author[0] and isinstance(email, str) and email.lower() == author[1].lower():
                 continue
-            by = f"it was committed by {author[0]} <{author[1]}> (unsigned, or by a key the store does not know)"
+            by = f"it was committed by {_ident_text(*author)} (unsigned, or by a key the store does not know)"
         out.append(
             Finding(
                 where(c.path),
@@ -538,6 +544,14 @@ def actor_findings(
             )
         )
     return out
+
+
+def _ident_text(name: object, email: object) -> str:
+    """``Name <email>`` as a message shows it: what a commit or an event says is input, its
+    control and bidirectional characters escaped, at most 200 characters each."""
+    from eee.store.paths import escaped
+
+    return f"{escaped(str(name)[:200], quote=False)} <{escaped(str(email)[:200], quote=False)}>"
 
 
 def _manifest(read: Callable[[str], bytes | None], path: str) -> dict[str, Any] | None:
