@@ -429,3 +429,22 @@ def test_readers_show_who_signed_and_what_is_unverified(store: dict[str, Any], c
 
     page = next(p.content for p in generate(repo, None, {}).pages if p.src_uri == f"catalogue/records/{FIXED_UUID}.md")
     assert page.count(f"(signed: {MIA[1]})") == 2 and page.count("(unverified)") == 1
+
+
+def test_the_gate_asks_for_a_signature_where_the_settings_require_every_commit_signed(
+    store: dict[str, Any], capsys: pytest.CaptureFixture[str]
+) -> None:
+    repo = store["repo"]
+    _genesis(store, capsys)
+    (repo / "governance" / "settings.yaml").write_text("require_signed_commits: true\n")
+    git(repo, "add", "-A")
+    proc = git(repo, "commit", "-S", "-m", "settings: every commit signed", check=False, env=hook_env())
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    _configure(repo, MIA, None)
+    other = "2a2b2c2d-3e3f-4a4b-8c8d-9e9f0a0b0c0d"
+    place_record(repo, load_example("aggregate", "valid", RECORD), benchmark="two", record_uuid=other)
+    git(repo, "add", "-A")
+    proc = commit(repo, "an unsigned record")
+    said = proc.stdout + proc.stderr
+    assert proc.returncode == 1 and "[authority]" in said and "require_signed_commits" in said
+    assert "git config gpg.format ssh" in said
