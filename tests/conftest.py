@@ -22,6 +22,9 @@ REQUIRE_REFERENCE = os.environ.get("EEE_REQUIRE_REFERENCE", "") not in ("", "0")
 REFERENCE_RECORDS = 746  # the public records of ../shared/reference/records (all 0.2.0)
 
 FIXED_UUID = "8e6f3a4e-4b7a-4d3e-9c1a-2b3c4d5e6f70"
+# who commits in a store of make_store(): an event committed there names this actor (issue 23:
+# an event's actor is who committed it, in every store)
+COMMITTER = {"name": "Test Contributor", "email": "contributor@example.org"}
 
 
 def _absent(path: Path) -> NoReturn:
@@ -162,8 +165,8 @@ def make_store(
     repo = tmp / name
     repo.mkdir()
     git(repo, "init", "-q", "-b", "main")
-    git(repo, "config", "user.name", "Test Contributor")
-    git(repo, "config", "user.email", "contributor@example.org")
+    git(repo, "config", "user.name", COMMITTER["name"])
+    git(repo, "config", "user.email", COMMITTER["email"])
     git(repo, "config", "commit.gpgsign", "false")
     shutil.copyfile(PROJECT / ".pre-commit-config.yaml", repo / ".pre-commit-config.yaml")
     (repo / "tools").mkdir()

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import EXAMPLES, FIXED_UUID, git, load_example, make_store, place_record
+from conftest import COMMITTER, EXAMPLES, FIXED_UUID, git, load_example, make_store, place_record
 from eee.commands.audit import main as audit_main
 
 RECORD = "v0.3.0_perplexity_unbounded.json"
@@ -93,7 +93,7 @@ def test_events_are_audited_and_the_ledger_readme_is_not(repo: Path, capsys: pyt
     readme.parent.mkdir(parents=True)
     readme.write_text("# the ledger\n")
     _sneak(repo, "a record and the ledger's readme")
-    me = {"name": "M", "email": "m@example.org"}
+    me = COMMITTER  # an event's actor is who commits it
     now = dt.datetime.now(dt.UTC) - dt.timedelta(hours=2)  # within a day of its commit
     write(repo, make_event("retract", FIXED_UUID, "first", me, now=now))
     _sneak(repo, "retract")
@@ -116,7 +116,7 @@ def test_an_event_naming_a_record_absent_at_its_commit_is_reported(
     place_record(repo, load_example("aggregate", "valid", RECORD))
     _sneak(repo, "a record")
     missing = "99999999-9999-4999-8999-999999999999"
-    write(repo, make_event("retract", missing, "never there", {"name": "M", "email": "m@example.org"}))
+    write(repo, make_event("retract", missing, "never there", COMMITTER))
     commit = _sneak(repo, "retract a record that does not exist")
     assert audit_main(["--store", str(repo), "--format", "json"]) == 1
     (finding,) = _report(capsys)["findings"]

@@ -13,7 +13,17 @@ from pathlib import Path
 
 import pytest
 
-from conftest import EXAMPLES, FIXED_UUID, commit, git, load_example, make_store, place_record, place_with_sidecar
+from conftest import (
+    COMMITTER,
+    EXAMPLES,
+    FIXED_UUID,
+    commit,
+    git,
+    load_example,
+    make_store,
+    place_record,
+    place_with_sidecar,
+)
 from eee.governance.events import dumps, make_event
 from eee.reporting.findings import ERROR
 from eee.validation.validate import run
@@ -144,7 +154,7 @@ def test_sidecar_line_longer_than_the_row_cap(repo: Path) -> None:
 
 
 def _event_text(record: str = FIXED_UUID) -> str:
-    event = make_event("retract", record, "wrong split", {"name": "A", "email": "a@example.org"})
+    event = make_event("retract", record, "wrong split", COMMITTER)  # who commits it in the test stores
     return dumps(event)
 
 

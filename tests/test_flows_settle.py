@@ -203,7 +203,7 @@ def test_a_replace_ref(store: Path) -> None:
 def test_the_rules_say_how_each_warning_is_settled() -> None:
     """`eee rules ID`: the text of each warning rule names the action its hint gives."""
     warnings = {r.id: r for r in RULES if r.severity == "warning"}
-    assert set(warnings) == {"near-miss", "naming", "benchmark", "duplicates", "flag-unmatched"}
+    assert set(warnings) == {"near-miss", "naming", "benchmark", "duplicates", "flag-unmatched", "before-roles"}
     for rule, action in [
         ("near-miss", "eee flag"),
         ("naming", "eee supersede"),
@@ -213,3 +213,5 @@ def test_the_rules_say_how_each_warning_is_settled() -> None:
     ]:
         assert action in warnings[rule].settle, rule
         assert "--commit" in warnings[rule].settle, rule
+    # the history before a store's roles is no record's: it is left out by auditing from the trust anchor
+    assert "eee audit --from ANCHOR" in warnings["before-roles"].settle

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import FIXED_UUID, commit, git, make_store, place_record, record_of
+from conftest import COMMITTER, FIXED_UUID, commit, git, make_store, place_record, record_of
 from eee.commands.governance import run
 from eee.commands.status import main as status_main
 
@@ -19,7 +19,7 @@ pytestmark = pytest.mark.slow
 A = FIXED_UUID
 B = "1f0e9d8c-7b6a-4f5e-8d4c-3b2a1f0e9d8c"
 C = "1f0e9d8c-0000-4f5e-8d4c-3b2a1f0e9d8d"  # shares B's first eight digits
-ME = {"name": "M", "email": "m@example.org"}
+ME = COMMITTER  # events committed here name who commits them
 
 
 _doc = record_of  # the example record for another model (and score)

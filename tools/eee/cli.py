@@ -41,6 +41,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "status": ("eee.commands.status", "a record's path, status, relations and history"),
     "dedup": ("eee.commands.dedup", "list groups of duplicate records, with the evidence"),
     "rules": ("eee.commands.rules", "list the rules the store checks, or explain one (eee rules ID)"),
+    "roles": ("eee.commands.roles", "who holds which role and may take which act; add or remove a signer"),
 }
 # the governance actions, declared once (eee.governance.ACTIONS)
 COMMANDS.update(_governance_commands())

@@ -398,7 +398,7 @@ def iter_rows(
     from eee.store.strictjson import JSONProblem
 
     loader = loader or default_loader()
-    ledger = ledger if ledger is not None else read_ledger(root)
+    ledger = with_signers(root, ledger if ledger is not None else read_ledger(root))
     for uuid, rel in record_paths(root) if paths is None else paths:
         try:
             doc, declared, read_as, filled = loader(root / rel)
@@ -417,6 +417,16 @@ def _table(rows: list[dict[str, Any]], schema: Any) -> Any:
     import pyarrow as pa
 
     return pa.table({f.name: [r.get(f.name) for r in rows] for f in schema}, schema=schema)
+
+
+def with_signers(root: Path, ledger: Ledger) -> Ledger:
+    """``ledger`` knowing who signed each event's commit (the ``unverified_events`` column):
+    one ``git log`` in a store whose history never had roles."""
+    if ledger.signed is None:
+        from eee.governance.signatures import commit_signers
+
+        ledger.signed = commit_signers(root, ledger.commits()) if ledger.entered else {}
+    return ledger
 
 
 def build(root: Path, loader: Loader | None = None, ledger: Ledger | None = None) -> tuple[Any, list[str]]:
@@ -588,7 +598,7 @@ def update_catalog(
 
     out = Path(out)
     check_replaceable(out, _ours, "a catalogue")
-    ledger = ledger if ledger is not None else read_ledger(root)
+    ledger = with_signers(root, ledger if ledger is not None else read_ledger(root))
     keys = partition_keys(manifest, ledger, code_version())
     old = _read_keys(out)
     out.mkdir(parents=True, exist_ok=True)

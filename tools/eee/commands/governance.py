@@ -299,6 +299,8 @@ def run(command: str, argv: list[str]) -> int:
             print(f"  duplicate of {result['of']} (which stands)")
         for path in result["event_paths"]:
             print(f"  {verb} {path}")
+        if result.get("signing") and (result["dry_run"] or result["signing"]["needs_signature"]):
+            print(f"  {result['signing']['said']}")
         if result["committed"]:
             print(f"  committed {result['commit'][:10]}")
         for warning in result.get("warnings") or []:

@@ -119,6 +119,8 @@ def _print_text(report: Any) -> None:
     listing("refused", lambda e: f"refused   {e.source}: {e.reason}")
     listing("relocated", lambda e: f"relocated {e.source} -> {e.store}")
     listing("flagged", flags)
+    if report.signing and (report.dry_run or report.signing["needs_signature"]):
+        print(f"signing   {report.signing['said']}")
     if report.dry_run:
         print("dry run: nothing written")
     elif report.manifest:

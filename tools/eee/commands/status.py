@@ -180,7 +180,12 @@ def _print_status(info: dict[str, Any]) -> None:
             extra += f" {event['rule']} at {event['path']}"
         if event.get("reference"):
             extra += f" [{event['reference']}]"
-        mark = "  (uncommitted)" if event.get("uncommitted") else ""
+        if event.get("uncommitted"):
+            mark = "  (uncommitted)"
+        elif event.get("signed_by"):
+            mark = f"  (signed: {event['signed_by']})"
+        else:
+            mark = "  (unverified)"  # no signature of the store's roles: the actor is only the commit's author
         reason = str(event.get("reason", "")).replace("\n", "\n      ")
         print(
             f"  {event.get('timestamp')}  {event.get('action')}{extra} by {actor.get('name')} <{actor.get('email')}>{mark}: {reason}"

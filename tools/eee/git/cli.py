@@ -392,13 +392,148 @@ def config(key: str, cwd: str | Path | None = None) -> str | None:
     return value or None
 
 
-def commit(message: list[str], *, cwd: Where, index_file: str | None = None) -> subprocess.CompletedProcess[bytes]:
+def commit(
+    message: list[str], *, cwd: Where, index_file: str | None = None, sign: bool = False
+) -> subprocess.CompletedProcess[bytes]:
     """``git commit`` of the index ``index_file`` (an absolute path; the repository's own
     index when None) through the hooks, never ``--no-verify``; each part of ``message`` is
     one paragraph. The one commit command of the tools (:mod:`eee.write.commit` is its one
-    caller): signing (``-S``; git's own ``commit.gpgSign``, ``gpg.format ssh`` and
-    ``user.signingKey`` settings already apply) is added here."""
+    caller). ``sign``: ``-S``, git's own signing with the user's configuration (``gpg.format
+    ssh`` and ``user.signingKey``: :func:`signing_config`)."""
     args = ["commit", "-q", "--no-edit"]
+    env = {"GIT_INDEX_FILE": index_file} if index_file else {}
+    if sign:
+        args.append("-S")
+        env["EEE_COMMIT_SIGNED"] = "1"  # the gate's reminder to sign is spared (the audit checks the signature)
     for part in message:
         args += ["-m", part]
-    return run(*args, cwd=cwd, env={"GIT_INDEX_FILE": index_file} if index_file else None)
+    return run(*args, cwd=cwd, env=env or None)
+
+
+# --- who committed, who signed -----------------------------------------------------------------
+
+
+def _ident(line: bytes) -> tuple[str, str]:
+    """(name, email) of an ident (``Name <email> time tz``), read from its last ``<...>``."""
+    text = line.decode("utf-8", "replace")
+    head, lt, rest = text.rpartition(" <")
+    if not lt:
+        head, lt, rest = text.rpartition("<")
+    email = rest.partition(">")[0] if lt else ""
+    return (head.strip() if lt else text.strip()), email.strip()
+
+
+def authors(commits: Iterable[str], cwd: Where = None) -> dict[str, tuple[str, str]]:
+    """commit -> (author name, author email), read from the raw commit objects (one
+    ``cat-file --batch``): whatever bytes a crafted commit holds, the fields come back as
+    the header says them, never shifted into each other."""
+    out: dict[str, tuple[str, str]] = {}
+    with BatchReader(cwd) as reader:
+        for name, kind, data in reader.objects(list(dict.fromkeys(commits))):
+            if kind != "commit" or data is None:
+                continue
+            for line in data.split(b"\n"):
+                if not line:
+                    break  # the end of the headers
+                if line.startswith(b"author "):
+                    out[name] = _ident(line[len(b"author ") : line.rfind(b">") + 1])
+                    break
+    return out
+
+
+def ident(cwd: Where = None) -> tuple[str, str] | None:
+    """(name, email) the next commit's author will have (``git var GIT_AUTHOR_IDENT``: the
+    GIT_AUTHOR_* variables a commit in progress sets, else the configuration); None when unset."""
+    proc = run("var", "GIT_AUTHOR_IDENT", cwd=cwd)
+    if proc.returncode != 0:
+        return None
+    line = proc.stdout.strip()
+    return _ident(line[: line.rfind(b">") + 1])
+
+
+SIGNING_KEYS = ("gpg.format", "user.signingkey", "commit.gpgsign", "gpg.ssh.defaultkeycommand")
+
+
+def signing_config(cwd: Where = None) -> dict[str, str]:
+    """The user's signing settings (:data:`SIGNING_KEYS`, lower-case names) in one git call."""
+    proc = run(
+        "config",
+        "-z",
+        "--get-regexp",
+        r"^(gpg\.format|user\.signingkey|commit\.gpgsign|gpg\.ssh\.defaultkeycommand)$",
+        cwd=cwd,
+    )
+    found: dict[str, str] = {}
+    for item in proc.stdout.split(b"\0"):
+        key, _, value = item.decode("utf-8", "replace").partition("\n")
+        if key:
+            found[key.lower()] = value
+    return found
+
+
+def ssh_signing(cwd: Where = None, config: dict[str, str] | None = None) -> bool:
+    """Whether the user's git signs with SSH: ``gpg.format ssh`` and a key (``user.signingkey``,
+    or ``gpg.ssh.defaultKeyCommand``)."""
+    config = signing_config(cwd) if config is None else config
+    key = config.get("user.signingkey", "").strip() or config.get("gpg.ssh.defaultkeycommand", "").strip()
+    return config.get("gpg.format", "").strip().lower() == "ssh" and bool(key)
+
+
+class Signature(NamedTuple):
+    """What git says of a commit's signature: ``status`` is git's %G? (G good and known, U a
+    key the allowed signers do not know, N none, B bad, E cannot be checked, X/Y/R expired or
+    revoked); ``principal`` the allowed signer it verified as (G only); ``key`` its fingerprint."""
+
+    status: str
+    principal: str | None
+    key: str
+
+
+def signatures(commits: list[str], allowed_signers: str | Path, cwd: Where = None) -> dict[str, Signature]:
+    """Each commit's signature verified against the allowed-signers file ``allowed_signers``
+    (an absolute path): one ``git log --no-walk`` for them all; git runs ``ssh-keygen -Y
+    verify`` for each signed one."""
+    if not commits:
+        return {}
+    proc = run(
+        "-c",
+        f"gpg.ssh.allowedSignersFile={allowed_signers}",
+        "-c",
+        "log.showSignature=false",
+        "log",
+        "--no-walk=unsorted",
+        "--stdin",
+        "-z",
+        "--format=%H%x1f%G?%x1f%GF%x1f%GS",
+        cwd=cwd,
+        input="".join(f"{c}\n" for c in commits).encode(),
+    )
+    if proc.returncode != 0:
+        raise GitError(f"git log (signatures): {proc.stderr.decode(errors='replace').strip()}")
+    out: dict[str, Signature] = {}
+    for entry in proc.stdout.split(b"\0"):
+        parts = entry.strip(b"\n").decode("utf-8", "replace").split("\x1f", 3)
+        if len(parts) == 4 and len(parts[0]) in (40, 64):
+            status = parts[1][:1] or "N"
+            principal = parts[3].strip() if status == "G" and parts[3].strip() else None
+            out[parts[0]] = Signature(status, principal, parts[2].strip())
+    return out
+
+
+def record_adding_commit(record_uuid: str, head: str, cwd: Where = None) -> str | None:
+    """The commit of ``head``'s history that added the record ``data/*/*/*/<uuid>.json``
+    (``record_uuid`` a checked uuid; None when none did)."""
+    if not all(c in "0123456789abcdef-" for c in record_uuid) or not record_uuid:
+        return None
+    proc = run(
+        "log",
+        "--format=%H",
+        "--diff-filter=A",
+        "--end-of-options",
+        head,
+        "--",
+        f":(glob)data/*/*/*/{record_uuid}.json",
+        cwd=cwd,
+    )
+    found = proc.stdout.decode().split() if proc.returncode == 0 else []
+    return found[-1] if found else None  # the first to add it

@@ -8,7 +8,10 @@ and the tools all use it.
 
 The actions are declared once, here (:data:`ACTIONS`); the tools, the command table, the
 commit subjects and the tests derive from it, and a test checks that the event schema's
-``action`` enum says the same.
+``action`` enum says the same. Beside them: who may take each act (:data:`AUTHORITY`, the
+actions and the acts that are no event: import, release a schema, change the settings, the
+roles, the forge set-up) and which paths each act writes (:data:`PROTECTED`); the audit
+judges every commit by them (:mod:`eee.rules.authority`), the governance card prints them.
 
 This module is imported by the hooks: it holds constants only (and the ledger's paths,
 from :mod:`eee.store.paths`).
@@ -18,9 +21,11 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from eee.store.paths import EVENT_SUFFIX, EVENTS_DIR  # where events live is a path rule of the store
+from eee.store.paths import EVENT_SUFFIX, EVENTS_DIR, IMPORTS_DIR  # where events live is a path rule of the store
+from eee.store.roles import ALLOWED_SIGNERS, CONTRIBUTOR, MAINTAINER, ROLES_FILE
+from eee.store.settings import SETTINGS_PATH
 
-__all__ = ["ACTIONS", "EVENTS_DIR", "EVENT_SUFFIX"]
+__all__ = ["ACTIONS", "AUTHORITY", "EVENTS_DIR", "EVENT_SUFFIX", "PROTECTED"]
 
 EVENT_SCHEMA_VERSIONS = ("1.0.0", "1.1.0", "1.2.0")  # every released event schema; the last is written
 EVENT_SCHEMA_CURRENT = EVENT_SCHEMA_VERSIONS[-1]
@@ -132,3 +137,75 @@ RELATION_TYPES = (IS_NEW_VERSION_OF, IS_PREVIOUS_VERSION_OF, IS_IDENTICAL_TO, IS
 # An event's declared time may differ from its commit's (author) time by at most this
 # much; more is refused by the events hook and the audit (see governance/README.md).
 MAX_CLOCK_SKEW_SECONDS = 86400
+
+
+# --- authority: who may take which act ----------------------------------------------------
+
+ANYONE = "anyone"  # no role needed (and no signature)
+WHO = (ANYONE, MAINTAINER)  # what an act may need; a contributor is anyone with a key
+
+
+class Authority(NamedTuple):
+    """Who may take one act: an action of :data:`ACTIONS` or an act that is no event."""
+
+    act: str  # an action's name, or add / import / release-schema / settings / roles / forge
+    role: str  # ANYONE or MAINTAINER
+    what: str  # what the act is, for messages and the governance card
+    own: str = ""  # the exception, when there is one (said as the card says it)
+
+
+AUTHORITY: tuple[Authority, ...] = (
+    Authority("add", ANYONE, "add records and their sidecars (data/)"),
+    Authority("dispute", ANYONE, "raise a dispute (an event)"),
+    Authority("retract", MAINTAINER, "retract a record (an event)"),
+    Authority(
+        "supersede",
+        MAINTAINER,
+        "supersede a record by a corrected one (an event)",
+        own="a contributor may supersede a record whose adding commit they signed themselves",
+    ),
+    Authority("resolve", MAINTAINER, "resolve a dispute or a flag (an event)"),
+    Authority("reinstate", MAINTAINER, "reinstate a retracted record (an event)"),
+    Authority("flag", MAINTAINER, "flag a record: accept one finding of it (an event)"),
+    Authority("duplicate", MAINTAINER, "mark a record a duplicate of another (an event)"),
+    Authority("import", MAINTAINER, f"write an import manifest ({IMPORTS_DIR}/)"),
+    Authority("release-schema", MAINTAINER, "release a schema (schemas/, schemas/registry.json)"),
+    Authority("settings", MAINTAINER, f"change the store's settings ({SETTINGS_PATH})"),
+    Authority("roles", MAINTAINER, f"change the roles ({ALLOWED_SIGNERS}, {ROLES_FILE}, .github/CODEOWNERS)"),
+    Authority("forge", MAINTAINER, "change the forge set-up (.github/: the audit workflow)"),
+)
+AUTHORITY_BY_ACT = {a.act: a for a in AUTHORITY}
+
+EVENT_ACT = "event"  # a path whose act is the action of the event it holds
+# The paths each act writes: a folder (ending in /) or one file; the first entry that matches
+# a path is its act. A path no entry matches is "add" under data/ and free elsewhere. A new
+# protected file or folder is one line here (naming an act of AUTHORITY).
+PROTECTED: tuple[tuple[str, str], ...] = (
+    (EVENTS_DIR + "/", EVENT_ACT),
+    (IMPORTS_DIR + "/", "import"),
+    ("schemas/", "release-schema"),
+    (SETTINGS_PATH, "settings"),
+    (ALLOWED_SIGNERS, "roles"),
+    (ROLES_FILE, "roles"),
+    (".github/CODEOWNERS", "roles"),
+    (".github/", "forge"),
+)
+
+
+def act_of_path(path: str) -> str | None:
+    """The act a change of ``path`` is (:data:`EVENT_ACT` for an event file: its action says
+    which), ``add`` under data/, None for a path no act protects."""
+    for where, act in PROTECTED:
+        if path == where or (where.endswith("/") and path.startswith(where)):
+            return act
+    return "add" if path.startswith("data/") else None
+
+
+def role_for(act: str) -> str:
+    """The role an act needs (:data:`ANYONE` or :data:`MAINTAINER`); an act not declared
+    (an event whose action is unknown) needs the maintainer role."""
+    found = AUTHORITY_BY_ACT.get(act)
+    return found.role if found is not None else MAINTAINER
+
+
+__all__ += ["ANYONE", "CONTRIBUTOR", "MAINTAINER"]

@@ -153,6 +153,12 @@ FIELDS: list[tuple[str, str, str]] = [
         "string",
         'JSON list of DataCite relations to other records, both ways: [{"relation": "IsNewVersionOf", "record": uuid}, ...]',
     ),
+    (
+        "unverified_events",
+        "int64",
+        "how many of the record's events no signature of the store's roles verifies: their actor is only the "
+        "commit's author (every event, in a store without roles)",
+    ),
 ]
 
 
@@ -161,6 +167,9 @@ class Ledger:
         self.states: dict[str, RecordState] = {}
         self.problems: list[tuple[Event, Exception]] = []  # eee.rules.ledger.IllegalEvent: what the fold refused
         self.entered: dict[str, Entered] = {}  # event file name -> where it entered history
+        # commit -> the principal whose signature the roles verify on it (None: unverified), for
+        # the readers that show it; None until one asks (eee.governance.signatures.commit_signers)
+        self.signed: dict[str, str | None] | None = None
 
     def state(self, uuid: str) -> RecordState:
         found = self.states.get(uuid)
@@ -245,7 +254,18 @@ class Ledger:
             "is_duplicate": st.duplicate_of is not None,
             "last_resolution": st.resolution.get("outcome") if st.resolution else None,
             "relations": json.dumps(relations, ensure_ascii=False) if relations else None,
+            "unverified_events": sum(1 for e in st.history if not self.signer(e)),
         }
+
+    def signer(self, event: Event) -> str | None:
+        """The principal that signed the commit adding ``event`` (None: unverified, uncommitted,
+        or not asked: :attr:`signed`)."""
+        commit = self.entry(event).commit
+        return (self.signed or {}).get(commit) if commit else None
+
+    def commits(self) -> list[str]:
+        """The commits that added the events of the ledger."""
+        return sorted({e.commit for e in self.entered.values() if e.commit})
 
     # --- effects ----------------------------------------------------------------------------
 

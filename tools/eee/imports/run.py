@@ -42,6 +42,7 @@ class Report:
         self.manifest: str | None = None
         self.dry_run = False
         self.notes: list[str] = []
+        self.signing: dict[str, Any] | None = None  # what the commits need (eee.rules.authority.requirement)
 
     def counts(self) -> dict[str, int]:
         out = dict.fromkeys(OUTCOMES, 0)
@@ -61,6 +62,7 @@ class Report:
             "manifest": self.manifest,
             "commits": self.commits,
             "notes": self.notes,
+            "signing": self.signing,
             "files": [e.to_dict() for e in self.entries],
         }
 
@@ -114,6 +116,15 @@ def import_snapshot(
     report = Report(new_import_id(now), source_label, revision, now)
     report.dry_run = dry_run
     who = None if dry_run else actor(root)
+    from eee.rules.authority import Act, refusal_of, requirement
+
+    # the manifest is an import (a maintainer's act where the store has roles); refused before anything is written
+    req = requirement(root, [Act("import", manifest_path(report.id))])
+    report.signing = {**req.to_dict(), "said": req.said()}
+    if commit and not dry_run:
+        problem = refusal_of(req, root)
+        if problem is not None:
+            raise Refused(problem)
     if not dry_run and _needs_dvc(source, root):
         from eee.write.samples import dvc_problem
 

@@ -392,6 +392,96 @@ RULES: tuple[Rule, ...] = (
         "Immutability is only as good as the history that proves it.",
         "Restore the accepted history; delete replace refs and grafts; fetch the whole history. " + _NEVER + ".",
     ),
+    # --- who may say what: roles and signatures (eee.rules.authority) ----------------------------
+    Rule(
+        "authority",
+        "error",
+        "commit",
+        "a commit takes an act that needs a role its signature does not give",
+        "sign the commit with the key of a principal holding the role (git commit -S), or have one make it",
+        False,
+        ("role", "signature", "signed", "unsigned", "maintainer", "permission", "require_signed_commits"),
+        "In a store with roles (governance/allowed_signers in the commit's first parent), the commit adds an "
+        "event, an import manifest, a schema release, a settings change or a roles change (an act of `eee roles`'s "
+        "table that needs the maintainer role) and is not signed by a principal holding that role, verified with "
+        "git's SSH signing against the allowed signers of its first parent; a key those roles do not know counts as "
+        "no signature. Or a merge brings in such a commit that does not hold under the roles of the merge's first "
+        "parent, or the setting require_signed_commits (of the first parent) asks every commit to be signed by a "
+        "known key and this one is not.",
+        "A governance datastore is worth what its authority model is worth: the card says maintainers decide "
+        "retractions and resolutions, and this is where it is enforced, by signatures anyone can verify, judged by "
+        "the roles as they were before the commit (nobody grants themselves a role in the commit that uses it, and "
+        "a key removed before a commit no longer signs it).",
+        "A principal holding the role signs the commit (`git config gpg.format ssh`, `git config user.signingkey "
+        "KEY.pub`, then `git commit -S`; the tools' --commit signs with it), or a maintainer gives the role "
+        "(`eee roles add NAME --key KEY.pub --role maintainer --commit`). An unpushed commit is signed again with "
+        "`git commit --amend --no-edit -S`; published history is not rewritten. " + _NEVER + ".",
+    ),
+    Rule(
+        "actor",
+        "error",
+        "commit",
+        "an event or import manifest names someone other than who committed it",
+        "write events with the tools and commit them as yourself",
+        False,
+        ("forged-actor", "impersonation", "who", "author", "committer", "unverified"),
+        "An event's (or import manifest's) actor is not who committed it: the verified signer (the principal's "
+        "email, with the commit's author name) where the commit is signed by a key of the store's roles, else the "
+        "commit's author name and email. In every store, with roles or without.",
+        "`eee status` and the site show who acted; without this rule anyone could write any name there (an event "
+        "a stranger wrote shown as the head maintainer's).",
+        "Write the event with its tool (it takes git's user.name and user.email) and commit it as yourself. "
+        + _NEVER
+        + ".",
+    ),
+    Rule(
+        "roles",
+        "error",
+        "store",
+        "a roles file (governance/allowed_signers, governance/roles.yaml) that cannot be used",
+        "write the roles with `eee roles add|remove`",
+        False,
+        ("allowed_signers", "roles.yaml", "valid-after", "valid-before", "keys", "principal"),
+        "A line of governance/allowed_signers is not `principal keytype key [comment]` with one plain principal, a "
+        'key type for SSH signing and its base64 key, or it carries an option other than namespaces="git" (the '
+        "time options valid-after and valid-before, and cert-authority, are refused); or governance/roles.yaml is not "
+        "a mapping of principals to a role (maintainer or contributor), an email and a forge handle, names a principal "
+        "without a key, or leaves a principal without an email.",
+        "The roles decide who may act. A line that cannot be used grants nothing (it never reaches ssh-keygen), and "
+        "validity follows history order, never a date a signer controls.",
+        "Fix the file (`eee roles add|remove` write it right) before it is committed. " + _NEVER + ".",
+    ),
+    Rule(
+        "genesis",
+        "error",
+        "commit",
+        "the first roles file enters history where nothing can trust it",
+        "commit the genesis in a store without roles, then make it the trust anchor",
+        False,
+        ("adopt", "adoption", "first-roles", "bootstrap"),
+        "The commit adds governance/allowed_signers to a history without roles above the trust anchor (it would be "
+        "judged by the roles it brings itself), or with no trust anchor known and no signature of a maintainer it "
+        "lists itself. With no anchor at all, a genesis signed by a maintainer it lists is accepted with a warning "
+        "of this id; the server gate has an anchor (the old head) and refuses it.",
+        "Roles are adopted once, by the store's owners: a commit above the anchor that brings roles could name "
+        "anyone a maintainer.",
+        "A maintainer commits the genesis (`eee roles add NAME --key KEY.pub --role maintainer --commit`, signed), "
+        "then it becomes the trust anchor: `EEE_AUDIT_ANCHOR` (or `eee audit --anchor`) in CI, or pushed to the bare "
+        "repository before `eee server install`. The warning is settled by pinning the genesis as the anchor.",
+    ),
+    Rule(
+        "before-roles",
+        "warning",
+        "commit",
+        "governance history written before the store had roles",
+        "nothing to fix: audit from the trust anchor to leave it out",
+        False,
+        ("pre-roles", "legacy", "unverified-history"),
+        "Events and import manifests entered history before governance/allowed_signers existed, when anyone could "
+        "act; they are reported once, in one line, and their actors are shown as unverified.",
+        "History before the roles is kept as it is; the line says that its authority is only that of who committed it.",
+        "Audit from the trust anchor (`eee audit --from ANCHOR`), as the server gate and CI do.",
+    ),
     # --- the ledger -----------------------------------------------------------------------------
     Rule(
         "event",

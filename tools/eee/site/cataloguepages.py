@@ -30,7 +30,7 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter, defaultdict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -356,6 +356,15 @@ def _event_link(ctx: SiteContext, event_id: Any) -> str | None:
     return ctx.repo_link(f"governance/events/{event_id}.yaml")
 
 
+def _signers(ctx: SiteContext, ledger: Ledger, uuids: list[str]) -> Callable[[dict[str, Any]], str | None]:
+    """Who signed each event of the records ``uuids`` (:func:`eee.governance.signatures.commit_signers`)."""
+    from eee.catalog.table import with_signers
+
+    if uuids:
+        with_signers(ctx.root, ledger)
+    return ledger.signer
+
+
 def record_page(
     ctx: SiteContext,
     uuid: str,
@@ -364,10 +373,13 @@ def record_page(
     highlight: bool = True,
     quiet: bool = False,
     imports: list[dict[str, Any]] | None = None,
+    signed_by: Callable[[dict[str, Any]], str | None] | None = None,
 ) -> GeneratedPage:
     """The page of one record: facts, status, results, history and the JSON (highlighted
     when ``highlight``; ``quiet``: only the title and facts go to the search index);
-    ``imports``: what the import manifests say about the record (:func:`import_provenance`)."""
+    ``imports``: what the import manifests say about the record (:func:`import_provenance`);
+    ``signed_by(event)``: the principal whose signature the store's roles verify on the
+    commit that added the event (None: unverified, shown so)."""
     page = f"catalogue/records/{uuid}.md"
     first = rows[0]
     results = _result_views(rows)
@@ -386,6 +398,7 @@ def record_page(
         repo=ctx.repo_link(first["record_path"]),
         record_href=record_href,
         event_link=lambda event_id: _event_link(ctx, event_id),
+        signed_by=signed_by or (lambda _event: None),
         benchmark_href=ctx.href(benchmark_page(first["benchmark"]), page),
         source=_source(first),
         library=_library(first),
@@ -589,10 +602,18 @@ def generate(ctx: SiteContext, opts: Options, parquet: list[str] | None = None) 
             sections[group_key(uuid)].append((uuid, record_section(ctx, uuid, own)))
         start = end
     highlight = len(ctx.record_pages) <= opts.highlight_records
+    signed_by = _signers(ctx, ledger, [u for u in kept if u in with_history])
     for uuid, rows in kept.items():
         pages.append(
             record_page(
-                ctx, uuid, rows, ledger.state(uuid), highlight, not searchable, imports.get(rows[0]["record_path"])
+                ctx,
+                uuid,
+                rows,
+                ledger.state(uuid),
+                highlight,
+                not searchable,
+                imports.get(rows[0]["record_path"]),
+                signed_by,
             )
         )
     pages += group_pages(ctx, sections, opts.record_pages)

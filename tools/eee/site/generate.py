@@ -28,6 +28,7 @@ NAV: list[dict[str, Any]] = [
             {"Validation and limits": "guide/validation.md"},
             {"The commit gate": "guide/commit-gate.md"},
             {"Governance tools": "guide/governance.md"},
+            {"Roles and signatures": "guide/roles.md"},
             {"Importing a datastore": "guide/import.md"},
             {"Sidecars and DVC": "guide/sidecars.md"},
             {"Catalogue and analysis": "guide/catalogue.md"},

@@ -109,7 +109,8 @@ def confined(root: Path, rel: object, under: tuple[str, ...]) -> Path:
 
     ``rel`` must be a relative POSIX path (no absolute path, no ``..``, ``.`` or empty
     component, no backslash, no ``.git``), a name that can be shown as it is
-    (:func:`eee.store.paths.name_problem`), below one of the folders ``under``; and no
+    (:func:`eee.store.paths.name_problem`), one of the files or below one of the folders
+    ``under``; and no
     component on the way may be a symbolic link (each existing one is a real folder, the
     file itself a regular file or absent)."""
     from eee.store.paths import escaped, name_problem, tree_path_problem
@@ -119,7 +120,7 @@ def confined(root: Path, rel: object, under: tuple[str, ...]) -> Path:
     problem = name_problem(rel) or tree_path_problem(rel)
     if problem:
         raise Unconfined(problem)
-    if not any(rel.startswith(folder.rstrip("/") + "/") for folder in under):
+    if not any(rel == folder.rstrip("/") or rel.startswith(folder.rstrip("/") + "/") for folder in under):
         raise Unconfined(f"{escaped(rel)} is not below {', '.join(f.rstrip('/') + '/' for f in under)}")
     path = Path(root)
     parts = rel.split("/")

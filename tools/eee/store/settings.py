@@ -13,7 +13,6 @@ the key and the fix, and the defaults are never silently taken in its place.
 
 from __future__ import annotations
 
-import difflib
 import os
 from typing import Any, NamedTuple
 
@@ -88,6 +87,8 @@ def parse(text: str) -> Settings:
     for key, value in doc.items():
         setting = BY_KEY.get(key) if isinstance(key, str) else None
         if setting is None:
+            import difflib  # lazy: only for a misspelt key (the hooks import this module)
+
             close = difflib.get_close_matches(str(key), BY_KEY, n=1)
             hint = f"did you mean {close[0]!r}?" if close else _known()
             raise SettingsProblem(f"unknown setting {key!r}", f"$.{key}", hint)

@@ -13,9 +13,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from eee.git.cli import GitError, commit_changes, git, git_dir, rev_list, toplevel, verify_commit
+from eee.git.cli import CommitInfo, GitError, commit_changes, git, git_dir, rev_list, toplevel, verify_commit
 from eee.git.published import Published, adding_commit
 from eee.reporting.findings import FileResult, Finding, Summary
+from eee.rules.authority import Judge, before_roles_finding
 from eee.rules.commit import (
     REGISTRY,
     immutability_findings,
@@ -73,6 +74,8 @@ def audit_commit(
     head: str = "HEAD",
     judge: Callable[[str], str | None] | None = None,
     objects: Objects | None = None,
+    authority: Judge | None = None,
+    subject: str = "",
 ) -> tuple[list[Finding], int]:
     """The rules applied to ``commit``'s own changes against its first ``parent``; a merge
     also keeps every protected file of every parent (:func:`eee.rules.history.merge_findings`).
@@ -84,9 +87,12 @@ def audit_commit(
     the audited end, whose ledger settles warnings; ``judge``: what a changed accepted path
     was, for a commit not published yet (:func:`eee.rules.commit.immutability_findings`);
     ``objects``: how the objects of the DVC pointers the commit adds are checked
-    (:class:`Objects`; default: with what this clone holds)."""
+    (:class:`Objects`; default: with what this clone holds); ``authority``: who may say what
+    (:class:`eee.rules.authority.Judge`; one is made for the commit when not given)."""
+    authority = authority if authority is not None else Judge(cwd)
+    info = CommitInfo(commit, parent, subject, parents or ((parent,) if parent else ()))
     with GitTree(cwd, commit) as tree:
-        return _audit(tree, commit, parent, cwd, parents, head, judge, objects or Objects(cwd, head))
+        return _audit(tree, commit, parent, cwd, parents, head, judge, objects or Objects(cwd, head), authority, info)
 
 
 def _crafted(where: Any, path: str, problem: str) -> Finding:
@@ -108,6 +114,8 @@ def _audit(
     head: str = "HEAD",
     judge: Callable[[str], str | None] | None = None,
     objects: Objects | None = None,
+    authority: Judge | None = None,
+    info: CommitInfo | None = None,
 ) -> tuple[list[Finding], int]:
     where = tree.display
     objects = objects or Objects(cwd, head)
@@ -143,12 +151,17 @@ def _audit(
         findings += [f for result in check_events(tree, added_events) for f in result.findings]
 
     clash_only: set[str] = set()
+    inherited: set[str] = set()
     if len(parents) > 1:
         # what a merge brings in from its other parents was audited in their own commits;
         # content in no parent (an "evil merge") is new here, and names brought in from both
         # sides can collide in letter case only here
         inherited = {c.path for c in present if _in_a_parent(c, parents[1:], cwd)}
         clash_only = inherited
+    if authority is not None and info is not None:  # who may say what: the roles of the first parent
+        findings += authority.commit_findings(
+            info, changes, tree, (lambda c: c.path not in inherited) if inherited else None
+        )
     own = [c.path for c in present if c.path not in clash_only]
     kept = [p for p in own if p.startswith(DATA_DIR + "/") and file_kind(p) in (SIDECAR, DVC_POINTER)]
     if kept:  # where the sidecars are kept, judged by the settings of the commit before
@@ -270,9 +283,15 @@ def audit(
     dvc_remote: str | None = None,
     dvc_dir: Path | None = None,
     not_remote: str | None = None,
+    adopt_without_anchor: bool = True,
 ) -> Summary:
     """The commits of ``start..end``; the trust anchor (``anchor``, else ``$EEE_AUDIT_ANCHOR``)
     must be an ancestor of ``end`` (see :mod:`eee.rules.history`).
+
+    Every commit's acts are judged by the roles of its first parent (:mod:`eee.rules.authority`):
+    signatures, the actor of each event, the genesis of the roles (trusted at or below the
+    anchor; with no anchor known, on its own signature with a warning unless
+    ``adopt_without_anchor`` is False, as the server gate asks).
 
     What the ledger at ``end`` settles is left out: a record's findings that its flags accept
     (the flag came with the record, or after it), and its warnings once it no longer counts
@@ -305,15 +324,34 @@ def audit(
     published = Published(cwd, trust[0] if trust else None)
     unpublished = published.unpublished(head)
     settled = Settled(ledger_at(cwd, head))
+    anchored = _anchor_commit(trust, cwd)
+    authority = Judge(cwd, anchored, adopt_without_anchor=adopt_without_anchor)
+    authority.prepare(commits)
     for info in commits:
         judge = _judge(published, head, info.parent, cwd) if info.commit in unpublished else None
-        found, suppressed = audit_commit(info.commit, info.parent, cwd, info.parents, head, judge, objects)
+        found, suppressed = audit_commit(
+            info.commit, info.parent, cwd, info.parents, head, judge, objects, authority, info.subject
+        )
         findings = without_flagged(found, (info.commit, head), cwd, in_commit(info.commit, cwd))
         findings = unsettled(findings, settled, _rel)
         findings = with_committed_hints(findings, _rel, cwd)
         name = f"{info.commit[:10]} {info.subject.strip()}"
         results.append(FileResult(name, "commit", findings=findings, suppressed=suppressed))
+    if authority.verifier.has_roles(head):
+        before = before_roles_finding(authority)
+        if before:
+            results.append(FileResult("history before the roles", "history", findings=before))
     return Summary(results)
+
+
+def _anchor_commit(trust: tuple[str, str] | None, cwd: Path) -> str | None:
+    """The trust anchor's commit id, when it names one (else :mod:`eee.rules.history` reports it)."""
+    if trust is None:
+        return None
+    try:
+        return verify_commit(trust[0], cwd, "the trust anchor")
+    except GitError:
+        return None
 
 
 def _rel(finding: Finding) -> str | None:

@@ -36,6 +36,7 @@ from eee.governance.events import (
 from eee.governance.history import entered
 from eee.governance.index import PrefixProblem, RecordIndex, resolve_uuid
 from eee.governance.relations import derived_from
+from eee.governance.signatures import commit_signers
 from eee.governance.status import Ledger
 from eee.reporting.findings import Finding, Refused, refusal
 from eee.reporting.shown import command
@@ -376,6 +377,7 @@ def perform(
             "committed": False,
             "warnings": _unmatched(root, events[0]) if action == "flag" else [],
         }
+        result["signing"] = _signing(root, events, result["event_paths"], commit and not dry_run)
         if dry_run:
             return result
         named = [index.path(u) for u in (record, None if new_record is not None else replacement, of) if u]
@@ -392,6 +394,21 @@ def perform(
             result["committed"] = True
             result["included"] = depends
         return result
+
+
+def _signing(root: Path, events: list[dict[str, Any]], paths: list[str], committing: bool) -> dict[str, Any]:
+    """What the commit of ``events`` needs (the principal and role, judged by HEAD's roles:
+    :func:`eee.rules.authority.requirement`); Refused before anything is written when it is
+    to be committed and signing is not configured or the key does not hold the role."""
+    from eee.rules.authority import Act, own_record, refusal_of, requirement
+
+    acts = [Act(str(e["action"]), rel, e.get("record")) for e, rel in zip(events, paths, strict=True)]
+    req = requirement(root, acts)
+    if committing:
+        problem = refusal_of(req, root, own_record(root) if any(a.act == "supersede" for a in acts) else None)
+        if problem is not None:
+            raise Refused(problem)
+    return {**req.to_dict(), "said": req.said()}
 
 
 def new_record_rows(planned: placement.NewRecord | None) -> int | None:
@@ -449,9 +466,20 @@ def status(root: Path, record: str) -> dict[str, Any]:
     rel = index.path(record)
     state = ledger.state(record).to_dict()
     history = []
-    for event in state.pop("history"):
+    events = state.pop("history")
+    signers = commit_signers(root, [c for e in events if (c := ledger.entry(e).commit)])
+    for event in events:
         entry = ledger.entry(event)
-        history.append({**event, "commit": entry.commit, "uncommitted": entry.commit is None})
+        signer = signers.get(entry.commit) if entry.commit else None
+        history.append(
+            {
+                **event,
+                "commit": entry.commit,
+                "uncommitted": entry.commit is None,
+                "signed_by": signer,
+                "verified": bool(signer),
+            }
+        )
     problems = [{"event": e.get("id"), "message": p.message} for e, p in ledger.problems if record in _named(e)]
     return {
         "record": record,

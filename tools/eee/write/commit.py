@@ -25,7 +25,8 @@ included), ``eee import`` (:mod:`eee.imports.run`) and ``eee convert``
   since its last commit, plus the user's staged files it is told the action depends on,
   on top of HEAD, from a temporary index (``GIT_INDEX_FILE``: HEAD plus exactly those
   entries), through the hooks (:func:`eee.git.cli.commit`, the one commit command: signing
-  goes there). Whatever else is staged stays staged and out of the commit.
+  goes there: ``-S`` where the user's git signs with SSH). Whatever else is staged stays
+  staged and out of the commit.
 - **Rollback.** Any error inside the transaction (a commit the hooks refuse, a failed
   write, an interrupt) undoes everything written since the last commit: no file left, the
   index as before; earlier commits of the run stay.
@@ -53,8 +54,16 @@ from eee.git import cli
 from eee.reporting.findings import Finding, Refused, refusal
 from eee.store.fsutil import Unconfined, confined, make_folders, replace_file, write_new
 
-# The folders a writer writes: nothing outside them is ever written, journaled or undone.
-WRITABLE = ("data", "governance/events", "governance/imports")
+# The folders (and the few files) a writer writes: nothing outside them is ever written,
+# journaled or undone. The roles files and CODEOWNERS are written whole by `eee roles`.
+WRITABLE = (
+    "data",
+    "governance/events",
+    "governance/imports",
+    "governance/allowed_signers",
+    "governance/roles.yaml",
+    ".github/CODEOWNERS",
+)
 JOURNAL = "eee-journal.jsonl"
 LOCK = "eee-ledger.lock"
 JOURNAL_VERSION = 1
@@ -264,6 +273,26 @@ class Transaction:
             os.unlink(self.root / rel)
         self._stage(present)
 
+    def replace(self, files: list[tuple[str, bytes]]) -> None:
+        """Write each file (``rel``, bytes) whole, in place of the one there (its content
+        kept in git's object store first, so that a rollback puts it back) or as a new file;
+        atomically (:func:`eee.store.fsutil.replace_file`), journaled, staged when the
+        transaction stages."""
+        for rel, _ in files:
+            self._target(rel)
+        new = [rel for rel, _ in files if not os.path.lexists(self.root / rel)]
+        changed = [rel for rel, _ in files if rel not in new]
+        with self.others(new=new, changed=changed):
+            for rel, data in files:
+                target = self._target(rel)
+                make_folders(self.root, rel.rpartition("/")[0])
+                if os.path.lexists(target):
+                    tmp = target.with_name(f".{target.name}.{os.urandom(6).hex()}.tmp")
+                    write_new(tmp, data, durable=self.durable)
+                    replace_file(tmp, target)
+                else:
+                    write_new(target, data, durable=self.durable)
+
     def _stage(self, rels: list[str]) -> None:
         """Mark ``rels`` to be staged: all at once, at the next commit or at the end (one
         rewrite of the index per commit, however many files and writes)."""
@@ -293,10 +322,13 @@ class Transaction:
         *,
         include: list[str] | None = None,
         refused_hint: str = "nothing was written; fix what the hooks report",
+        sign: bool | None = None,
     ) -> str:
         """Commit the files staged since the last commit and the user's staged files
         ``include``, on top of HEAD, through the hooks; returns the new commit's id.
-        Refused (and, through :func:`transaction`, rolled back) when the hooks refuse."""
+        Refused (and, through :func:`transaction`, rolled back) when the hooks refuse.
+        Signed (``git commit -S``) when the user's git signs with SSH (``gpg.format ssh``
+        and ``user.signingkey``), or when ``sign``; ``sign=False`` never signs."""
         assert self.stage, "a commit needs a staging transaction"
         self._flush()
         paths = list(dict.fromkeys([*self.staged, *(include or [])]))
@@ -329,7 +361,8 @@ class Transaction:
                 cli.git("update-index", "--force-remove", "-z", "--stdin", cwd=self.root, env=env, input=_nul(deleted))
             if cli.resolve("HEAD^{commit}", self.root) != base:
                 raise refusal("the branch moved while the commit was prepared", "run the command again")
-            proc = cli.commit(message, cwd=self.root, index_file=index_file)
+            signed = cli.ssh_signing(self.root) if sign is None else sign
+            proc = cli.commit(message, cwd=self.root, index_file=index_file, sign=signed)
         except cli.GitError as exc:
             raise refusal(f"git could not prepare the commit: {exc}", check="git") from None
         finally:
