@@ -211,6 +211,23 @@ def git_dir(cwd: str | Path | None = None) -> Path:
     return Path(git("rev-parse", "--absolute-git-dir", cwd=cwd).decode().strip())
 
 
+def bare_git_dir(path: str | Path) -> Path:
+    """The absolute git directory of the bare repository at ``path``; :class:`GitError`
+    saying what ``path`` is instead (no folder, no git directory, a work tree's)."""
+    folder = Path(path)
+    if not folder.is_dir():
+        raise GitError(f"{path}: no such folder")
+    proc = run("--git-dir", str(folder), "rev-parse", "--is-bare-repository", "--absolute-git-dir", cwd=folder)
+    lines = proc.stdout.decode(errors="replace").split("\n")
+    if proc.returncode != 0 or len(lines) < 2:
+        if (folder / ".git").exists():
+            raise GitError(f"{path} is a work tree, not a bare repository (its git directory is {folder / '.git'})")
+        raise GitError(f"{path} is not a git directory")
+    if lines[0].strip() != "true":
+        raise GitError(f"{path} is the git directory of a work tree (core.bare is not true), not a bare repository")
+    return Path(lines[1].strip())
+
+
 def has_commit(rev: str = "HEAD", cwd: str | Path | None = None) -> bool:
     return succeeds("rev-parse", "--verify", "--quiet", "--end-of-options", f"{rev}^{{commit}}", cwd=cwd)
 
@@ -356,9 +373,30 @@ def rev_list(start: str | None, end: str, cwd: str | Path | None = None) -> list
     first, each with its first parent and subject (one git call for the whole range)."""
     end = verify_commit(end, cwd, "--to")
     spec = [end] if start is None else [f"^{verify_commit(start, cwd, '--from')}", end]
-    out = git(
-        "log", "-z", "--reverse", "--topo-order", "--format=%H%x1f%P%x1f%s", "--end-of-options", *spec, "--", cwd=cwd
-    )
+    return _commit_infos(git("log", "-z", *_LOG, "--end-of-options", *spec, "--", cwd=cwd))
+
+
+_LOG = ("--reverse", "--topo-order", "--format=%H%x1f%P%x1f%s")
+
+
+def count_new(end: str, cwd: Where = None) -> int:
+    """How many commits of ``end``'s history no ref of the repository reaches
+    (``git rev-list --count END --not --all``): what a push brings that is new."""
+    end = verify_commit(end, cwd, "the pushed commit")
+    return int(git("rev-list", "--count", end, "--not", "--all", "--", cwd=cwd).decode().strip() or "0")
+
+
+def rev_list_new(end: str, cwd: Where = None) -> list[CommitInfo]:
+    """The commits of ``end``'s history that no ref of the repository reaches, oldest first
+    (``git log END --not --all``): in a ``pre-receive`` hook, what the push brings (the
+    refs have not moved yet; the pushed objects are read from git's quarantine)."""
+    end = verify_commit(end, cwd, "the pushed commit")
+    # ``end`` is a full object id (verified): no option can hide in it, and ``--not --all``
+    # must stay options (``--end-of-options`` would make them revisions)
+    return _commit_infos(git("log", "-z", *_LOG, end, "--not", "--all", "--", cwd=cwd))
+
+
+def _commit_infos(out: bytes) -> list[CommitInfo]:
     commits = []
     for entry in out.decode("utf-8", errors="replace").split("\0"):
         if entry.strip():

@@ -34,7 +34,7 @@ from typing import Any, NamedTuple
 
 import orjson
 
-from eee.git.cli import BatchReader, fields, git, resolve
+from eee.git.cli import BatchReader, batch_check, fields, git, resolve
 from eee.store.fsutil import replace_file
 from eee.store.limits import RECORD_MAX_BYTES, read_regular
 from eee.store.strictjson import JSONProblem
@@ -42,6 +42,9 @@ from eee.store.strictjson import loads as strict_loads
 
 RECORD_SUFFIX = ".json"
 INDEX_FILE = "eee-duplicates.sqlite"
+# the audit's own index (it follows the commit audited, so the hook's keeps following HEAD);
+# in a bare repository the server gate builds it at install and keeps it at HEAD (post-receive)
+AUDIT_INDEX_FILE = "eee-duplicates-audit.sqlite"
 INDEX_VERSION = "2"  # bump when the keys or the layout change: the index is rebuilt
 IGNORED = ("evaluation_id", "retrieved_timestamp")
 
@@ -358,6 +361,11 @@ class DuplicateIndex:
         old = self._meta("tree")
         if old == current:
             return 0
+        if old is not None and old != _EMPTY_TREE and old not in batch_check([old], self.root):
+            # the tree it holds is gone (read from a push the server gate refused: its objects
+            # were dropped with git's quarantine): nothing to diff from, so it is built afresh
+            self.db.executescript("DELETE FROM records; DELETE FROM keys; DELETE FROM meta WHERE k = 'tree';")
+            old = None
         if old is None:  # never built (a new clone, or an index of an older layout)
             if limit is None:
                 return self._build(current, jobs, progress)

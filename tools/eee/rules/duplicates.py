@@ -16,6 +16,7 @@ from typing import Any
 
 from eee.git.cli import git, read_blobs, resolve
 from eee.governance.duplicates import (
+    AUDIT_INDEX_FILE,
     HOOK_LIMIT,
     DuplicateIndex,
     Facts,
@@ -185,7 +186,7 @@ def audit_duplicates(
     paths = [p for p in paths if is_record(p)]
     if not paths:
         return []
-    index = DuplicateIndex(cwd, name="eee-duplicates-audit.sqlite")
+    index = DuplicateIndex(cwd, name=AUDIT_INDEX_FILE)
     try:
         index.sync(commit)
         found: list[tuple[str, Facts, Match]] = []

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from eee.git.cli import GitError, commit_changes, git_dir, rev_list, verify_commit
+from eee.git.cli import CommitInfo, GitError, commit_changes, git_dir, rev_list, verify_commit
 from eee.git.published import Published, adding_commit
 from eee.reporting.findings import FileResult, Finding, Summary
 from eee.rules.commit import (
@@ -27,6 +27,7 @@ from eee.rules.commit import (
 from eee.rules.duplicates import audit_duplicates, ledger_at
 from eee.rules.history import anchor_findings, anchor_from, merge_findings, raw_changes, replacement_findings
 from eee.rules.ledger import check_events
+from eee.rules.push import Push
 from eee.rules.settle import Settled, unsettled, with_committed_hints
 from eee.store.limits import RECORD_MAX_BYTES
 from eee.store.paths import DATA_DIR, EVENT, EVENTS_DIR, IMPORTS_DIR, RECORD_SUFFIX, file_kind, tree_path_problem
@@ -58,6 +59,7 @@ def audit_commit(
     parents: tuple[str, ...] = (),
     head: str = "HEAD",
     judge: Callable[[str], str | None] | None = None,
+    push: Push | None = None,
 ) -> tuple[list[Finding], int]:
     """The rules applied to ``commit``'s own changes against its first ``parent``; a merge
     also keeps every protected file of every parent (:func:`eee.rules.history.merge_findings`).
@@ -67,9 +69,12 @@ def audit_commit(
     Both commits are read as :class:`eee.store.tree.GitTree`: blobs come from git's object
     store, nothing is written to disk, and findings name ``<short-commit>:path``. ``head``:
     the audited end, whose ledger settles warnings; ``judge``: what a changed accepted path
-    was, for a commit not published yet (:func:`eee.rules.commit.immutability_findings`)."""
+    was, for a commit not published yet (:func:`eee.rules.commit.immutability_findings`);
+    ``push``: the ref update the server gate judges (None: a local audit). A rule that reads
+    the store's settings, roles or remote reads them at :func:`eee.rules.push.judged_at`
+    (``judged_at(parent, push)``: the push's basis at the server, never a pushed commit)."""
     with GitTree(cwd, commit) as tree:
-        return _audit(tree, commit, parent, cwd, parents, head, judge)
+        return _audit(tree, commit, parent, cwd, parents, head, judge, push)
 
 
 def _crafted(where: Any, path: str, problem: str) -> Finding:
@@ -90,6 +95,7 @@ def _audit(
     parents: tuple[str, ...],
     head: str = "HEAD",
     judge: Callable[[str], str | None] | None = None,
+    push: Push | None = None,
 ) -> tuple[list[Finding], int]:
     where = tree.display
     findings: list[Finding] = []
@@ -185,9 +191,22 @@ def _in_a_parent(change: Any, parents: tuple[str, ...], cwd: Path) -> bool:
     return False
 
 
-def audit(start: str | None, end: str, cwd: Path, anchor: str | None = None) -> Summary:
+def audit(
+    start: str | None,
+    end: str,
+    cwd: Path,
+    anchor: str | None = None,
+    *,
+    commits: list[CommitInfo] | None = None,
+    push: Push | None = None,
+) -> Summary:
     """The commits of ``start..end``; the trust anchor (``anchor``, else ``$EEE_AUDIT_ANCHOR``)
     must be an ancestor of ``end`` (see :mod:`eee.rules.history`).
+
+    The server gate (:mod:`eee.hooks.server`) passes the ``commits`` a push brings (those
+    no ref of the bare repository reaches, oldest first) instead of a range, and ``push``
+    (:class:`eee.rules.push.Push`): every ref of the repository is then published, and
+    every rule runs as it runs here, told the push (``audit_commit(..., push=)``).
 
     What the ledger at ``end`` settles is left out: a record's findings that its flags accept
     (the flag came with the record, or after it), and its warnings once it no longer counts
@@ -202,7 +221,8 @@ def audit(start: str | None, end: str, cwd: Path, anchor: str | None = None) -> 
         return Summary([], fatal=f"{cwd} is not a git repository: the audit reads commits")
     try:
         head = verify_commit(end, cwd, "--to")
-        commits = rev_list(start, end, cwd)
+        if commits is None:
+            commits = rev_list(start, end, cwd)
     except GitError as exc:
         return Summary([], fatal=f"cannot list commits: {exc}")
     results = []
@@ -210,12 +230,12 @@ def audit(start: str | None, end: str, cwd: Path, anchor: str | None = None) -> 
     history = anchor_findings(trust, head, cwd) + replacement_findings(cwd)
     if history:
         results.append(FileResult("history", "history", findings=history))
-    published = Published(cwd, trust[0] if trust else None)
+    published = Published(cwd, trust[0] if trust else None, refs=push is not None)
     unpublished = published.unpublished(head)
     settled = Settled(ledger_at(cwd, head))
     for info in commits:
         judge = _judge(published, head, info.parent, cwd) if info.commit in unpublished else None
-        found, suppressed = audit_commit(info.commit, info.parent, cwd, info.parents, head, judge)
+        found, suppressed = audit_commit(info.commit, info.parent, cwd, info.parents, head, judge, push)
         findings = without_flagged(found, (info.commit, head), cwd, in_commit(info.commit, cwd))
         findings = unsettled(findings, settled, _rel)
         findings = with_committed_hints(findings, _rel, cwd)
