@@ -6,8 +6,8 @@ hooks (``eee server install``) add to a ``git push`` into a bare repository of 2
 
 The store is the scale benchmark's (benchmarks/scale_store.py, ``gate-<size>``, built once
 and cached under ``$TMPDIR/eee-bench-scale``); its bare repository (``server-<size>.git``,
-cached beside it) gets the server gate, whose install builds the audit's duplicates index
-(timed, the first time). A pusher (a bare clone: no checkout of 230,000 files is needed)
+cached beside it, its objects packed as a server's are) gets the server gate, whose install
+builds the audit's duplicates index (timed, the first time). A pusher (a bare clone: no checkout of 230,000 files is needed)
 writes its commits with ``git fast-import`` on top of the server's ``main`` and pushes them:
 
 one record    a one-record commit pushed with the hooks and without them (``core.hooksPath``
@@ -54,10 +54,14 @@ def figure(name: str, value: str, verdict: str) -> None:
     say(f"  {name}: {value}  [{verdict}]")
 
 
-def run(cmd: list[str], cwd: Path, input: bytes | None = None, check: bool = True) -> subprocess.CompletedProcess[bytes]:
+def run(
+    cmd: list[str], cwd: Path, input: bytes | None = None, check: bool = True
+) -> subprocess.CompletedProcess[bytes]:
     proc = subprocess.run(cmd, cwd=cwd, input=input, capture_output=True)
     if check and proc.returncode != 0:
-        raise SystemExit(f"failed ({proc.returncode}): {' '.join(cmd)}\n{proc.stdout[-2000:]!r}\n{proc.stderr[-3000:]!r}")
+        raise SystemExit(
+            f"failed ({proc.returncode}): {' '.join(cmd)}\n{proc.stdout[-2000:]!r}\n{proc.stderr[-3000:]!r}"
+        )
     return proc
 
 
@@ -79,6 +83,8 @@ def server_repo(size: int) -> tuple[Path, float | None]:
     git(scale_store.CACHE, "clone", "-q", "--bare", str(source), str(bare))
     git(bare, "config", "gc.auto", "0")  # no background gc racing the measurements
     git(bare, "config", "receive.autogc", "false")
+    say("server: git repack -ad (a server's objects are packed; the store was committed as loose objects)")
+    git(bare, "repack", "-adq")
     say("server: eee server install (builds the audit's duplicates index)")
     start = time.perf_counter()
     run([PY, "-m", "eee", "server", "install", str(bare)], bare)
@@ -90,7 +96,7 @@ def server_repo(size: int) -> tuple[Path, float | None]:
 def pusher(bare: Path, work: Path) -> Path:
     """A bare clone of the server's repository (objects shared, no checkout) that pushes to it."""
     repo = work / "pusher.git"
-    git(work, "clone", "-q", "--bare", "--shared", str(bare), str(repo))
+    git(work, "clone", "-q", "--bare", "--shared", str(bare), str(repo))  # its origin: the server
     git(repo, "config", "user.name", "bench")
     git(repo, "config", "user.email", "bench@example.org")
     git(repo, "config", "gc.auto", "0")
@@ -207,7 +213,6 @@ def main(argv: list[str] | None = None) -> int:
     base = git(bare, "rev-parse", "refs/heads/main")
     with tempfile.TemporaryDirectory(prefix="eee-bench-server-") as tmp:
         repo = pusher(bare, Path(tmp))
-        git(repo, "remote", "add", "origin", str(bare))
         say(f"server: one-record pushes into {args.size:,} records")
         one_record(bare, repo, base, args.runs)
         say(f"server: a {args.import_records:,}-record push")

@@ -323,6 +323,27 @@ def test_a_tag_of_a_tree_is_refused(server: tuple[Path, Path]) -> None:
     assert push(clone, "origin", "refs/tags/t").returncode == 0  # an annotated tag of a commit is fine
 
 
+def test_a_replace_ref_is_refused(server: tuple[Path, Path]) -> None:
+    bare, clone = server
+    before = refs(bare)
+    (clone / "note.txt").write_text("a note\n")
+    other = commit_all(clone, "another commit")
+    git(clone, "replace", "HEAD~1", other)
+    err = _refused(push(clone, "origin", "refs/replace/*:refs/replace/*"))
+    assert "[push] a replace ref is refused" in err
+    assert refs(bare) == before
+
+
+def test_commits_named_by_many_refs_are_audited_once(server: tuple[Path, Path]) -> None:
+    bare, clone = server
+    before = refs(bare)
+    _record(clone, schema_version="9.9.9")
+    bad = commit_all(clone, "bad")
+    err = _refused(push(clone, "origin", *(f"HEAD:refs/heads/b{n}" for n in range(5))))
+    assert err.count(f"{bad[:10]}:data/") == 1 and err.count("no new commits") == 4
+    assert refs(bare) == before
+
+
 def test_a_refused_push_leaves_the_index_on_objects_that_stay(server: tuple[Path, Path]) -> None:
     """The audit reads its duplicates index synced to the pushed commits; after a refusal
     those objects are gone, so the index is put back on the default branch's head (and an
@@ -349,6 +370,31 @@ def test_a_refused_push_leaves_the_index_on_objects_that_stay(server: tuple[Path
 
 
 # --- the hook's parts, in this process ------------------------------------------------------------
+
+
+def test_every_commit_s_audit_is_told_the_push(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The one place a rule learns it runs at the server, and what judges it there: the
+    push's basis (the old head), never the pushed commit itself."""
+    from eee.git.cli import rev_list
+    from eee.rules.push import Push, judged_at
+    from eee.validation import audit as audit_module
+
+    repo = make_store(tmp_path, hooks=False)
+    base = git(repo, "rev-parse", "HEAD").stdout.strip()
+    _record(repo)
+    new = commit_all(repo, "a record")
+    told: list[tuple[str, object]] = []
+    real = audit_module.audit_commit
+
+    def spy(commit: str, parent: str | None, *args: object) -> object:
+        told.append((commit, args[-1]))
+        return real(commit, parent, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(audit_module, "audit_commit", spy)
+    push = Push("refs/heads/main", base, new, base, True)
+    summary = audit_module.audit(None, new, repo, anchor=base, commits=rev_list(base, new, repo), push=push)
+    assert summary.errors == 0 and told == [(new, push)]
+    assert judged_at(new, push) == base and judged_at(base, None) == base
 
 
 def test_git_s_input_is_read_strictly() -> None:

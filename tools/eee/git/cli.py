@@ -379,21 +379,29 @@ def rev_list(start: str | None, end: str, cwd: str | Path | None = None) -> list
 _LOG = ("--reverse", "--topo-order", "--format=%H%x1f%P%x1f%s")
 
 
-def count_new(end: str, cwd: Where = None) -> int:
-    """How many commits of ``end``'s history no ref of the repository reaches
-    (``git rev-list --count END --not --all``): what a push brings that is new."""
+def _excluded(seen: Iterable[str]) -> bytes:
+    """``--stdin`` lines that leave out the history of each commit of ``seen`` (full ids)."""
+    return "".join(f"^{c}\n" for c in seen if len(c) in (40, 64) and c.isalnum()).encode()
+
+
+def count_new(end: str, cwd: Where = None, seen: Iterable[str] = ()) -> int:
+    """How many commits of ``end``'s history no ref of the repository reaches (nor any
+    commit of ``seen``): ``git rev-list --count END --not --all``, what a push brings."""
     end = verify_commit(end, cwd, "the pushed commit")
-    return int(git("rev-list", "--count", end, "--not", "--all", "--", cwd=cwd).decode().strip() or "0")
+    out = git("rev-list", "--count", end, "--not", "--all", "--stdin", cwd=cwd, input=_excluded(seen))
+    return int(out.decode().strip() or "0")
 
 
-def rev_list_new(end: str, cwd: Where = None) -> list[CommitInfo]:
-    """The commits of ``end``'s history that no ref of the repository reaches, oldest first
+def rev_list_new(end: str, cwd: Where = None, seen: Iterable[str] = ()) -> list[CommitInfo]:
+    """The commits of ``end``'s history that no ref of the repository reaches (nor any
+    commit of ``seen``: those of an earlier ref of the same push), oldest first
     (``git log END --not --all``): in a ``pre-receive`` hook, what the push brings (the
     refs have not moved yet; the pushed objects are read from git's quarantine)."""
     end = verify_commit(end, cwd, "the pushed commit")
     # ``end`` is a full object id (verified): no option can hide in it, and ``--not --all``
     # must stay options (``--end-of-options`` would make them revisions)
-    return _commit_infos(git("log", "-z", *_LOG, end, "--not", "--all", "--", cwd=cwd))
+    out = git("log", "-z", *_LOG, end, "--not", "--all", "--stdin", cwd=cwd, input=_excluded(seen))
+    return _commit_infos(out)
 
 
 def _commit_infos(out: bytes) -> list[CommitInfo]:

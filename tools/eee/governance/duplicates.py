@@ -320,6 +320,9 @@ class DuplicateIndex:
     def _open(self, target: str) -> sqlite3.Connection:
         db = sqlite3.connect(target, timeout=self.timeout, isolation_level=None)
         try:
+            # pages kept in memory across lookups (default: 2 MB): a sync of thousands of
+            # records (a large push at the server gate) inserts keys all over the index
+            db.execute("PRAGMA cache_size = -65536")
             db.execute("CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v TEXT)")
             row = db.execute("SELECT v FROM meta WHERE k = 'version'").fetchone()
             if not row or row[0] != INDEX_VERSION:  # new, or of an older layout: start again

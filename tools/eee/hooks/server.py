@@ -71,7 +71,7 @@ HOOK_MARK = "# eee server gate"
 HOOKS = ("pre-receive", "post-receive")
 LOCK_FILE = "eee-server.lock"
 LOCK_WAIT = 300  # seconds a push waits for the one before it to be checked
-MAX_UPDATES = 10_000  # ref updates read from one push
+MAX_UPDATES = 1_000  # ref updates read from one push
 MAX_INPUT_LINE = 4096  # bytes of one line of git's input (two object ids and a ref name)
 MAX_LINES = 400  # lines of findings shown to the pusher; the rest are counted
 MAX_LINE_CHARS = 2000  # characters of one line shown
@@ -198,9 +198,10 @@ class Report:
 # --- judging one ref update ------------------------------------------------------------------
 
 
-def judge(update: Update, cwd: Path, report: Report, limit: int, default_head: str | None) -> None:
+def judge(update: Update, cwd: Path, report: Report, limit: int, default_head: str | None, seen: list[str]) -> None:
     """The findings of one ref update into ``report``: :mod:`eee.rules.push`, then the audit
-    of the commits it brings."""
+    of the commits it brings; ``seen``: the pushed commits an earlier ref of the same push
+    brought (audited once, whatever the number of refs that name them), this one's added."""
     ref = update.ref
     old = None if is_zero(update.old) else resolve(f"{update.old}^{{commit}}", cwd)
     bases = [b for b in dict.fromkeys((old, default_head)) if b]
@@ -216,7 +217,7 @@ def judge(update: Update, cwd: Path, report: Report, limit: int, default_head: s
     if refused:
         report.findings(refused)
         return
-    count = count_new(new, cwd)
+    count = count_new(new, cwd, seen)
     span = f"{old[:10]}..{new[:10]}" if old else f"new at {new[:10]}"
     if count > limit:
         report.findings([too_many(ref, count, limit, old)])
@@ -228,7 +229,9 @@ def judge(update: Update, cwd: Path, report: Report, limit: int, default_head: s
 
     fast_forward = old is not None and is_ancestor(old, new, cwd)
     push = Push(ref, old, new, old or default_head, guard.protected)
-    summary = audit(None, new, cwd, anchor=old if fast_forward else None, commits=rev_list_new(new, cwd), push=push)
+    commits = rev_list_new(new, cwd, seen)
+    seen.append(new)
+    summary = audit(None, new, cwd, anchor=old if fast_forward else None, commits=commits, push=push)
     before = report.errors, report.warnings
     if summary.fatal:
         hint = "push again; if it persists, tell the server's administrator"
@@ -308,9 +311,10 @@ def pre_receive(git_dir: Path, stdin: IO[bytes], stderr: IO[str]) -> int:
             return 1
         default_head = resolve("HEAD^{commit}", git_dir)
         limit = max_commits(git_dir)
+        seen: list[str] = []
         try:
             for update in updates:
-                judge(update, git_dir, report, limit, default_head)
+                judge(update, git_dir, report, limit, default_head, seen)
         except Exception as exc:  # fail closed: a check that stopped accepts nothing
             report.say(f"{PREFIX}: the push is refused: the check stopped ({type(exc).__name__}: {exc})")
             report.say(f"{PREFIX}: nothing was updated; tell the server's administrator")

@@ -177,12 +177,19 @@ def duplicate_findings(
 
 
 def audit_duplicates(
-    commit: str, paths: list[str], cwd: Path, where: Callable[[str], str], ledger: Any = None, head: str = "HEAD"
+    commit: str,
+    paths: list[str],
+    cwd: Path,
+    where: Callable[[str], str],
+    ledger: Any = None,
+    head: str = "HEAD",
+    docs: dict[str, dict[str, Any]] | None = None,
 ) -> list[Finding]:
     """The rule for the records ``paths`` a commit added, against the whole store at that
     commit (its own index file, so the hook's index keeps following HEAD). A pair is
     settled when the ledger at that commit or at ``head`` (the audited end) settles it
-    (:func:`settled_pair`); the hints are those for committed records."""
+    (:func:`settled_pair`); the hints are those for committed records. ``docs``: the
+    records already parsed, by path (else each is read again from its blob)."""
     paths = [p for p in paths if is_record(p)]
     if not paths:
         return []
@@ -191,7 +198,8 @@ def audit_duplicates(
         index.sync(commit)
         found: list[tuple[str, Facts, Match]] = []
         for path in paths:
-            f = index.facts_of(path)
+            doc = docs.get(path) if docs is not None else None
+            f = facts(uuid_of(path), doc) if doc is not None else index.facts_of(path)
             if f is None:
                 continue
             found += [(path, f, m) for m in index.matches(path, f) if not (m.path in paths and m.path > path)]

@@ -21,6 +21,7 @@
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from typing import NamedTuple
 
@@ -32,6 +33,7 @@ from eee.store.settings import SETTINGS_PATH, Settings, SettingsProblem, read
 from eee.store.tree import GitTree
 
 BRANCH_PREFIX = "refs/heads/"
+REPLACE_PREFIX = "refs/replace/"
 MAX_COMMITS = 20_000  # new commits one push may bring (git config eee.maxCommits of the bare repository)
 
 
@@ -69,9 +71,20 @@ def shown_ref(ref: str) -> str:
 
 def settings_at(cwd: Path, rev: str) -> Settings:
     """The store's settings at the commit ``rev`` (:class:`SettingsProblem` when its file
-    cannot be used)."""
+    cannot be used); read once per commit."""
+    found = _settings(str(cwd), rev)
+    if isinstance(found, SettingsProblem):
+        raise found
+    return found
+
+
+@functools.lru_cache(maxsize=64)
+def _settings(cwd: str, rev: str) -> Settings | SettingsProblem:
     with GitTree(cwd, rev) as tree:
-        return read(tree)
+        try:
+            return read(tree)
+        except SettingsProblem as exc:
+            return exc
 
 
 class Protection(NamedTuple):
@@ -107,6 +120,15 @@ def ref_findings(ref: str, old: str | None, new: str | None, cwd: Path, guard: P
     such commit; the ref is created, or deleted) before any commit is audited: a protected
     branch deleted or rewritten, a ref that names no commit."""
     name = branch(ref) or ref
+    if ref.startswith(REPLACE_PREFIX):
+        return [
+            _finding(
+                ref,
+                "a replace ref is refused: it shows readers another object than the one history holds",
+                "push the commits themselves; the store's history is read as it is (the audit ignores replace refs)",
+                "push",
+            )
+        ]
     why = (
         f" ({guard.problem}: until it is fixed every branch is protected)"
         if guard.problem

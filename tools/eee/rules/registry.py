@@ -343,11 +343,12 @@ RULES: tuple[Rule, ...] = (
         "push",
         "error",
         "push",
-        "a push the server gate cannot check: a ref that names no commit, more new commits than it checks at once",
+        "a push the server gate cannot check: a ref that names no commit, a replace ref, too many new commits",
         "push a branch or a tag of a commit, in parts of at most the bound the server sets",
         False,
         ("receive", "pre-receive", "too-many-commits", "tag"),
-        "A pushed ref names something that is not a commit (a tag of a tree or a blob), a push brings more new "
+        "A pushed ref names something that is not a commit (a tag of a tree or a blob) or is a replace ref "
+        "(refs/replace/: it would show readers another object than history holds), a push brings more new "
         "commits than the server gate audits in one push (git config eee.maxCommits of the bare repository; "
         "default 20,000), or the audit of the pushed commits could not run.",
         "The server gate audits every commit a push brings, and its work and its output stay bounded whatever is "

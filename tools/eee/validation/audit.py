@@ -145,13 +145,15 @@ def _audit(
     if not data_changes:
         return findings, 0
 
+    tree.prefetch(data_changes)  # every folder above them listed in a few git calls, not one a folder
+    tree.read_ahead([p for p in data_changes if p.endswith(RECORD_SUFFIX)], RECORD_MAX_BYTES)  # one batch
     docs: dict[str, dict[str, Any] | None] = {}
     for path in data_changes:
         if path in clash_only:
-            findings += [f for f in naming_findings(path, None, tree.names, where) if f.message.endswith("in the tree")]
+            findings += [f for f in naming_findings(path, None, tree, where) if f.message.endswith("in the tree")]
             continue
         docs[path] = _doc(tree, path) if path.endswith(RECORD_SUFFIX) else None
-        findings += naming_findings(path, docs[path], tree.names, where)
+        findings += naming_findings(path, docs[path], tree, where)  # the tree keeps its folders' case index
     data_changes = [p for p in data_changes if p not in clash_only]
     if not data_changes:
         return findings, 0
@@ -162,7 +164,8 @@ def _audit(
     findings += [f for result in summary.results for f in result.findings]
 
     # duplicates against the whole store at that commit, through the ledger's index
-    findings += audit_duplicates(commit, [p for p, doc in docs.items() if doc is not None], cwd, where, head=head)
+    found = {p: doc for p, doc in docs.items() if doc is not None}
+    findings += audit_duplicates(commit, list(found), cwd, where, head=head, docs=found)
     return findings, sum(r.suppressed for r in summary.results)
 
 
