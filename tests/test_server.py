@@ -181,6 +181,19 @@ def test_only_the_bad_middle_commit_of_a_push_is_named(server: tuple[Path, Path]
     assert refs(bare) == before
 
 
+def test_one_bad_ref_refuses_the_whole_push(server: tuple[Path, Path]) -> None:
+    bare, clone = server
+    before = refs(bare)
+    _record(clone)
+    commit_all(clone, "good on main")
+    git(clone, "checkout", "-q", "-b", "topic")
+    _record(clone, B, "acme/other-1b", schema_version="9.9.9")
+    commit_all(clone, "bad on topic")
+    err = _refused(push(clone, "origin", "main", "topic"))
+    assert "refs/heads/main" in err and "refs/heads/topic" in err
+    assert refs(bare) == before  # main's good commit did not go in either
+
+
 def test_a_force_push_rewriting_main_and_deleting_main_are_refused(server: tuple[Path, Path]) -> None:
     bare, clone = server
     _record(clone)
@@ -416,8 +429,13 @@ def test_a_check_that_stops_refuses_the_push(tmp_path: Path, monkeypatch: pytest
     def broken(*args: object) -> None:
         raise RuntimeError("a bug")
 
+    from eee.reporting import shown
+    from eee.rules.history import ANCHOR_ENV
+
     monkeypatch.setattr(server, "judge", broken)
-    monkeypatch.setenv("GIT_DIR", str(bare))
+    monkeypatch.setenv("GIT_DIR", str(bare))  # what the hook changes in its process, restored after the test
+    monkeypatch.delenv(ANCHOR_ENV, raising=False)
+    monkeypatch.setattr(shown, "_SHOWN_AS", None)
     err = io.StringIO()
     line = f"{'0' * 40} {'a' * 40} refs/heads/main\n".encode()
     assert server.pre_receive(bare, io.BytesIO(line), err) == 1
