@@ -326,6 +326,35 @@ def test_the_output_is_bounded(server: tuple[Path, Path]) -> None:
     assert "more finding(s) not shown" in err and "(260 errors)" in err
 
 
+def test_an_oversized_record_is_refused_without_being_read(server: tuple[Path, Path]) -> None:
+    """A pushed file can be of any size: the audit, its index and the ledger read none past
+    their caps (a record is at most 16 MiB)."""
+    bare, clone = server
+    before = refs(bare)
+    path = _record(clone)
+    path.write_bytes(path.read_bytes()[:-2] + b', "padding": "' + b"x" * (17 * 1024 * 1024) + b'"}\n')
+    big = commit_all(clone, "an oversized record")
+    err = _refused(push(clone, "origin", "main"))
+    assert f"{big[:10]}:data/" in err and "more than the 16 MiB" in err
+    assert refs(bare) == before
+
+
+def test_the_object_reader_passes_over_what_is_too_large(tmp_path: Path) -> None:
+    from eee.git.cli import BatchReader
+
+    repo = tmp_path / "repo"
+    git(tmp_path, "init", "-q", str(repo))
+    ids = [
+        subprocess.run(
+            ["git", "hash-object", "-w", "--stdin"], cwd=repo, input=data, capture_output=True, text=True, check=True
+        ).stdout.strip()
+        for data in ("x" * 5000, "small", "y" * 70000, "tiny")
+    ]
+    with BatchReader(repo) as reader:
+        assert [d for _, d in reader.blobs(ids, limit=100)] == [None, b"small", None, b"tiny"]
+        assert [d for _, d in reader.blobs(ids[1:2])] == [b"small"]  # the stream stayed in step
+
+
 def test_a_tag_of_a_tree_is_refused(server: tuple[Path, Path]) -> None:
     _bare, clone = server
     tree = git(clone, "rev-parse", "HEAD^{tree}").stdout.strip()

@@ -40,6 +40,8 @@ def main(argv: list[str]) -> int:
 
     where = args.git_dir or Path.cwd()
     if args.action in ("pre-receive", "post-receive"):
+        if sys.stdin.isatty():
+            p.error(f"{args.action} reads git's `<old> <new> <ref>` lines on stdin: git runs it, as the hook")
         try:
             git_dir = bare_git_dir(where)
         except GitError as exc:

@@ -125,9 +125,11 @@ class BatchReader:
             )
         return self.proc
 
-    def objects(self, names: Iterable[str]) -> Iterator[tuple[str, str | None, bytes | None]]:
+    def objects(self, names: Iterable[str], limit: int | None = None) -> Iterator[tuple[str, str | None, bytes | None]]:
         """(name, type, content) of each name, in order; (name, None, None) when git has no
-        such object (or the name cannot be asked: it holds a line break)."""
+        such object (or the name cannot be asked: it holds a line break); (name, type, None)
+        for an object larger than ``limit`` bytes, whose content is passed over a piece at a
+        time, never held (an object pushed to a server can be of any size)."""
         names = list(names)
         proc = self._start()
         stdin, stdout = proc.stdin, proc.stdout
@@ -143,15 +145,25 @@ class BatchReader:
                     continue
                 header = stdout.readline().rsplit(None, 2)
                 if len(header) == 3 and header[2].isdigit():  # "<id> <type> <size>", then the content
-                    data = stdout.read(int(header[2]))
+                    size = int(header[2])
+                    if limit is not None and size > limit:
+                        while size > 0:  # passed over: the next object's header follows it
+                            piece = stdout.read(min(size, 1 << 20))
+                            if not piece:
+                                break
+                            size -= len(piece)
+                        stdout.read(1)
+                        yield name, header[1].decode(), None
+                        continue
+                    data = stdout.read(size)
                     stdout.read(1)
                     yield name, header[1].decode(), data
                 else:  # "<name> missing" (or ambiguous): no content follows
                     yield name, None, None
 
-    def blobs(self, names: Iterable[str]) -> Iterator[tuple[str, bytes | None]]:
-        """(name, bytes, or None when it is no blob) of each name, in order."""
-        for name, kind, data in self.objects(names):
+    def blobs(self, names: Iterable[str], limit: int | None = None) -> Iterator[tuple[str, bytes | None]]:
+        """(name, bytes, or None when it is no blob or is larger than ``limit``) of each name, in order."""
+        for name, kind, data in self.objects(names, limit):
             yield name, data if kind == "blob" else None
 
     def blob(self, name: str) -> bytes | None:
@@ -174,12 +186,13 @@ class BatchReader:
         self.close()
 
 
-def read_blobs(names: list[str], cwd: Where = None) -> Iterator[tuple[str, bytes | None]]:
-    """(name, bytes or None) of each name through one :class:`BatchReader`."""
+def read_blobs(names: list[str], cwd: Where = None, limit: int | None = None) -> Iterator[tuple[str, bytes | None]]:
+    """(name, bytes or None) of each name through one :class:`BatchReader` (None, too, for
+    a blob larger than ``limit``)."""
     if not names:
         return
     with BatchReader(cwd) as reader:
-        yield from reader.blobs(names)
+        yield from reader.blobs(names, limit)
 
 
 def batch_check(names: list[str], cwd: Where = None) -> dict[str, tuple[str, str, int]]:

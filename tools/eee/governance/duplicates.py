@@ -240,7 +240,7 @@ def _worker_start(root: str) -> None:
 
 def _worker_keys(items: list[tuple[str, str]]) -> list[tuple[str, str, list[bytes] | None]]:
     assert _worker_reader is not None
-    blobs = _worker_reader.blobs([b for _, b in items])
+    blobs = _worker_reader.blobs([b for _, b in items], RECORD_MAX_BYTES)
     return [(path, blob, record_keys(path, data)) for (path, blob), (_, data) in zip(items, blobs, strict=True)]
 
 
@@ -255,7 +255,7 @@ def keyed(root: Path, items: Iterable[tuple[str, str]], jobs: int = 1) -> Iterat
         reader = BatchReader(root)
         try:
             while chunk:
-                blobs = reader.blobs([b for _, b in chunk])
+                blobs = reader.blobs([b for _, b in chunk], RECORD_MAX_BYTES)  # a larger one is no record
                 for (path, blob), (_, data) in zip(chunk, blobs, strict=True):
                     yield path, blob, record_keys(path, data)
                 chunk, second = second, list(itertools.islice(it, _CHUNK))
@@ -496,7 +496,7 @@ class DuplicateIndex:
         else:
             if self._reader is None:
                 self._reader = BatchReader(self.root)
-            ((_, data),) = self._reader.blobs([row[0]])
+            ((_, data),) = self._reader.blobs([row[0]], RECORD_MAX_BYTES)
         doc = _parse(data)
         return facts(uuid_of(path), doc) if doc is not None else None
 

@@ -177,6 +177,12 @@ class Report:
     def say(self, text: str) -> None:
         self.stream.write(_shown(text) + "\n")
 
+    def note(self, text: str) -> None:
+        """A ref's summary line, within the same bound as the findings (a push of many refs)."""
+        if self.shown < MAX_LINES:
+            self.shown += 1
+            self.say(text)
+
     def findings(self, findings: list[Finding], suppressed: int = 0) -> None:
         for f in findings:
             if f.severity == ERROR:
@@ -223,7 +229,7 @@ def judge(update: Update, cwd: Path, report: Report, limit: int, default_head: s
         report.findings([too_many(ref, count, limit, old)])
         return
     if count == 0:
-        report.say(f"{PREFIX}: {shown_ref(ref)} ({span}): no new commits")
+        report.note(f"{PREFIX}: {shown_ref(ref)} ({span}): no new commits")
         return
     from eee.validation.audit import audit
 
@@ -243,7 +249,7 @@ def judge(update: Update, cwd: Path, report: Report, limit: int, default_head: s
     if errors or warnings:
         line += f", {errors} error{'' if errors == 1 else 's'}, {warnings} warning{'' if warnings == 1 else 's'}"
         line += f" (in a clone that holds them: `{audit_hint(old, new)}`)"
-    report.say(line)
+    report.note(line)
 
 
 @contextmanager

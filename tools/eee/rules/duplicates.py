@@ -30,6 +30,7 @@ from eee.governance.duplicates import (
     uuid_of,
 )
 from eee.reporting.findings import WARNING, Finding
+from eee.store.limits import EVENT_MAX_BYTES
 from eee.store.paths import EVENT_SUFFIX, EVENTS_DIR
 
 
@@ -236,7 +237,7 @@ def _ledger_at(cwd_text: str, commit: str) -> Any:
         if len(parts) == 3 and parts[1] == b"blob" and name.decode(errors="replace").endswith(EVENT_SUFFIX):
             blobs.append(parts[2].decode())
     events = []
-    for _, data in read_blobs(blobs, cwd):
+    for _, data in read_blobs(blobs, cwd, EVENT_MAX_BYTES):  # a larger one is no event (the ledger rule says so)
         try:
             events.append(load_text((data or b"").decode("utf-8")))
         except (EventFileError, UnicodeDecodeError):
