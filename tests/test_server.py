@@ -7,6 +7,7 @@ repository, the hooks run by git itself."""
 from __future__ import annotations
 
 import io
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -136,6 +137,39 @@ def test_a_valid_record_is_accepted_and_the_index_follows(server: tuple[Path, Pa
     (tree,) = db.execute("SELECT v FROM meta WHERE k = 'tree'").fetchone()
     db.close()
     assert tree == git(bare, "rev-parse", "main:data").stdout.strip()
+
+
+def test_post_receive_brings_the_index_to_the_default_branch_unless_it_is_there(server: tuple[Path, Path]) -> None:
+    import sqlite3
+
+    bare, clone = server
+    _record(clone)
+    head = commit_all(clone, "a record")
+    assert push(clone, "origin", "main").returncode == 0
+    marker = bare / "eee-server-indexed"
+    assert marker.read_text().strip() == head  # pre-receive left the index at the new head
+
+    def index_tree() -> str:
+        db = sqlite3.connect(bare / "eee-duplicates-audit.sqlite")
+        (tree,) = db.execute("SELECT v FROM meta WHERE k = 'tree'").fetchone()
+        db.close()
+        return tree
+
+    data = git(bare, "rev-parse", "main:data").stdout.strip()
+    assert index_tree() == data
+    empty = git(bare, "hash-object", "-t", "tree", "/dev/null").stdout.strip()
+    db = sqlite3.connect(bare / "eee-duplicates-audit.sqlite")
+    db.execute("UPDATE meta SET v = ? WHERE k = 'tree'", (empty,))  # as if a sync had been cut short
+    db.commit()
+    db.close()
+    hook = [str(bare / "hooks" / "post-receive")]
+    env = {**os.environ, "GIT_DIR": "."}
+    subprocess.run(hook, cwd=bare, input="", text=True, env=env, check=True)
+    assert index_tree() == empty  # the marker says the index is at HEAD: no Python started
+    marker.unlink()
+    proc = subprocess.run(hook, cwd=bare, input="", text=True, env=env, capture_output=True)
+    assert proc.returncode == 0 and proc.stderr == ""
+    assert index_tree() == data and marker.read_text().strip() == head
 
 
 def test_a_record_edited_after_acceptance_is_refused_and_no_ref_moves(server: tuple[Path, Path]) -> None:

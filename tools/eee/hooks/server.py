@@ -68,6 +68,7 @@ from eee.rules.push import (
 from eee.store.paths import escaped
 
 HOOK_MARK = "# eee server gate"
+INDEXED = "eee-server-indexed"  # the commit the indexes were last brought to (post-receive skips it)
 HOOKS = ("pre-receive", "post-receive")
 LOCK_FILE = "eee-server.lock"
 LOCK_WAIT = 300  # seconds a push waits for the one before it to be checked
@@ -289,6 +290,12 @@ def _clean_environment(git_dir: Path) -> None:
 
 
 def _sync_indexes(git_dir: Path, commit: str | None, report: Report | None = None) -> None:
+    """Every index of :data:`INDEXES` brought to ``commit``; :data:`INDEXED` then names it
+    (what lets post-receive skip a push that left them there already)."""
+    from eee.store.fsutil import replace_file
+
+    marker = git_dir / INDEXED
+    marker.unlink(missing_ok=True)
     if commit is None:
         return
     for index in INDEXES:
@@ -297,6 +304,19 @@ def _sync_indexes(git_dir: Path, commit: str | None, report: Report | None = Non
         except Exception as exc:  # an index is a cache: the next push builds it again
             if report is not None:
                 report.say(f"{PREFIX}: warning: the {index.name} index could not be brought to {commit[:10]}: {exc}")
+            return
+    tmp = marker.with_name(f".{INDEXED}-{os.getpid()}")
+    tmp.write_text(commit + "\n")
+    replace_file(tmp, marker)
+
+
+def _default_branch_after(updates: list[Update], git_dir: Path) -> str | None:
+    """The commit the default branch names once the push is accepted (None: the push leaves it as it is)."""
+    head = git("symbolic-ref", "-q", "HEAD", cwd=git_dir, check=False).decode().strip()
+    for update in updates:
+        if update.ref == head and not is_zero(update.new):
+            return resolve(f"{update.new}^{{commit}}", git_dir)
+    return None
 
 
 def pre_receive(git_dir: Path, stdin: IO[bytes], stderr: IO[str]) -> int:
@@ -315,6 +335,7 @@ def pre_receive(git_dir: Path, stdin: IO[bytes], stderr: IO[str]) -> int:
         if not got:
             report.say(f"{PREFIX}: the push is refused: another push is still being checked; push again in a while")
             return 1
+        (git_dir / INDEXED).unlink(missing_ok=True)  # the audit moves the indexes: until they are put back
         default_head = resolve("HEAD^{commit}", git_dir)
         limit = max_commits(git_dir)
         seen: list[str] = []
@@ -328,6 +349,8 @@ def pre_receive(git_dir: Path, stdin: IO[bytes], stderr: IO[str]) -> int:
             return 1
         if report.hidden:
             report.say(f"{PREFIX}: ... {report.hidden} more finding(s) not shown")
+        if not report.errors:  # the indexes where post-receive would bring them: done here, in the same lock
+            _sync_indexes(git_dir, _default_branch_after(updates, git_dir) or default_head)
         if report.errors:
             _sync_indexes(git_dir, default_head)  # back to objects that stay: the refused ones are dropped
             report.say(
@@ -370,13 +393,21 @@ def _ours(path: Path) -> bool:
 
 
 def script(stage: str, python: str | None = None) -> str:
-    """The hook script: the installed package, by this interpreter's absolute path."""
+    """The hook script: the installed package, by this interpreter's absolute path
+    (post-receive: only when the default branch's head is not where the indexes are)."""
     python = python or os.path.abspath(sys.executable)
+    skip = ""
+    if stage == "post-receive":
+        skip = (
+            "# the indexes already at the default branch's head (pre-receive brought them there): nothing to do\n"
+            'head=$(git rev-parse -q --verify "HEAD^{commit}")\n'
+            f'[ -n "$head" ] && [ "$head" = "$(cat "${{GIT_DIR:-.}}/{INDEXED}" 2>/dev/null)" ] && exit 0\n'
+        )
     return (
         "#!/bin/sh\n"
         f"{HOOK_MARK}: {stage} (installed by `eee server install`; `eee server uninstall` removes it)\n"
         "# the code that judges a push is the installed package, never code from the pushed tree\n"
-        f"exec {shlex.quote(python)} -I -m eee server {stage}\n"
+        f"{skip}exec {shlex.quote(python)} -I -m eee server {stage}\n"
     )
 
 
@@ -427,6 +458,7 @@ def uninstall(path: Path) -> tuple[Path, list[Path]]:
                 for leftover in (name, name + "-wal", name + "-shm", name + "-journal"):
                     (git_dir / leftover).unlink(missing_ok=True)
         (git_dir / LOCK_FILE).unlink(missing_ok=True)
+        (git_dir / INDEXED).unlink(missing_ok=True)
     return git_dir, removed
 
 
