@@ -25,7 +25,7 @@ from eee.commands import EXIT_CODES_TEXT, EXIT_USAGE, FINDINGS_FORMATS, Parser
 
 # commands that read no store take no --store: `eee rules` (the rule registry's command)
 # explains the package's own rules
-READS_NO_STORE = {"rules"}
+READS_NO_STORE = {"rules", "server"}  # server: a bare repository (GIT_DIR), which has no work tree to be a store
 OTHER_NAMES_FOR_A_STORE = {"--root", "--repo", "--repository", "--store-root", "--dir", "--path"}
 
 

@@ -73,6 +73,50 @@ def test_git_tree_reads_blobs_of_the_commit_not_the_work_tree(tmp_path: Path) ->
             t.read("data/b/absent.json")
 
 
+def test_git_tree_prefetch_lists_folders_in_a_few_calls_as_one_at_a_time_would(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The audit of a commit that adds records in many folders lists them a depth at a time
+    (literally: a folder named with glob characters is that folder); what it finds is what
+    the folder-by-folder walk finds, files, links, sub-folders and absent folders alike."""
+    repo = tmp_path / "repo"
+    paths = [f"data/b{i % 3}/dev/m*{i}/r{i}.json" for i in range(12)] + ["data/b0/dev/m[0]/r.json", "top.txt"]
+    for rel in paths:
+        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+        (repo / rel).write_bytes(rel.encode())
+    os.symlink("r0.json", repo / "data" / "b0" / "dev" / "m*0" / "link.json")
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "add", "-A")
+    git(repo, "-c", "user.name=t", "-c", "user.email=t@e", "commit", "-q", "-m", "one")
+    asked = [*paths, "data/b0/dev/m*0/link.json", "data/none/x/y.json", "top.txt/under.json"]
+    calls: list[tuple[str, ...]] = []
+    real = treemod.run
+
+    def counted(*args: str, **kw: object) -> object:
+        calls.append(args)
+        return real(*args, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(treemod, "run", counted)
+    with GitTree(repo, "HEAD") as ahead, GitTree(repo, "HEAD") as lazy:
+        ahead.prefetch(asked)
+        listed = len(calls)
+        assert listed <= 6  # the root, then one call per depth: not one per folder (15 of them)
+        for rel in asked:
+            folder = rel.rpartition("/")[0]
+            assert ahead.names(folder) == lazy.names(folder), folder
+            assert ahead.mode(rel) == lazy.mode(rel), rel
+        assert len(calls) - listed > 6  # the lazy tree asked folder by folder
+        ahead.read_ahead(asked)
+
+        def one_by_one(name: str) -> bytes | None:
+            raise AssertionError(f"{name} asked on its own after read_ahead")
+
+        monkeypatch.setattr(ahead._batch, "blob", one_by_one)
+        assert [ahead.read(rel) for rel in paths] == [rel.encode() for rel in paths]  # from the one batch
+        with pytest.raises(Unreadable, match="symbolic link"):
+            ahead.read("data/b0/dev/m*0/link.json")
+
+
 def test_overlay_puts_planned_files_over_the_base(tmp_path: Path) -> None:
     base = WorkTree(_store(tmp_path))
     t = Overlay(base, {"data/b/new.json": b"[]", "data/c/d/x.json": b"1"})

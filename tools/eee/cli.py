@@ -22,6 +22,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "manifest": ("eee.commands.manifest", "write the store manifest the pipeline's stages depend on"),
     "audit": ("eee.commands.audit", "check every commit of a range against the store's rules"),
     "gate": ("eee.commands.gate", "the default commit gate: the hooks on what is staged, without a runner's scans"),
+    "server": (
+        "eee.commands.server",
+        "the server gate: pre-receive and post-receive hooks that audit every push into a bare repository",
+    ),
     "migrate": ("eee.commands.migrate", "write copies of records migrated to a schema version"),
     "samples": ("eee.commands.samples", "add, push and pull per-sample sidecars (DVC)"),
     "convert": (

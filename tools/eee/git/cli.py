@@ -125,9 +125,11 @@ class BatchReader:
             )
         return self.proc
 
-    def objects(self, names: Iterable[str]) -> Iterator[tuple[str, str | None, bytes | None]]:
+    def objects(self, names: Iterable[str], limit: int | None = None) -> Iterator[tuple[str, str | None, bytes | None]]:
         """(name, type, content) of each name, in order; (name, None, None) when git has no
-        such object (or the name cannot be asked: it holds a line break)."""
+        such object (or the name cannot be asked: it holds a line break); (name, type, None)
+        for an object larger than ``limit`` bytes, whose content is passed over a piece at a
+        time, never held (an object pushed to a server can be of any size)."""
         names = list(names)
         proc = self._start()
         stdin, stdout = proc.stdin, proc.stdout
@@ -143,15 +145,25 @@ class BatchReader:
                     continue
                 header = stdout.readline().rsplit(None, 2)
                 if len(header) == 3 and header[2].isdigit():  # "<id> <type> <size>", then the content
-                    data = stdout.read(int(header[2]))
+                    size = int(header[2])
+                    if limit is not None and size > limit:
+                        while size > 0:  # passed over: the next object's header follows it
+                            piece = stdout.read(min(size, 1 << 20))
+                            if not piece:
+                                break
+                            size -= len(piece)
+                        stdout.read(1)
+                        yield name, header[1].decode(), None
+                        continue
+                    data = stdout.read(size)
                     stdout.read(1)
                     yield name, header[1].decode(), data
                 else:  # "<name> missing" (or ambiguous): no content follows
                     yield name, None, None
 
-    def blobs(self, names: Iterable[str]) -> Iterator[tuple[str, bytes | None]]:
-        """(name, bytes, or None when it is no blob) of each name, in order."""
-        for name, kind, data in self.objects(names):
+    def blobs(self, names: Iterable[str], limit: int | None = None) -> Iterator[tuple[str, bytes | None]]:
+        """(name, bytes, or None when it is no blob or is larger than ``limit``) of each name, in order."""
+        for name, kind, data in self.objects(names, limit):
             yield name, data if kind == "blob" else None
 
     def blob(self, name: str) -> bytes | None:
@@ -174,12 +186,13 @@ class BatchReader:
         self.close()
 
 
-def read_blobs(names: list[str], cwd: Where = None) -> Iterator[tuple[str, bytes | None]]:
-    """(name, bytes or None) of each name through one :class:`BatchReader`."""
+def read_blobs(names: list[str], cwd: Where = None, limit: int | None = None) -> Iterator[tuple[str, bytes | None]]:
+    """(name, bytes or None) of each name through one :class:`BatchReader` (None, too, for
+    a blob larger than ``limit``)."""
     if not names:
         return
     with BatchReader(cwd) as reader:
-        yield from reader.blobs(names)
+        yield from reader.blobs(names, limit)
 
 
 def batch_check(names: list[str], cwd: Where = None) -> dict[str, tuple[str, str, int]]:
@@ -209,6 +222,23 @@ def toplevel(cwd: str | Path | None = None) -> Path:
 def git_dir(cwd: str | Path | None = None) -> Path:
     """The repository's git directory, absolute (``.git``, or a worktree's own)."""
     return Path(git("rev-parse", "--absolute-git-dir", cwd=cwd).decode().strip())
+
+
+def bare_git_dir(path: str | Path) -> Path:
+    """The absolute git directory of the bare repository at ``path``; :class:`GitError`
+    saying what ``path`` is instead (no folder, no git directory, a work tree's)."""
+    folder = Path(path)
+    if not folder.is_dir():
+        raise GitError(f"{path}: no such folder")
+    proc = run("--git-dir", str(folder), "rev-parse", "--is-bare-repository", "--absolute-git-dir", cwd=folder)
+    lines = proc.stdout.decode(errors="replace").split("\n")
+    if proc.returncode != 0 or len(lines) < 2:
+        if (folder / ".git").exists():
+            raise GitError(f"{path} is a work tree, not a bare repository (its git directory is {folder / '.git'})")
+        raise GitError(f"{path} is not a git directory")
+    if lines[0].strip() != "true":
+        raise GitError(f"{path} is the git directory of a work tree (core.bare is not true), not a bare repository")
+    return Path(lines[1].strip())
 
 
 def has_commit(rev: str = "HEAD", cwd: str | Path | None = None) -> bool:
@@ -365,18 +395,38 @@ def rev_list(
         if not not_remote or not_remote.startswith("-") or any(c in not_remote for c in "*?[\\ \0"):
             raise GitError(f"{not_remote!r} is not a remote name")
         exclude = ["--not", f"--remotes={not_remote}", "--not"]
-    out = git(
-        "log",
-        "-z",
-        "--reverse",
-        "--topo-order",
-        "--format=%H%x1f%P%x1f%s",
-        *exclude,
-        "--end-of-options",
-        *spec,
-        "--",
-        cwd=cwd,
-    )
+    return _commit_infos(git("log", "-z", *_LOG, *exclude, "--end-of-options", *spec, "--", cwd=cwd))
+
+
+_LOG = ("--reverse", "--topo-order", "--format=%H%x1f%P%x1f%s")
+
+
+def _excluded(seen: Iterable[str]) -> bytes:
+    """``--stdin`` lines that leave out the history of each commit of ``seen`` (full ids)."""
+    return "".join(f"^{c}\n" for c in seen if len(c) in (40, 64) and c.isalnum()).encode()
+
+
+def count_new(end: str, cwd: Where = None, seen: Iterable[str] = ()) -> int:
+    """How many commits of ``end``'s history no ref of the repository reaches (nor any
+    commit of ``seen``): ``git rev-list --count END --not --all``, what a push brings."""
+    end = verify_commit(end, cwd, "the pushed commit")
+    out = git("rev-list", "--count", end, "--not", "--all", "--stdin", cwd=cwd, input=_excluded(seen))
+    return int(out.decode().strip() or "0")
+
+
+def rev_list_new(end: str, cwd: Where = None, seen: Iterable[str] = ()) -> list[CommitInfo]:
+    """The commits of ``end``'s history that no ref of the repository reaches (nor any
+    commit of ``seen``: those of an earlier ref of the same push), oldest first
+    (``git log END --not --all``): in a ``pre-receive`` hook, what the push brings (the
+    refs have not moved yet; the pushed objects are read from git's quarantine)."""
+    end = verify_commit(end, cwd, "the pushed commit")
+    # ``end`` is a full object id (verified): no option can hide in it, and ``--not --all``
+    # must stay options (``--end-of-options`` would make them revisions)
+    out = git("log", "-z", *_LOG, end, "--not", "--all", "--stdin", cwd=cwd, input=_excluded(seen))
+    return _commit_infos(out)
+
+
+def _commit_infos(out: bytes) -> list[CommitInfo]:
     commits = []
     for entry in out.decode("utf-8", errors="replace").split("\0"):
         if entry.strip():

@@ -9,7 +9,9 @@ git commit. The published heads are, all together:
   :func:`eee.rules.history.anchor_from`; the pre-push hook and the server gate pass the
   remote's old value);
 - the branch's upstream (``@{upstream}``);
-- every remote-tracking branch (``refs/remotes/*``): what was fetched from, or pushed to, a remote.
+- every remote-tracking branch (``refs/remotes/*``): what was fetched from, or pushed to, a remote;
+- at the server gate (``refs=True``), every ref of the bare repository: what it already
+  holds was accepted (:mod:`eee.hooks.server`).
 
 With none of them (a store that has never had a remote, on a branch without an upstream,
 and no anchor), nothing tells what was published, so everything committed counts as
@@ -36,8 +38,9 @@ from eee.git.cli import GitError, batch_check, git, resolve
 class Published:
     """The published heads of the repository at ``cwd`` (see the module docstring)."""
 
-    def __init__(self, cwd: str | Path | None, anchor: str | None = None) -> None:
+    def __init__(self, cwd: str | Path | None, anchor: str | None = None, refs: bool = False) -> None:
         self.cwd = cwd
+        self.refs = refs  # every ref of the repository is a published head (the server gate's bare repository)
         heads: list[str] = []
         if anchor is not None:
             commit = resolve(f"{anchor}^{{commit}}", cwd) if not anchor.startswith("-") else None
@@ -54,7 +57,7 @@ class Published:
     @property
     def known(self) -> bool:
         """Whether anything tells what is published (else everything committed counts)."""
-        return bool(self.heads) or self.remotes
+        return bool(self.heads) or self.remotes or self.refs
 
     def describe(self) -> str:
         """How the published heads were found, for messages."""
@@ -71,7 +74,9 @@ class Published:
             lines: list[str] = []
             if self.known:
                 args = ["rev-list", "--boundary", commit, "--not", *self.heads]
-                if self.remotes:
+                if self.refs:
+                    args.append("--all")
+                elif self.remotes:
                     args.append("--remotes")
                 try:
                     lines = git(*args, cwd=self.cwd).decode().split()

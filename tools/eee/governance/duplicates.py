@@ -34,7 +34,7 @@ from typing import Any, NamedTuple
 
 import orjson
 
-from eee.git.cli import BatchReader, fields, git, resolve
+from eee.git.cli import BatchReader, batch_check, fields, git, resolve
 from eee.store.fsutil import replace_file
 from eee.store.limits import RECORD_MAX_BYTES, read_regular
 from eee.store.strictjson import JSONProblem
@@ -42,6 +42,9 @@ from eee.store.strictjson import loads as strict_loads
 
 RECORD_SUFFIX = ".json"
 INDEX_FILE = "eee-duplicates.sqlite"
+# the audit's own index (it follows the commit audited, so the hook's keeps following HEAD);
+# in a bare repository the server gate builds it at install and keeps it at HEAD (post-receive)
+AUDIT_INDEX_FILE = "eee-duplicates-audit.sqlite"
 INDEX_VERSION = "2"  # bump when the keys or the layout change: the index is rebuilt
 IGNORED = ("evaluation_id", "retrieved_timestamp")
 
@@ -237,7 +240,7 @@ def _worker_start(root: str) -> None:
 
 def _worker_keys(items: list[tuple[str, str]]) -> list[tuple[str, str, list[bytes] | None]]:
     assert _worker_reader is not None
-    blobs = _worker_reader.blobs([b for _, b in items])
+    blobs = _worker_reader.blobs([b for _, b in items], RECORD_MAX_BYTES)
     return [(path, blob, record_keys(path, data)) for (path, blob), (_, data) in zip(items, blobs, strict=True)]
 
 
@@ -252,7 +255,7 @@ def keyed(root: Path, items: Iterable[tuple[str, str]], jobs: int = 1) -> Iterat
         reader = BatchReader(root)
         try:
             while chunk:
-                blobs = reader.blobs([b for _, b in chunk])
+                blobs = reader.blobs([b for _, b in chunk], RECORD_MAX_BYTES)  # a larger one is no record
                 for (path, blob), (_, data) in zip(chunk, blobs, strict=True):
                     yield path, blob, record_keys(path, data)
                 chunk, second = second, list(itertools.islice(it, _CHUNK))
@@ -317,6 +320,9 @@ class DuplicateIndex:
     def _open(self, target: str) -> sqlite3.Connection:
         db = sqlite3.connect(target, timeout=self.timeout, isolation_level=None)
         try:
+            # pages kept in memory across lookups (default: 2 MB): a sync of thousands of
+            # records (a large push at the server gate) inserts keys all over the index
+            db.execute("PRAGMA cache_size = -65536")
             db.execute("CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v TEXT)")
             row = db.execute("SELECT v FROM meta WHERE k = 'version'").fetchone()
             if not row or row[0] != INDEX_VERSION:  # new, or of an older layout: start again
@@ -358,6 +364,11 @@ class DuplicateIndex:
         old = self._meta("tree")
         if old == current:
             return 0
+        if old is not None and old != _EMPTY_TREE and old not in batch_check([old], self.root):
+            # the tree it holds is gone (read from a push the server gate refused: its objects
+            # were dropped with git's quarantine): nothing to diff from, so it is built afresh
+            self.db.executescript("DELETE FROM records; DELETE FROM keys; DELETE FROM meta WHERE k = 'tree';")
+            old = None
         if old is None:  # never built (a new clone, or an index of an older layout)
             if limit is None:
                 return self._build(current, jobs, progress)
@@ -485,7 +496,7 @@ class DuplicateIndex:
         else:
             if self._reader is None:
                 self._reader = BatchReader(self.root)
-            ((_, data),) = self._reader.blobs([row[0]])
+            ((_, data),) = self._reader.blobs([row[0]], RECORD_MAX_BYTES)
         doc = _parse(data)
         return facts(uuid_of(path), doc) if doc is not None else None
 

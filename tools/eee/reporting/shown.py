@@ -14,12 +14,24 @@ import shlex
 import sys
 from pathlib import Path
 
+_SHOWN_AS: str | None = None  # set by show_as(): how hints name the tools where they are read elsewhere
+
+
+def show_as(text: str | None) -> None:
+    """From now on hints name the tools ``text`` (None: as they run here). The server gate's
+    findings are read in the pusher's clone, not on the server: there the tools are
+    ``.venv/bin/eee`` from the store's root (the README's setup), never the server's path."""
+    global _SHOWN_AS
+    _SHOWN_AS = text
+
 
 def shown_command(cwd: str | Path | None = None) -> str:
     """``eee`` as a hint prints it, so that it runs as printed from ``cwd``: this environment's
     own ``eee`` executable (``.venv/bin/eee`` from the store's root in the README's setup; an
     absolute path from elsewhere), else ``python -m eee`` with this interpreter (``eee`` itself
-    is not on PATH)."""
+    is not on PATH); what :func:`show_as` said, when it said something."""
+    if _SHOWN_AS is not None:
+        return _SHOWN_AS
     here = os.path.abspath(cwd or os.getcwd())
     exe = os.path.join(os.path.dirname(os.path.abspath(sys.executable)), "eee")
     if os.path.isfile(exe) and os.access(exe, os.X_OK):

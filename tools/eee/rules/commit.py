@@ -320,10 +320,12 @@ def sidecar_replacements(
 def naming_findings(
     path: str,
     doc: dict[str, Any] | None,
-    siblings: Callable[[str], Iterable[str]],
+    siblings: Any,
     where: Callable[[str], str] = lambda p: p,
 ) -> list[Finding]:
-    """Layout, uuid, portable names, case-only collisions, folders from model_info.id."""
+    """Layout, uuid, portable names, case-only collisions, folders from model_info.id.
+    ``siblings``: a tree (which keeps each folder's case index for the next file) or a
+    function listing a folder's names (:func:`eee.rules.layout.case_clash`)."""
     file = where(path)
     out = [Finding(file, "$", msg, hint, check="layout") for msg, hint in layout_problems(path)]
     clash = case_clash(siblings, path)

@@ -16,6 +16,7 @@ from typing import Any
 
 from eee.git.cli import git, read_blobs, resolve
 from eee.governance.duplicates import (
+    AUDIT_INDEX_FILE,
     HOOK_LIMIT,
     DuplicateIndex,
     Facts,
@@ -29,6 +30,7 @@ from eee.governance.duplicates import (
     uuid_of,
 )
 from eee.reporting.findings import WARNING, Finding
+from eee.store.limits import EVENT_MAX_BYTES
 from eee.store.paths import EVENT_SUFFIX, EVENTS_DIR
 
 
@@ -176,21 +178,29 @@ def duplicate_findings(
 
 
 def audit_duplicates(
-    commit: str, paths: list[str], cwd: Path, where: Callable[[str], str], ledger: Any = None, head: str = "HEAD"
+    commit: str,
+    paths: list[str],
+    cwd: Path,
+    where: Callable[[str], str],
+    ledger: Any = None,
+    head: str = "HEAD",
+    docs: dict[str, dict[str, Any]] | None = None,
 ) -> list[Finding]:
     """The rule for the records ``paths`` a commit added, against the whole store at that
     commit (its own index file, so the hook's index keeps following HEAD). A pair is
     settled when the ledger at that commit or at ``head`` (the audited end) settles it
-    (:func:`settled_pair`); the hints are those for committed records."""
+    (:func:`settled_pair`); the hints are those for committed records. ``docs``: the
+    records already parsed, by path (else each is read again from its blob)."""
     paths = [p for p in paths if is_record(p)]
     if not paths:
         return []
-    index = DuplicateIndex(cwd, name="eee-duplicates-audit.sqlite")
+    index = DuplicateIndex(cwd, name=AUDIT_INDEX_FILE)
     try:
         index.sync(commit)
         found: list[tuple[str, Facts, Match]] = []
         for path in paths:
-            f = index.facts_of(path)
+            doc = docs.get(path) if docs is not None else None
+            f = facts(uuid_of(path), doc) if doc is not None else index.facts_of(path)
             if f is None:
                 continue
             found += [(path, f, m) for m in index.matches(path, f) if not (m.path in paths and m.path > path)]
@@ -227,7 +237,7 @@ def _ledger_at(cwd_text: str, commit: str) -> Any:
         if len(parts) == 3 and parts[1] == b"blob" and name.decode(errors="replace").endswith(EVENT_SUFFIX):
             blobs.append(parts[2].decode())
     events = []
-    for _, data in read_blobs(blobs, cwd):
+    for _, data in read_blobs(blobs, cwd, EVENT_MAX_BYTES):  # a larger one is no event (the ledger rule says so)
         try:
             events.append(load_text((data or b"").decode("utf-8")))
         except (EventFileError, UnicodeDecodeError):

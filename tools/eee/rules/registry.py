@@ -21,7 +21,7 @@ from typing import NamedTuple
 class Rule(NamedTuple):
     id: str
     severity: str  # "error" or "warning": what a finding of it usually is (see ``means``)
-    kind: str  # what it is about: record, sidecar, store, commit, ledger, import, tool
+    kind: str  # what it is about: record, sidecar, store, commit, push, ledger, import, tool
     summary: str  # one line
     hint: str  # how to fix a finding, in general
     flaggable: bool  # whether a flag event may accept a finding of it
@@ -481,6 +481,43 @@ RULES: tuple[Rule, ...] = (
         "act; they are reported once, in one line, and their actors are shown as unverified.",
         "History before the roles is kept as it is; the line says that its authority is only that of who committed it.",
         "Audit from the trust anchor (`eee audit --from ANCHOR`), as the server gate and CI do.",
+    ),
+    # --- a push into the store (the server gate: eee server install) ---------------------------
+    Rule(
+        "protected-ref",
+        "error",
+        "push",
+        "a push deletes or rewrites a protected branch",
+        "add commits on top of the server's branch and push without --force",
+        False,
+        ("protected-branch", "protected", "force", "non-fast-forward", "delete-branch"),
+        "A push into a bare repository with the server gate deletes a protected branch, or moves it to a commit "
+        "that does not descend from its head before the push (a force push after an amend, a reset or a rebase). "
+        "The protected branches are protected_branches in governance/settings.yaml (default: main), read at the "
+        "branch's head and the default branch's head before the push, never from the pushed commits; a settings "
+        "file there that cannot be used protects every branch.",
+        "What a protected branch published has been seen and cited: it never changes and never goes away. "
+        "Reading the settings before the push means nobody unprotects a branch and rewrites it in one push.",
+        "Fetch, put your commits on top of the server's branch (`git pull --rebase`) and push again without "
+        "--force; a maintainer who means to stop protecting a branch changes protected_branches in a commit of "
+        "its own, pushed first. It is never flagged: the push is refused and no ref moves.",
+    ),
+    Rule(
+        "push",
+        "error",
+        "push",
+        "a push the server gate cannot check: a ref that names no commit, a replace ref, too many new commits",
+        "push a branch or a tag of a commit, in parts of at most the bound the server sets",
+        False,
+        ("receive", "pre-receive", "too-many-commits", "tag"),
+        "A pushed ref names something that is not a commit (a tag of a tree or a blob) or is a replace ref "
+        "(refs/replace/: it would show readers another object than history holds), a push brings more new "
+        "commits than the server gate audits in one push (git config eee.maxCommits of the bare repository; "
+        "default 20,000), or the audit of the pushed commits could not run.",
+        "The server gate audits every commit a push brings, and its work and its output stay bounded whatever is "
+        "pushed; what it cannot check it does not accept.",
+        "Push a branch or a tag of a commit; push a long history in parts, oldest first "
+        "(`git push origin <commit>:main`). It is never flagged: the push is refused and no ref moves.",
     ),
     # --- the ledger -----------------------------------------------------------------------------
     Rule(

@@ -27,6 +27,7 @@ NAV: list[dict[str, Any]] = [
             {"Converting harness logs": "guide/conversion.md"},
             {"Validation and limits": "guide/validation.md"},
             {"The commit gate": "guide/commit-gate.md"},
+            {"The server gate": "guide/server.md"},
             {"Governance tools": "guide/governance.md"},
             {"Roles and signatures": "guide/roles.md"},
             {"Importing a datastore": "guide/import.md"},

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from eee.git.cli import BatchReader, GitError, batch_check, blob_chunks, run
@@ -31,6 +31,8 @@ MAX_READ = 1024 * 1024 * 1024
 CHUNK = 8 * 1024 * 1024
 
 REGULAR, EXECUTABLE, SYMLINK = "100644", "100755", "120000"
+READ_AHEAD_BYTES = 64 * 1024 * 1024  # what GitTree.read_ahead keeps in memory at most
+PREFETCH_FOLDERS = 500  # folders per `git ls-tree` of GitTree.prefetch (their names stay well under ARG_MAX)
 
 
 class Unreadable(Exception):
@@ -231,6 +233,7 @@ class GitTree(Tree):
         # folder -> {name: (mode, blob, size)}; each folder listed once, when first asked
         self._folders: dict[str, dict[str, tuple[str, str, int]]] = {}
         self._batch = BatchReader(self.repo)
+        self._ahead: dict[str, bytes] = {}  # blob id -> bytes read ahead (read_ahead), READ_AHEAD_BYTES at most
 
     def display(self, path: str) -> str:
         return f"{self.short}:{path}"
@@ -276,6 +279,77 @@ class GitTree(Tree):
                     found = dict(self._entries(out))
             self._folders[folder] = found
         return found
+
+    def prefetch(self, paths: Iterable[str]) -> None:
+        """List every folder above ``paths`` not listed yet in a few git calls: one
+        ``git ls-tree`` per depth (folders of one depth never nest, so each entry it prints
+        belongs to the folder above it), :data:`PREFETCH_FOLDERS` folders at a time. The
+        audit of a commit that adds thousands of records in as many folders asks git a
+        handful of times, not once a folder. What a call cannot list (a crafted tree) is
+        left to be listed one folder at a time, when asked."""
+        if type(self)._folder is not GitTree._folder:
+            return  # a tree that lists its folders its own way (the index: eee.store.staged)
+        wanted: dict[int, set[str]] = {}
+        for path in paths:
+            parts = path.strip("/").split("/")[:-1]
+            for depth in range(1, len(parts) + 1):
+                folder = "/".join(parts[:depth])
+                if folder not in self._folders:
+                    wanted.setdefault(depth, set()).add(folder)
+        if not wanted:
+            return
+        self._folder("")
+        for depth in sorted(wanted):
+            todo = []
+            for folder in sorted(wanted[depth]):
+                parent, _, name = folder.rpartition("/")
+                listing = self._folders.get(parent)
+                if listing is None:
+                    continue  # its parent could not be listed here: asked one folder at a time
+                if listing.get(name, ("",))[0] != "040000":
+                    self._folders[folder] = {}  # not a folder of this commit
+                else:
+                    todo.append(folder)
+            for i in range(0, len(todo), PREFETCH_FOLDERS):
+                part = todo[i : i + PREFETCH_FOLDERS]
+                out = self._git(
+                    "--literal-pathspecs",  # a folder named a*b is that folder, not a pattern
+                    "ls-tree",
+                    "-z",
+                    "--long",
+                    "--end-of-options",
+                    self.commit,
+                    "--",
+                    *(f"{folder}/" for folder in part),
+                    check=False,
+                )
+                if out is None:
+                    continue
+                found: dict[str, dict[str, tuple[str, str, int]]] = {folder: {} for folder in part}
+                for path, entry in self._entries(out):
+                    parent, _, name = path.rpartition("/")
+                    if parent in found:
+                        found[parent][name] = entry
+                self._folders.update(found)
+
+    def read_ahead(self, paths: Iterable[str], limit: int = MAX_READ) -> None:
+        """Read the regular files ``paths`` (each up to ``limit`` bytes) from git in one
+        pipelined batch and keep them for :meth:`read`: a commit's thousands of records are
+        not asked for one round trip each (twice: the audit parses them, the validator
+        checks them). At most :data:`READ_AHEAD_BYTES` are kept; the rest is read when asked."""
+        room = READ_AHEAD_BYTES - sum(map(len, self._ahead.values()))
+        blobs: list[str] = []
+        for path in dict.fromkeys(paths):
+            entry = self._entry(path)
+            if entry is None or entry[0] not in (REGULAR, EXECUTABLE) or entry[2] > limit or entry[1] in self._ahead:
+                continue
+            if entry[2] > room:
+                break
+            room -= entry[2]
+            blobs.append(entry[1])
+        for blob, data in self._batch.blobs(blobs):
+            if data is not None:
+                self._ahead[blob] = data
 
     def root_tree(self) -> str | None:
         """The id of the commit's root tree (None when it has none)."""
@@ -368,6 +442,9 @@ class GitTree(Tree):
         yield from blob_chunks(blob, CHUNK, self.repo)
 
     def _cat(self, path: str, blob: str) -> bytes:
+        data = self._ahead.get(blob)
+        if data is not None:
+            return data
         data = self._batch.blob(blob)
         if data is None:
             raise self._refuse(path, f"cannot read blob {blob} from git's object store")
@@ -375,6 +452,7 @@ class GitTree(Tree):
 
     def close(self) -> None:
         self._batch.close()
+        self._ahead.clear()
 
     def __enter__(self) -> GitTree:
         return self

@@ -30,6 +30,7 @@ from eee.rules.commit import (
 from eee.rules.duplicates import audit_duplicates, ledger_at
 from eee.rules.history import anchor_findings, anchor_from, merge_findings, raw_changes, replacement_findings
 from eee.rules.ledger import check_events
+from eee.rules.push import Push
 from eee.rules.settle import Settled, unsettled, with_committed_hints
 from eee.store import settings
 from eee.store.limits import RECORD_MAX_BYTES
@@ -76,6 +77,7 @@ def audit_commit(
     objects: Objects | None = None,
     authority: Judge | None = None,
     subject: str = "",
+    push: Push | None = None,
 ) -> tuple[list[Finding], int]:
     """The rules applied to ``commit``'s own changes against its first ``parent``; a merge
     also keeps every protected file of every parent (:func:`eee.rules.history.merge_findings`).
@@ -88,11 +90,16 @@ def audit_commit(
     was, for a commit not published yet (:func:`eee.rules.commit.immutability_findings`);
     ``objects``: how the objects of the DVC pointers the commit adds are checked
     (:class:`Objects`; default: with what this clone holds); ``authority``: who may say what
-    (:class:`eee.rules.authority.Judge`; one is made for the commit when not given)."""
+    (:class:`eee.rules.authority.Judge`; one is made for the commit when not given);
+    ``push``: the ref update the server gate judges (None: a local audit). A rule that reads
+    the store's settings, roles or remote reads them at :func:`eee.rules.push.judged_at`
+    (``judged_at(parent, push)``: the push's basis at the server, never a pushed commit)."""
     authority = authority if authority is not None else Judge(cwd)
     info = CommitInfo(commit, parent, subject, parents or ((parent,) if parent else ()))
     with GitTree(cwd, commit) as tree:
-        return _audit(tree, commit, parent, cwd, parents, head, judge, objects or Objects(cwd, head), authority, info)
+        return _audit(
+            tree, commit, parent, cwd, parents, head, judge, objects or Objects(cwd, head), authority, info, push
+        )
 
 
 def _crafted(where: Any, path: str, problem: str) -> Finding:
@@ -116,6 +123,7 @@ def _audit(
     objects: Objects | None = None,
     authority: Judge | None = None,
     info: CommitInfo | None = None,
+    push: Push | None = None,
 ) -> tuple[list[Finding], int]:
     where = tree.display
     objects = objects or Objects(cwd, head)
@@ -187,13 +195,15 @@ def _audit(
     if not data_changes:
         return findings, 0
 
+    tree.prefetch(data_changes)  # every folder above them listed in a few git calls, not one a folder
+    tree.read_ahead([p for p in data_changes if p.endswith(RECORD_SUFFIX)], RECORD_MAX_BYTES)  # one batch
     docs: dict[str, dict[str, Any] | None] = {}
     for path in data_changes:
         if path in clash_only:
-            findings += [f for f in naming_findings(path, None, tree.names, where) if f.message.endswith("in the tree")]
+            findings += [f for f in naming_findings(path, None, tree, where) if f.message.endswith("in the tree")]
             continue
         docs[path] = _doc(tree, path) if path.endswith(RECORD_SUFFIX) else None
-        findings += naming_findings(path, docs[path], tree.names, where)
+        findings += naming_findings(path, docs[path], tree, where)  # the tree keeps its folders' case index
     data_changes = [p for p in data_changes if p not in clash_only]
     if not data_changes:
         return findings, 0
@@ -204,7 +214,8 @@ def _audit(
     findings += [f for result in summary.results for f in result.findings]
 
     # duplicates against the whole store at that commit, through the ledger's index
-    findings += audit_duplicates(commit, [p for p, doc in docs.items() if doc is not None], cwd, where, head=head)
+    found = {p: doc for p, doc in docs.items() if doc is not None}
+    findings += audit_duplicates(commit, list(found), cwd, where, head=head, docs=found)
     return findings, sum(r.suppressed for r in summary.results)
 
 
@@ -284,6 +295,8 @@ def audit(
     dvc_dir: Path | None = None,
     not_remote: str | None = None,
     adopt_without_anchor: bool = True,
+    commits: list[CommitInfo] | None = None,
+    push: Push | None = None,
 ) -> Summary:
     """The commits of ``start..end``; the trust anchor (``anchor``, else ``$EEE_AUDIT_ANCHOR``)
     must be an ancestor of ``end`` (see :mod:`eee.rules.history`).
@@ -292,6 +305,11 @@ def audit(
     signatures, the actor of each event, the genesis of the roles (trusted at or below the
     anchor; with no anchor known, on its own signature with a warning unless
     ``adopt_without_anchor`` is False, as the server gate asks).
+
+    The server gate (:mod:`eee.hooks.server`) passes the ``commits`` a push brings (those
+    no ref of the bare repository reaches, oldest first) instead of a range, and ``push``
+    (:class:`eee.rules.push.Push`): every ref of the repository is then published, and
+    every rule runs as it runs here, told the push (``audit_commit(..., push=)``).
 
     What the ledger at ``end`` settles is left out: a record's findings that its flags accept
     (the flag came with the record, or after it), and its warnings once it no longer counts
@@ -312,7 +330,8 @@ def audit(
         return Summary([], fatal=f"{cwd} is not a git repository: the audit reads commits")
     try:
         head = verify_commit(end, cwd, "--to")
-        commits = rev_list(start, end, cwd, not_remote=not_remote)
+        if commits is None:
+            commits = rev_list(start, end, cwd, not_remote=not_remote)
     except GitError as exc:
         return Summary([], fatal=f"cannot list commits: {exc}")
     objects = Objects(cwd, head, remote_objects, dvc_remote, dvc_dir)
@@ -321,7 +340,7 @@ def audit(
     history = anchor_findings(trust, head, cwd) + replacement_findings(cwd)
     if history:
         results.append(FileResult("history", "history", findings=history))
-    published = Published(cwd, trust[0] if trust else None)
+    published = Published(cwd, trust[0] if trust else None, refs=push is not None)
     unpublished = published.unpublished(head)
     settled = Settled(ledger_at(cwd, head))
     anchored = _anchor_commit(trust, cwd)
@@ -330,7 +349,7 @@ def audit(
     for info in commits:
         judge = _judge(published, head, info.parent, cwd) if info.commit in unpublished else None
         found, suppressed = audit_commit(
-            info.commit, info.parent, cwd, info.parents, head, judge, objects, authority, info.subject
+            info.commit, info.parent, cwd, info.parents, head, judge, objects, authority, info.subject, push
         )
         findings = without_flagged(found, (info.commit, head), cwd, in_commit(info.commit, cwd))
         findings = unsettled(findings, settled, _rel)

@@ -23,6 +23,7 @@ from typing import Any
 from eee.git.cli import read_blobs, tree_children
 from eee.governance import EVENT_SUFFIX, EVENTS_DIR
 from eee.reporting.findings import FileResult, Finding, Summary
+from eee.store.limits import EVENT_MAX_BYTES
 
 Flags = dict[str, list[Any]]  # record uuid -> its flags (eee.rules.flags.Flag)
 Locate = Callable[[str], Any]  # a finding's file -> (repository path, content ids), or None
@@ -79,7 +80,8 @@ def _flags_among(names: dict[str, list[str]], wanted: set[str], rev: str | None,
         tree = index_tree(cwd)
         contents = [_read(tree, f"{EVENTS_DIR}/{n}") for n in chosen]
     else:
-        contents = [data for _, data in read_blobs([f"{rev}:{EVENTS_DIR}/{n}" for n in chosen], cwd)]
+        names = [f"{rev}:{EVENTS_DIR}/{n}" for n in chosen]
+        contents = [data for _, data in read_blobs(names, cwd, EVENT_MAX_BYTES)]  # a larger one is no event
     for data in contents:
         if data is None:
             continue
