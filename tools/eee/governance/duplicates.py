@@ -281,7 +281,12 @@ _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS records (id INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE, blob TEXT);"
     "CREATE TABLE IF NOT EXISTS keys (k BLOB NOT NULL, id INTEGER NOT NULL, PRIMARY KEY (k, id)) WITHOUT ROWID;"
 )
-_KEY_INDEXES = "CREATE INDEX IF NOT EXISTS keys_id ON keys (id);"
+# keys_id: a record's keys; records_uuid: the records of a uuid (its file name: the last 41
+# characters of the path are "<uuid>.json"), for the gate's rule ``uuid`` (eee.rules.uuids)
+_KEY_INDEXES = (
+    "CREATE INDEX IF NOT EXISTS keys_id ON keys (id);"
+    "CREATE INDEX IF NOT EXISTS records_uuid ON records (lower(substr(path, -41, 36)));"
+)
 
 
 class DuplicateIndex:
@@ -488,6 +493,20 @@ class DuplicateIndex:
             ((_, data),) = self._reader.blobs([row[0]])
         doc = _parse(data)
         return facts(uuid_of(path), doc) if doc is not None else None
+
+    def paths_of(self, uuids: list[str]) -> dict[str, list[str]]:
+        """uuid -> the indexed record paths whose file name is that uuid (any letter case)."""
+        out: dict[str, list[str]] = {u: [] for u in uuids}
+        for i in range(0, len(uuids), 500):
+            chunk = [u.lower() for u in uuids[i : i + 500]]
+            marks = ",".join("?" * len(chunk))
+            rows = self.db.execute(
+                f"SELECT lower(substr(path, -41, 36)), path FROM records WHERE lower(substr(path, -41, 36)) IN ({marks})",
+                chunk,
+            )
+            for uuid, path in rows:
+                out.setdefault(uuid, []).append(path)
+        return {u: sorted(p) for u, p in out.items()}
 
     def matches(self, path: str, mine: Facts) -> list[Match]:
         """Records of the index that duplicate ``mine`` (at ``path``, left out)."""

@@ -28,6 +28,7 @@ from eee.rules.duplicates import audit_duplicates, ledger_at
 from eee.rules.history import anchor_findings, anchor_from, merge_findings, raw_changes, replacement_findings
 from eee.rules.ledger import check_events
 from eee.rules.settle import Settled, unsettled, with_committed_hints
+from eee.rules.uuids import TreeRecords, record_uuid, uuid_findings
 from eee.store.limits import RECORD_MAX_BYTES
 from eee.store.paths import DATA_DIR, EVENT, EVENTS_DIR, IMPORTS_DIR, RECORD_SUFFIX, file_kind, tree_path_problem
 from eee.store.strictjson import JSONProblem, loads
@@ -58,6 +59,8 @@ def audit_commit(
     parents: tuple[str, ...] = (),
     head: str = "HEAD",
     judge: Callable[[str], str | None] | None = None,
+    published: Published | None = None,
+    records: TreeRecords | None = None,
 ) -> tuple[list[Finding], int]:
     """The rules applied to ``commit``'s own changes against its first ``parent``; a merge
     also keeps every protected file of every parent (:func:`eee.rules.history.merge_findings`).
@@ -67,9 +70,12 @@ def audit_commit(
     Both commits are read as :class:`eee.store.tree.GitTree`: blobs come from git's object
     store, nothing is written to disk, and findings name ``<short-commit>:path``. ``head``:
     the audited end, whose ledger settles warnings; ``judge``: what a changed accepted path
-    was, for a commit not published yet (:func:`eee.rules.commit.immutability_findings`)."""
+    was, for a commit not published yet (:func:`eee.rules.commit.immutability_findings`);
+    ``published``: what is published, whose records the commit's may not share a uuid with
+    (:mod:`eee.rules.uuids`; default: the parents' trees only)."""
+    records = records or TreeRecords(cwd)
     with GitTree(cwd, commit) as tree:
-        return _audit(tree, commit, parent, cwd, parents, head, judge)
+        return _audit(tree, commit, parent, cwd, parents, head, judge, published, records)
 
 
 def _crafted(where: Any, path: str, problem: str) -> Finding:
@@ -90,6 +96,8 @@ def _audit(
     parents: tuple[str, ...],
     head: str = "HEAD",
     judge: Callable[[str], str | None] | None = None,
+    published: Published | None = None,
+    records: TreeRecords | None = None,
 ) -> tuple[list[Finding], int]:
     where = tree.display
     findings: list[Finding] = []
@@ -136,8 +144,22 @@ def _audit(
 
         findings += check_manifests(added_manifests, commit, cwd, where)
     data_changes = [c.path for c in present if c.path.startswith(DATA_DIR + "/")]
+    gone = [c.path for c in changes if c.status == "D" and record_uuid(c.path)]
     if not data_changes:
+        if gone and records is not None:
+            records.forget(gone)
         return findings, 0
+
+    # one uuid, one record: against the parents' records and the published ones they grew
+    # from (records are never deleted from published history), git objects only
+    if any(record_uuid(p) for p in data_changes):
+        revs = list(parents) or ([parent] if parent is not None else [])
+        if parent is not None and published is not None:
+            revs += published.boundary(parent)
+        holders = (records or TreeRecords(cwd)).holders(revs, data_changes)
+        findings += uuid_findings(data_changes, holders, where)
+    if gone and records is not None:
+        records.forget(gone)
 
     docs: dict[str, dict[str, Any] | None] = {}
     for path in data_changes:
@@ -213,9 +235,12 @@ def audit(start: str | None, end: str, cwd: Path, anchor: str | None = None) -> 
     published = Published(cwd, trust[0] if trust else None)
     unpublished = published.unpublished(head)
     settled = Settled(ledger_at(cwd, head))
+    records = TreeRecords(cwd)
     for info in commits:
         judge = _judge(published, head, info.parent, cwd) if info.commit in unpublished else None
-        found, suppressed = audit_commit(info.commit, info.parent, cwd, info.parents, head, judge)
+        found, suppressed = audit_commit(
+            info.commit, info.parent, cwd, info.parents, head, judge, published=published, records=records
+        )
         findings = without_flagged(found, (info.commit, head), cwd, in_commit(info.commit, cwd))
         findings = unsettled(findings, settled, _rel)
         findings = with_committed_hints(findings, _rel, cwd)
