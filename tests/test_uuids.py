@@ -109,6 +109,30 @@ def test_the_gate_asks_git_when_the_duplicates_index_cannot_answer(store: Path) 
     assert refused.returncode == 1 and "[uuid]" in refused.stdout + refused.stderr
 
 
+def test_an_index_built_before_the_uuid_index_is_scanned_then_indexed(store: Path) -> None:
+    """A duplicates index of an older clone has no index by uuid: the gate scans its table
+    (never builds it in a hook), and `eee dedup --index` adds it."""
+    from eee.governance.duplicates import DuplicateIndex
+
+    path = store / ".git" / "eee-duplicates.sqlite"
+    with sqlite3.connect(path) as db:
+        db.execute("DROP INDEX records_uuid")
+    _place(store, "evil/other-1b", score=5.0)
+    refused = _commit_all(store, "an impostor")
+    assert refused.returncode == 1 and "[uuid]" in refused.stdout + refused.stderr
+    index = DuplicateIndex(store)
+    try:
+        assert not index.has_uuid_index()
+    finally:
+        index.close()
+    assert eee(store, "dedup", "--index").returncode == 0
+    index = DuplicateIndex(store)
+    try:
+        assert index.has_uuid_index() and index.paths_of([A])[A] == [f"data/wikitext-2/acme/widget-7b/{A}.json"]
+    finally:
+        index.close()
+
+
 @pytest.fixture
 def clone(tmp_path: Path) -> Path:
     """A contributor's clone of a store on a bare remote (its branch tracks origin/main)."""
