@@ -20,7 +20,7 @@ from typing import NamedTuple
 
 from eee.store.paths import EVENT_SUFFIX, EVENTS_DIR  # where events live is a path rule of the store
 
-__all__ = ["ACTIONS", "EVENTS_DIR", "EVENT_SUFFIX"]
+__all__ = ["ACTIONS", "EVENTS_DIR", "EVENT_SUFFIX", "LIFECYCLES", "MARKERS", "STATUSES"]
 
 EVENT_SCHEMA_VERSIONS = ("1.0.0", "1.1.0", "1.2.0")  # every released event schema; the last is written
 EVENT_SCHEMA_CURRENT = EVENT_SCHEMA_VERSIONS[-1]
@@ -119,8 +119,10 @@ ACTIONS_IN = {v: tuple(a.name for a in ACTIONS if a.since <= v) for v in EVENT_S
 # resolve outcomes: what the resolution does to the record
 OUTCOMES = ("upheld", "retracted", "corrected")
 
-# statuses, in precedence order (the first that applies is the record's status)
-STATUSES = ("retracted", "superseded", "disputed", "flagged", "active")
+# statuses, in precedence order: the lifecycle when the record does not stand, else its first
+# marker, else active; which action moves a record from which state to which is the state
+# machine of eee.governance.lifecycle (declared once, beside these actions)
+from eee.governance.lifecycle import LIFECYCLES, MARKERS, STATUSES  # noqa: E402
 
 # DataCite relation types used by the ledger and the records
 IS_NEW_VERSION_OF = "IsNewVersionOf"

@@ -142,7 +142,8 @@ def _audit(
     if added_manifests:  # import manifests: schema, arithmetic, what they name is in the commit
         from eee.rules.imports import check_manifests
 
-        findings += check_manifests(added_manifests, commit, cwd, where)
+        brought = {c.path for c in present if c.path in added_manifests and _in_a_parent(c, parents[1:], cwd)}
+        findings += check_manifests(added_manifests, commit, cwd, where, inherited=brought)
     data_changes = [c.path for c in present if c.path.startswith(DATA_DIR + "/")]
     gone = [c.path for c in changes if c.status == "D" and record_uuid(c.path)]
     if not data_changes:

@@ -491,6 +491,7 @@ def status(root: Path, record: str) -> dict[str, Any]:
         **{k: v for k, v in state.items() if k != "record"},
         "history": history,
         "uncommitted": sum(1 for h in history if h["uncommitted"]),
+        "stands_on": ledger.stands_on(record),
         "chain": ledger.chain(record),
         "relations": ledger.relations(record) + _derived(root, rel),
         "ignored_events": problems,
