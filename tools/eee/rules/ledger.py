@@ -481,7 +481,7 @@ def check_event(ledger: Ledger, event: Event, exists: Callable[[str], bool] | No
             raise problem
     elif action == "resolve":
         _check_resolves(uuid, st, event)
-        outcome = _acting_outcome(event)
+        outcome = _acting_outcome(event, st)
     s = step(st.lifecycle, st.markers, action, outcome)
     if not s.allowed:
         raise IllegalEvent(_fill(s.why, st), _fill(s.hint, st) or None)
@@ -499,16 +499,19 @@ def _fill(text: str, st: RecordState) -> str:
     )
 
 
-def _acting_outcome(event: Event) -> str | None:
+def _acting_outcome(event: Event, st: RecordState) -> str | None:
     """The outcome of a resolution that acts (its retraction or supersession is checked as
-    that act): every outcome from event schema 1.1.0 on; in 1.0.0, where outcomes were words,
-    a retraction of a retracted record and a correction naming its replacement."""
+    that act): every outcome from event schema 1.1.0 on. In 1.0.0 outcomes were words: a
+    correction that names its replacement is checked as one, and a retraction only may not
+    be of a retracted record."""
     outcome = event.get("outcome")
     if outcome not in OUTCOME_ACTS:
         return None
-    if event.get("event_schema", "1.0.0") != "1.0.0" or outcome == "retracted" or event.get("replacement"):
+    if event.get("event_schema", "1.0.0") != "1.0.0":
         return outcome
-    return None
+    if outcome == "retracted" and st.lifecycle == "retracted":
+        raise IllegalEvent(f"record {st.uuid} is already retracted", "resolve with the outcome upheld")
+    return outcome if outcome == "corrected" and event.get("replacement") else None
 
 
 def _check_resolves(uuid: str, st: RecordState, event: Event) -> None:
