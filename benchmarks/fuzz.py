@@ -2,7 +2,7 @@
 """The long fuzz run: 100,000 mutated records, sidecars and events through the validator,
 and 5,000 records carrying the injection corpus through the site's pages.
 
-    python benchmarks/fuzz.py [--cases N] [--batch N] [--seed S] [--site N]
+    python benchmarks/fuzz.py [--cases N] [--batch N] [--seed S] [--site N] [--sequences N]
 
 The cases come from ``tests/fuzzing.py`` (the generator ``tests/test_fuzz.py`` runs at
 2,500 cases in CI): each batch is written to a fresh temporary store and validated in one
@@ -16,6 +16,11 @@ pieces of the injection corpus (``tests/fuzzing.py``: ``site_store``), with even
 manifest and analysis records; every page ``eee site pages`` and ``eee analysis`` generate is
 rendered as MkDocs renders it and scanned (``tests/injection.py``). Prints the pages read and
 every page where the corpus came out as an element, an attribute, a link or a script.
+
+``--sequences N`` (default 20,000; 0 skips it): random governance event sequences through the
+ledger's state machine (``tests/fuzzing.py``: ``event_sequence``, ``machine_problems``): the
+fold applies only what the machine allows, refused events have no effect, and no duplicate
+stands on a record that does not stand. Prints the sequences, events and every violation.
 """
 
 from __future__ import annotations
@@ -44,6 +49,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument(
         "--site", type=int, default=5000, help="records with the injection corpus for the site (default 5,000)"
     )
+    p.add_argument("--sequences", type=int, default=20_000, help="random governance event sequences (default 20,000)")
     args = p.parse_args(argv)
 
     from eee.validation.validate import run
@@ -142,7 +148,31 @@ def main(argv: list[str] | None = None) -> int:
     print(f"most common operations: {common}")
     if args.site:
         problems += site_fuzz(args.site, args.seed)
+    if args.sequences:
+        problems += sequence_fuzz(args.sequences, args.seed)
     return 1 if problems else 0
+
+
+def sequence_fuzz(sequences: int, seed: int, length: int = 16) -> list[str]:
+    """The ledger's part: ``sequences`` random event sequences of ``length`` events."""
+    import random
+
+    from fuzzing import event_sequence, machine_problems
+
+    problems: list[str] = []
+    events = 0
+    started = time.perf_counter()
+    for n in range(sequences):
+        sequence = event_sequence(random.Random(seed + n), length)
+        events += len(sequence)
+        problems += [f"sequence {n}: {what}" for what in machine_problems(sequence)]
+    print()
+    print(f"ledger:         {sequences:,} event sequences, {events:,} events folded")
+    print(f"ledger time:    {time.perf_counter() - started:.0f} s")
+    print(f"ledger problems: {len(problems)}")
+    for line in problems[:20]:
+        print(f"  {line}")
+    return problems
 
 
 def site_fuzz(records: int, seed: int, batch: int = 500) -> list[str]:

@@ -114,7 +114,8 @@ import sys  # noqa: E402
 def git(
     repo: Path, *args: str, check: bool = True, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
-    proc = subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True, env=env)
+    # hooks (pre-commit, pre-push) run with this interpreter unless the caller says otherwise
+    proc = subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True, env=env or hook_env())
     if check and proc.returncode != 0:
         raise AssertionError(f"git {' '.join(args)} failed:\n{proc.stdout}\n{proc.stderr}")
     return proc

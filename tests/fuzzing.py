@@ -796,3 +796,133 @@ def site_problems(root: Path) -> tuple[int, dict[str, list[str]]]:
         except ET.ParseError as exc:
             problems[f"analysis/{svg.name}"] = [f"not well-formed: {exc}"]
     return len(sources), problems
+
+
+# --- event sequences: the ledger's state machine ---------------------------------------------
+
+LEDGER_RECORDS = tuple(f"{i:08x}-0000-4000-8000-{i:012x}" for i in range(1, 6))
+_ME = {"name": "Fuzz", "email": "fuzz@example.org"}
+
+
+def random_event(rng: random.Random, records: tuple[str, ...], i: int) -> dict[str, Any]:
+    """One governance event of any action on one of ``records``, legal or not."""
+    import datetime as dt
+
+    from eee.governance import ACTION_NAMES, OUTCOMES
+    from eee.governance.events import make_event
+
+    action = rng.choice(ACTION_NAMES)
+    record = rng.choice(records)
+    kw: dict[str, Any] = {}
+    if action == "supersede":
+        kw["replacement"] = rng.choice(records)
+    elif action == "duplicate":
+        kw["of"] = rng.choice(records)
+    elif action == "dispute":
+        kw["reference"] = f"https://example.org/d/{i}"
+    elif action == "flag":
+        kw.update(
+            rule=rng.choice(["score", "naming"]),
+            path=rng.choice(["$.evaluation_results[0]", "$.model_info.id"]),
+            record_path=f"data/bench/acme/widget-7b/{record}.json",
+            sha256="0" * 64,
+        )
+    elif action == "resolve":
+        kw["outcome"] = rng.choice(OUTCOMES)
+        if kw["outcome"] == "corrected":
+            kw["replacement"] = rng.choice(records)
+    t0 = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
+    return make_event(action, record, f"step {i}", _ME, now=t0 + dt.timedelta(seconds=i), **kw)
+
+
+def event_sequence(rng: random.Random, length: int, records: tuple[str, ...] = LEDGER_RECORDS) -> list[dict[str, Any]]:
+    """``length`` random events on ``records``; a resolution that acts is mostly followed by
+    its act (the retraction or supersession its outcome names), as the tools write it."""
+    import datetime as dt
+
+    from eee.governance.events import make_event
+
+    events: list[dict[str, Any]] = []
+    i = 0
+    while len(events) < length:
+        event = random_event(rng, records, i)
+        events.append(event)
+        i += 1
+        outcome = event.get("outcome")
+        if event["action"] == "resolve" and outcome in ("retracted", "corrected") and rng.random() < 0.8:
+            t = dt.datetime(2026, 1, 1, tzinfo=dt.UTC) + dt.timedelta(seconds=i)
+            act = "retract" if outcome == "retracted" else "supersede"
+            extra = {"replacement": event["replacement"]} if act == "supersede" else {}
+            events.append(make_event(act, event["record"], f"step {i}", _ME, now=t, **extra))
+            i += 1
+    return events
+
+
+def machine_problems(events: list[dict[str, Any]], records: tuple[str, ...] = LEDGER_RECORDS) -> list[str]:
+    """What breaks the ledger's state machine (eee.governance.lifecycle) in the fold of
+    ``events``; empty when nothing does:
+
+    - every event the fold applied was allowed by the machine in the state the events
+      before it left (its step, in the record's lifecycle and markers);
+    - folding only the applied events applies them all and reaches the same states (what is
+      refused has no effect), and every refused event is refused again after them;
+    - each record's lifecycle says what its fields say, and its status word is the
+      machine's (lifecycle, else its first marker);
+    - a duplicate stands on a record that stands; a superseded record's chain ends at one
+      that stands, or at a retracted replacement (the evaluation withdrawn with it)."""
+    from eee.governance.lifecycle import OUTCOME_ACTS, status_of, step
+    from eee.rules.ledger import fold
+
+    out: list[str] = []
+    ledger = fold(events)
+    refused = {id(e) for e, _ in ledger.problems}
+    applied = [e for e in events if id(e) not in refused]
+    again = fold(applied)
+    if again.problems:
+        out.append(f"the applied events refused when folded alone: {again.problems[0][1].message}")
+    for u in records:
+        a, b = ledger.state(u), again.state(u)
+        if (a.lifecycle, a.markers, a.superseded_by, a.duplicate_of) != (
+            b.lifecycle,
+            b.markers,
+            b.superseded_by,
+            b.duplicate_of,
+        ):
+            out.append(f"{u}: refused events had an effect ({a.lifecycle}/{a.markers} vs {b.lifecycle}/{b.markers})")
+    for k, event in enumerate(applied):
+        before = fold(applied[:k]).state(event["record"])
+        outcome = event.get("outcome") if event.get("action") == "resolve" else None
+        verdict = step(before.lifecycle, before.markers, event["action"], outcome if outcome in OUTCOME_ACTS else None)
+        if not verdict.allowed:
+            out.append(f"applied {event['action']} of {event['record']} in {before.lifecycle}/{before.markers}")
+    for event in events:
+        if id(event) in refused:
+            i = events.index(event)
+            trial = fold([e for e in events[:i] if id(e) not in refused] + [event] + events[i + 1 : i + 2])
+            if not any(e is event for e, _ in trial.problems):
+                out.append(f"refused {event['action']} of {event['record']} is applied after the same events")
+    for u in records:
+        st = ledger.state(u)
+        fields = (
+            "retracted"
+            if st.retraction is not None
+            else "superseded"
+            if st.superseded_by is not None
+            else "duplicate"
+            if st.duplicate_of is not None
+            else "active"
+        )
+        if fields != st.lifecycle:
+            out.append(f"{u}: lifecycle {st.lifecycle}, but its fields say {fields}")
+        if st.status != status_of(st.lifecycle, st.markers):
+            out.append(f"{u}: status {st.status} is not the machine's")
+        head = ledger.stands_on(u)
+        if st.lifecycle == "duplicate" and (head is None or not ledger.state(head).stands):
+            out.append(f"{u}: a duplicate of {st.duplicate_of} stands on no record that stands")
+        if st.lifecycle == "superseded" and head is None:
+            last = ledger.chain(u)[-1]
+            if ledger.state(last).lifecycle != "retracted":
+                out.append(f"{u}: superseded, and its chain ends at {last} ({ledger.state(last).lifecycle})")
+        if st.stands and head != u:
+            out.append(f"{u}: stands, but stands on {head}")
+    return out

@@ -130,7 +130,8 @@ def test_a_commit_is_read_from_the_object_store_not_the_work_tree(repo: Path, ca
     doc = load_example("aggregate", "valid", RECORD)
     path = place_record(repo, doc, benchmark="bench")
     _sneak(repo, "a valid record")
-    other = FIXED_UUID[:-1] + "0"
+    other = FIXED_UUID[:-1] + "1"  # another uuid ("...0" was the same one: an impostor, rule uuid)
+    assert other != FIXED_UUID
     clash = repo / "data" / "Bench" / path.parent.parent.name / path.parent.name / f"{other}.json"
     clash.parent.mkdir(parents=True)
     clash.write_bytes(path.read_bytes())

@@ -195,7 +195,12 @@ def test_one_uuid_brought_in_at_two_paths(forked: Path, capsys) -> None:
     merge = _merge(forked, "side")
     code, errors = _audit(forked, capsys)
     assert code == 1
-    assert any(f["file"].startswith(f"{merge[:10]}:") and f"uuid {OTHER} is used by 2" in f["message"] for f in errors)
+    # the rule uuid of every commit (eee.rules.uuids): the side's record against main's
+    (f,) = [f for f in errors if f["check"] == "uuid"]
+    assert (
+        f["file"].startswith(f"{merge[:10]}:data/beta/")
+        and f"uuid {OTHER} is already used by data/alpha/" in f["message"]
+    )
 
 
 def test_an_evil_merge_is_validated(forked: Path, capsys) -> None:

@@ -367,6 +367,7 @@ def test_a_uuid_already_used_is_refused(store: Path, capsys: pytest.CaptureFixtu
             == 1
         )
         err = capsys.readouterr().err
-        # the dry run's report shows the rule id ([convert]), the refusal does not
-        assert re.search(rf"{re.escape(first)}::\$: (\[convert\] )?uuid {FIXED} is already used by this record", err)
+        # the record it would write is refused by the rule uuid, naming the record that holds it
+        # (the dry run's report shows the rule id, the refusal does not)
+        assert re.search(rf"{FIXED}\.json::\$: (\[uuid\] )?uuid {FIXED} is already used by {re.escape(first)}", err)
     assert data_files(store) == [first]

@@ -215,12 +215,13 @@ def test_a_second_file_carrying_a_flagged_uuid_does_not_inherit_its_flag(store: 
     proc = commit(store, "a copy carrying the flagged uuid")
     assert proc.returncode == 1
     assert f"{copy}:42::{SCORE}: [score] score 0.5 is outside" in _out(proc)
-    assert f"{rel}:" not in _out(proc)
+    assert f"{copy}::$: [uuid] uuid {FIXED_UUID} is already used by {rel}" in _out(proc)  # and it is an impostor
+    assert not any(line.startswith(f"{rel}:") for line in _out(proc).splitlines())
     bad = _sneak(store, "the copy, without the hooks")
     code, report = _audit(store)
     assert code == 1
     errors = [(f["file"], f["check"]) for f in report["findings"] if f["severity"] == "error"]
-    assert errors == [(f"{bad}:{copy}", "score")]
+    assert sorted(errors) == [(f"{bad}:{copy}", "score"), (f"{bad}:{copy}", "uuid")]
 
 
 def test_the_same_path_with_other_bytes_is_not_covered(store: Path) -> None:
@@ -288,8 +289,9 @@ def test_a_flag_of_1_1_0_is_bound_to_the_blob_at_the_commit_that_added_it(store:
     later = _sneak(store, "a copy")
     code, report = _audit(store)
     assert code == 1
-    assert [(f["file"], f["check"]) for f in report["findings"] if f["severity"] == "error"] == [
-        (f"{later}:{copy}", "score")
+    assert sorted((f["file"], f["check"]) for f in report["findings"] if f["severity"] == "error") == [
+        (f"{later}:{copy}", "score"),
+        (f"{later}:{copy}", "uuid"),  # the copy is an impostor, too
     ]
     assert not any(f["file"].startswith(first) for f in report["findings"])
     # eee validate in the store: the flag accepts the first file's finding only

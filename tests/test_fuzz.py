@@ -1,6 +1,9 @@
 """A bounded fuzz run of the validator (issue 13): 2,000 mutated records and sidecars and 500
 mutated events, fixed seed. No traceback, every bad file at least one finding, every good
-file none, every file reported, and each file's findings the same alone as among all.
+file none, every file reported, and each file's findings the same alone as among all. And
+random event sequences through the ledger's state machine (issue 24.3): the fold applies
+only what the machine allows, refused events have no effect, and no duplicate is left
+standing on a record that does not stand.
 
 The cases come from ``tests/fuzzing.py`` (what each mutation does and why it must, or must
 not, be found); ``benchmarks/fuzz.py`` runs the same generator at 100,000 cases and reports
@@ -15,10 +18,11 @@ from pathlib import Path
 
 import pytest
 
-from fuzzing import build, clean_seeds, iter_findings, site_problems, site_store
+from fuzzing import build, clean_seeds, event_sequence, iter_findings, machine_problems, site_problems, site_store
 
 SEED = 20261201
 RECORDS, SIDECARS, EVENTS = 1500, 500, 500
+SEQUENCES, SEQUENCE_LENGTH = 400, 14
 SITE_RECORDS = 150
 pytestmark = pytest.mark.slow
 
@@ -143,6 +147,17 @@ def test_the_audit_of_a_commit_of_fuzzed_files(tmp_path: Path) -> None:
     assert not missed, missed[:10]
     assert not spurious, spurious[:10]
     assert not any(f["file"].startswith(report["files"][2]["file"][:10]) for f in report["findings"])
+
+
+def test_event_sequences_keep_to_the_state_machine() -> None:
+    import random
+
+    problems = {}
+    for n in range(SEQUENCES):
+        found = machine_problems(event_sequence(random.Random(SEED + n), SEQUENCE_LENGTH))
+        if found:
+            problems[n] = found
+    assert not problems, dict(list(problems.items())[:5])
 
 
 def test_the_site_renders_the_injection_corpus_as_text(tmp_path: Path) -> None:

@@ -136,13 +136,13 @@ def test_supersede_with_an_invalid_file_places_nothing(store: Path, tmp_path: Pa
 
 def test_supersede_cycle_and_retracted_replacement_are_refused(store: Path, capsys) -> None:
     assert run("supersede", [A, B, "--reason", "B is the corrected run"]) == 0
-    assert run("supersede", [B, A, "--reason", "back again"]) == 1
-    assert "would make a cycle" in capsys.readouterr().err
+    assert run("supersede", [B, A, "--reason", "back again"]) == 1  # a cycle: A no longer stands
+    assert f"the replacement {A} is superseded: it does not stand" in capsys.readouterr().err
     assert run("retract", [B, "--reason", "B was wrong too"]) == 0
     third = place_record(store, _doc("mistralai/Mistral-7B-v0.1"), record_uuid="2a3b4c5d-6e7f-4a8b-9c0d-1e2f3a4b5c6d")
     assert third.exists()
     assert run("supersede", ["2a3b4c5d-6e7f-4a8b-9c0d-1e2f3a4b5c6d", B, "--reason", "use B"]) == 1
-    assert "is itself retracted" in capsys.readouterr().err
+    assert f"the replacement {B} is retracted: it does not stand" in capsys.readouterr().err
     assert run("supersede", [A, MISSING, "--reason", "x"]) == 1
     assert len(_events(store)) == 2
 

@@ -166,11 +166,51 @@ CASES = [
         {A: "superseded", B: "active"},
         0,
     ),
-    ("duplicate", [("duplicate", A, {"of": B})], {A: "active", B: "active"}, 0),
+    ("duplicate", [("duplicate", A, {"of": B})], {A: "duplicate", B: "active"}, 0),
     ("duplicate of itself", [("duplicate", A, {"of": A})], {A: "active"}, 1),
-    ("duplicate cycle", [("duplicate", A, {"of": B}), ("duplicate", B, {"of": A})], {A: "active"}, 1),
-    ("duplicate twice", [("duplicate", A, {"of": B}), ("duplicate", A, {"of": C})], {A: "active"}, 1),
+    ("duplicate cycle", [("duplicate", A, {"of": B}), ("duplicate", B, {"of": A})], {A: "duplicate", B: "active"}, 1),
+    ("duplicate twice", [("duplicate", A, {"of": B}), ("duplicate", A, {"of": C})], {A: "duplicate"}, 1),
     ("duplicate of retracted", [("retract", B, {}), ("duplicate", A, {"of": B})], {A: "active"}, 1),
+    # the state machine (issue 24.3): a refused state is refused after another action too
+    (
+        "retract the original of a duplicate",
+        [("duplicate", A, {"of": B}), ("retract", B, {})],
+        {A: "duplicate", B: "active"},
+        1,
+    ),
+    (
+        "duplicate of the record it superseded",
+        [("supersede", A, {"replacement": B}), ("duplicate", B, {"of": A})],
+        {A: "superseded", B: "active"},
+        1,
+    ),
+    ("retract a superseded record", [("supersede", A, {"replacement": B}), ("retract", A, {})], {A: "superseded"}, 1),
+    (
+        "retract the duplicate, then the original",
+        [("duplicate", A, {"of": B}), ("retract", A, {}), ("retract", B, {})],
+        {A: "retracted", B: "retracted"},
+        0,
+    ),
+    (
+        "reinstate a retracted duplicate",
+        [("duplicate", A, {"of": B}), ("retract", A, {}), ("reinstate", A, {})],
+        {A: "active", B: "active"},
+        0,
+    ),
+    (
+        "retract the replacement a duplicate moved along to",
+        [("duplicate", C, {"of": A}), ("supersede", A, {"replacement": B}), ("retract", B, {})],
+        {A: "superseded", B: "active", C: "duplicate"},
+        1,
+    ),
+    ("supersede a duplicate", [("duplicate", A, {"of": B}), ("supersede", A, {"replacement": C})], {A: "duplicate"}, 1),
+    ("supersede by a duplicate", [("duplicate", B, {"of": C}), ("supersede", A, {"replacement": B})], {A: "active"}, 1),
+    (
+        "resolve retracted of a record duplicates stand on",
+        [("duplicate", B, {"of": A}), ("dispute", A, {}), ("resolve", A, {"outcome": "retracted"}), ("retract", A, {})],
+        {A: "disputed", B: "duplicate"},
+        2,
+    ),
 ]
 
 
@@ -180,6 +220,21 @@ def test_fold(name: str, steps: list, expected: dict, illegal: int) -> None:
     assert {u: ledger.state(u).status for u in expected} == expected
     assert len(ledger.problems) == illegal, [p.message for _, p in ledger.problems]
     assert all(ledger.state(u).status in STATUSES for u in expected)
+
+
+def test_duplicates_move_along_and_never_stand_on_a_withdrawn_record() -> None:
+    ledger = fold(seq(("duplicate", C, {"of": A}), ("supersede", A, {"replacement": B})))
+    assert ledger.problems == []
+    assert ledger.state(C).duplicate_of == A and ledger.stands_on(C) == B  # moved along to the replacement
+    assert ledger.stands_on(A) == B and ledger.stands_on(B) == B
+    assert ledger.dependents(B) == [C] and ledger.record_fields(C)["stands_on"] == B
+    # the replacement marked a duplicate itself: both move along once more
+    D = "dddddddd-0000-4000-8000-000000000004"
+    ledger = fold(seq(("duplicate", C, {"of": A}), ("supersede", A, {"replacement": B}), ("duplicate", B, {"of": D})))
+    assert ledger.problems == [] and {ledger.stands_on(u) for u in (A, B, C, D)} == {D}
+    # a retracted record stands for nothing, and a superseded one whose replacement is withdrawn neither
+    ledger = fold(seq(("supersede", A, {"replacement": B}), ("retract", B, {})))
+    assert ledger.problems == [] and ledger.stands_on(A) is None and ledger.stands_on(B) is None
 
 
 def test_resolve_outcome_without_its_act_is_not_applied() -> None:

@@ -153,7 +153,7 @@ def test_resolve_refuses_what_it_cannot_do(store: Path, capsys: pytest.CaptureFi
     assert run("retract", [B, "--reason", "gone", "--commit"]) == 0
     assert run("dispute", [A, "--reason", "x", "--reference", "https://example.org/d/3", "--commit"]) == 0
     assert run("resolve", [A, "--outcome", "corrected", "--replacement", B, "--reason", "B"]) == 1
-    assert "is itself retracted" in capsys.readouterr().err
+    assert f"the replacement {B} is retracted: it does not stand" in capsys.readouterr().err
     assert len(events(store)) == 2
 
 
@@ -229,7 +229,7 @@ EXPECTED = {
     R[7]: "active",
     R[8]: "flagged",
     R[9]: "active",
-    R[10]: "active",
+    R[10]: "duplicate",
     R[11]: "active",
     R[12]: "active",
     R[13]: "active",

@@ -462,9 +462,9 @@ def test_every_commit_s_audit_is_told_the_push(tmp_path: Path, monkeypatch: pyte
     told: list[tuple[str, object]] = []
     real = audit_module.audit_commit
 
-    def spy(commit: str, parent: str | None, *args: object) -> object:
-        told.append((commit, args[-1]))
-        return real(commit, parent, *args)  # type: ignore[arg-type]
+    def spy(commit: str, parent: str | None, *args: object, **kwargs: object) -> object:
+        told.append((commit, args[-1]))  # push, the last positional argument
+        return real(commit, parent, *args, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(audit_module, "audit_commit", spy)
     push = Push("refs/heads/main", base, new, base, True)

@@ -502,15 +502,20 @@ def test_flagged_and_duplicate_records_say_so_on_their_pages(tmp_path: Path) -> 
     record = next((store / "data").rglob(f"{PLAIN}.json"))
     bound = {"record_path": record.relative_to(store).as_posix(), "sha256": sha256(record)}
     write(store, make_event("flag", PLAIN, "folder name", ME, rule="naming", path="$.model_info.id", now=now, **bound))
-    write(store, make_event("duplicate", RETRACTED, "same run", ME, of=PLAIN, now=now + dt.timedelta(seconds=1)))
+    # a retracted record is not marked a duplicate (the state machine): the replacement is
+    write(store, make_event("duplicate", REPLACEMENT, "same run", ME, of=PLAIN, now=now + dt.timedelta(seconds=1)))
     proc = build_site(store, tmp_path / "site")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     site = tmp_path / "site"
     assert '<tr class="eee-status-flagged">' in page(site, "catalogue/benchmarks/wikitext").read_text()
     flagged = " ".join(text_of(page(site, f"catalogue/records/{PLAIN}")).split())
     assert "Flagged" in flagged and "Concern: folder name" in flagged and "Rule naming at $.model_info.id" in flagged
-    duplicate = " ".join(text_of(page(site, f"catalogue/records/{RETRACTED}")).split())
+    duplicate = " ".join(text_of(page(site, f"catalogue/records/{REPLACEMENT}")).split())
     assert "Duplicate" in duplicate and "Repeats 3c4d5e6f, which stands: same run" in duplicate
+    assert "Status: duplicate" in duplicate and "Lifecycle: duplicate; marked disputed" in duplicate
+    # the record it replaced moves along: it stands on the record its replacement repeats
+    moved = " ".join(text_of(page(site, f"catalogue/records/{FIXED_UUID}")).split())
+    assert "The record that stands for it now is 3c4d5e6f" in moved
 
 
 def test_search_hook_spares_the_parse_and_keeps_the_index_byte_identical(tmp_path: Path) -> None:

@@ -15,7 +15,7 @@ polars, pandas (pyarrow), Spark and Trino read the folder as one table::
     SELECT benchmark, model_id, metric_id, score_normalised
     FROM read_parquet('build/catalog/**/*.parquet', hive_partitioning = true,
                       hive_types = {'benchmark': 'VARCHAR'})
-    WHERE status = 'active';
+    WHERE lifecycle = 'active';
 
 :func:`read_catalog` reads it back as one pyarrow table.
 """
@@ -100,22 +100,18 @@ COLUMN_NAMES = [c[0] for c in COLUMNS]
 
 
 # What takes a record out of the statistics, the comparison and the IRT fit by default:
-# it was withdrawn (retracted, superseded) or it repeats another record (a duplicate, which
-# keeps its status in the fold: ``duplicate_of``). Disputed and flagged records still stand
-# (their status column says so).
+# its lifecycle (the ledger's state machine, eee.governance.lifecycle): withdrawn
+# (retracted, superseded) or a repeat of another record (a duplicate). Disputed and flagged
+# records still stand (their status column says so): "active" is one meaning everywhere.
 WITHDRAWN = ("retracted", "superseded")
 LEFT_OUT = (*WITHDRAWN, "duplicate")
 
 
 def exclusion(state: Any) -> str | None:
     """Why a record with this ledger state is left out of the default statistics
-    (``retracted``, ``superseded``, ``duplicate``), or None when it counts."""
-    status = getattr(state, "status", None)
-    if status in WITHDRAWN:
-        return str(status)
-    if getattr(state, "duplicate_of", None) or status == "duplicate":
-        return "duplicate"
-    return None
+    (``retracted``, ``superseded``, ``duplicate``: its lifecycle), or None when it counts."""
+    lifecycle = getattr(state, "lifecycle", "active")
+    return None if lifecycle == "active" else str(lifecycle)
 
 
 def is_active(state: Any) -> bool:

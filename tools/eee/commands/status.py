@@ -1,10 +1,13 @@
 """``eee status UUID``: one record's path, status, relations and history.
 ``eee status --list [--status S ...]``: the store's records by status.
 
-Both read the one status fold (:mod:`eee.governance.status`). A record is *active* unless it
-is retracted, superseded or marked a duplicate (:func:`eee.catalog.table.exclusion`, the
-same test the statistics, the comparison and the IRT fit use); a flagged or disputed record
-is active and carries its marker.
+Both read the one status fold (:mod:`eee.governance.status`). A record's status is a
+lifecycle value (active, superseded, retracted, duplicate) plus markers (disputed,
+flagged): the ledger's state machine (:mod:`eee.governance.lifecycle`). A record is
+*active* (it stands) unless it is retracted, superseded or marked a duplicate
+(:func:`eee.catalog.table.exclusion`, the same test the statistics, the comparison and the
+IRT fit use); a flagged or disputed record is active and carries its marker. A superseded
+record or a duplicate names the record that stands for it (``stands_on``).
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from eee.git.cli import GitError
 from eee.reporting.findings import Refused, refusal
 
 DESCRIPTION = (
-    "Show a record's path, status (active, flagged, disputed, retracted, superseded), its last "
+    "Show a record's path, status (active, flagged, disputed, retracted, superseded, duplicate), its last "
     "resolution, its relations (DataCite: IsNewVersionOf, IsPreviousVersionOf, IsIdenticalTo), its "
     "version chain and its full history in the order events entered history; uncommitted events "
     "are marked. With --list: every record of the store with its status (active: not retracted, "
@@ -82,7 +85,7 @@ def main(argv: list[str]) -> int:
 def listing(root: Path, statuses: list[str] | tuple[str, ...] = ()) -> dict[str, Any]:
     """Every record of the store (``data/``) with its listed status, those of ``statuses``
     only when some are given (``active`` stands for every active one), and the counts of all."""
-    from eee.catalog.table import exclusion, record_paths  # lazy: after the arguments
+    from eee.catalog.table import record_paths  # lazy: after the arguments
     from eee.rules.ledger import read_ledger
 
     wanted = {s for want in statuses for s in (ACTIVE if want == "active" else (want,))}
@@ -91,7 +94,7 @@ def listing(root: Path, statuses: list[str] | tuple[str, ...] = ()) -> dict[str,
     records = []
     for uuid, rel in record_paths(root):
         state = ledger.state(uuid)
-        listed = exclusion(state) or state.status
+        listed = state.status
         counts[listed] += 1
         if wanted and listed not in wanted:
             continue
@@ -101,6 +104,8 @@ def listing(root: Path, statuses: list[str] | tuple[str, ...] = ()) -> dict[str,
                 "path": rel,
                 "status": listed,
                 "active": listed in ACTIVE,
+                "lifecycle": state.lifecycle,
+                "stands_on": ledger.stands_on(uuid),
                 "superseded_by": state.superseded_by,
                 "duplicate_of": state.duplicate_of,
                 "dispute_reference": state.dispute.get("reference") if state.dispute else None,
@@ -119,7 +124,7 @@ def _marker(r: dict[str, Any]) -> str:
     if r["status"] == "superseded" and r["superseded_by"]:
         return f" (by {r['superseded_by']})"
     if r["status"] == "duplicate":
-        return f" (of {r['duplicate_of']}, which stands)"
+        return f" (of {r['duplicate_of']}{_standing(r['duplicate_of'], r.get('stands_on')).replace(' (', ', ', 1)}"
     if r["status"] == "disputed" and r["dispute_reference"]:
         return f" ({r['dispute_reference']})"
     if r["flags"]:
@@ -141,6 +146,15 @@ def _list(root: Path, statuses: list[str], fmt: str) -> int:
     return EXIT_OK
 
 
+def _standing(original: str, head: str | None) -> str:
+    """What a duplicate's original is to it: the record that stands, or one it moved along from."""
+    if head == original:
+        return " (which stands)"
+    if head is None:
+        return " (which no longer stands)"
+    return f" (which no longer stands: it stands on {head}, which does)"
+
+
 def _print_status(info: dict[str, Any]) -> None:
     line = info["status"]
     if info["superseded_by"]:
@@ -160,7 +174,9 @@ def _print_status(info: dict[str, Any]) -> None:
     if info["preceded_by"]:
         print(f"preceded by  {info['preceded_by']}")
     if info["duplicate_of"]:
-        print(f"duplicate of {info['duplicate_of']} (which stands)")
+        print(f"duplicate of {info['duplicate_of']}{_standing(info['duplicate_of'], info.get('stands_on'))}")
+    elif info["lifecycle"] == "superseded" and info.get("stands_on") not in (None, info["superseded_by"]):
+        print(f"stands on    {info['stands_on']} (the head of its chain, which stands)")
     if len(info["chain"]) > 1:
         print(f"chain        {' -> '.join(info['chain'])}")
     for rel in info["relations"]:

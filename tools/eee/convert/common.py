@@ -526,22 +526,19 @@ def target_findings(planned: list[Planned], root: Path) -> list[Finding]:
     ]
 
 
-def uuid_findings(uuids: list[str], root: Path) -> list[Finding]:
-    """The given uuids that a record of the store (committed, staged or in the work tree)
-    already has: a uuid names one record for ever."""
+def uuid_findings(planned: list[Planned], root: Path) -> list[Finding]:
+    """The planned records whose uuid a record of the store (committed, staged or in the
+    work tree, retracted and superseded ones included) already holds: the rule ``uuid``
+    (:mod:`eee.rules.uuids`), decided before anything is written."""
     from eee.governance.index import RecordIndex
+    from eee.rules.uuids import uuid_findings as decide
 
-    return [
-        Finding(
-            rel,
-            "$",
-            f"uuid {uuid} is already used by this record; a uuid names one record for ever",
-            "leave out --uuid (a fresh uuid is drawn), or give one no record has",
-            check="convert",
-        )
-        for uuid, rel in RecordIndex(root).lookup(uuids).items()
-        if rel is not None
-    ]
+    return decide(
+        [item.record_rel for item in planned],
+        RecordIndex(root).holders,
+        hint="leave out --uuid (a fresh uuid is drawn), or give one no record has",
+        new=True,
+    )
 
 
 def preflight(
@@ -551,8 +548,8 @@ def preflight(
     (a given uuid already used, validation, existing targets, and with ``check_dvc`` DVC
     missing for a sidecar) and the warnings. The dry run leaves DVC out: it shows the
     conversion in any store."""
-    used = uuid_findings(uuids, root) if uuids else []
     planned = plan(batch, uuids)
+    used = uuid_findings([p for p, u in zip(planned, uuids, strict=False) if u], root) if uuids else []
     errors, warnings = validate_planned(planned, root)
     errors = used + errors + target_findings(planned, root)
     if check_dvc and any(item.sidecar_rel for item in planned):

@@ -359,6 +359,15 @@ def commit_changes(commit: str, cwd: str | Path | None = None, parent: str | Non
     return parse_raw(out)
 
 
+def first_parent_messages(rev: str, cwd: Where = None) -> Iterator[tuple[str, str]]:
+    """(commit, message) of ``rev`` and its first-parent ancestors, newest first, as git
+    gives them (streamed: the walk stops when the caller stops reading)."""
+    for entry in fields("log", "--first-parent", "-z", "--format=%H%x1f%B", "--end-of-options", rev, "--", cwd=cwd):
+        commit, sep, message = entry.decode("utf-8", "replace").lstrip("\n").partition("\x1f")
+        if sep:
+            yield commit, message
+
+
 def tree_children(rev: str, directory: str, cwd: str | Path | None = None) -> list[str]:
     """Names of the entries of ``directory`` in ``rev`` (empty when it does not exist)."""
     spec = f"{rev}:{directory}" if directory else f"{rev}^{{tree}}"

@@ -25,7 +25,7 @@ from eee.store.paths import EVENT_SUFFIX, EVENTS_DIR, IMPORTS_DIR  # where event
 from eee.store.roles import ALLOWED_SIGNERS, CONTRIBUTOR, MAINTAINER, ROLES_FILE
 from eee.store.settings import SETTINGS_PATH
 
-__all__ = ["ACTIONS", "AUTHORITY", "EVENTS_DIR", "EVENT_SUFFIX", "PROTECTED"]
+__all__ = ["ACTIONS", "AUTHORITY", "EVENTS_DIR", "EVENT_SUFFIX", "LIFECYCLES", "MARKERS", "PROTECTED", "STATUSES"]
 
 EVENT_SCHEMA_VERSIONS = ("1.0.0", "1.1.0", "1.2.0")  # every released event schema; the last is written
 EVENT_SCHEMA_CURRENT = EVENT_SCHEMA_VERSIONS[-1]
@@ -124,8 +124,10 @@ ACTIONS_IN = {v: tuple(a.name for a in ACTIONS if a.since <= v) for v in EVENT_S
 # resolve outcomes: what the resolution does to the record
 OUTCOMES = ("upheld", "retracted", "corrected")
 
-# statuses, in precedence order (the first that applies is the record's status)
-STATUSES = ("retracted", "superseded", "disputed", "flagged", "active")
+# statuses, in precedence order: the lifecycle when the record does not stand, else its first
+# marker, else active; which action moves a record from which state to which is the state
+# machine of eee.governance.lifecycle (declared once, beside these actions)
+from eee.governance.lifecycle import LIFECYCLES, MARKERS, STATUSES  # noqa: E402
 
 # DataCite relation types used by the ledger and the records
 IS_NEW_VERSION_OF = "IsNewVersionOf"

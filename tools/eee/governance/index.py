@@ -23,6 +23,8 @@ class RecordIndex:
         self.root = Path(root)
         self.untracked = untracked  # also untracked, not ignored files (a work tree; not the index)
         self.known: dict[str, str | None] = {}
+        self.held: dict[str, list[str]] = {}  # uuid (as spelt) -> every record path found holding it
+        self.searched: set[str] = set()  # uuids whose holders were all searched for
         self._git = (self.root / ".git").exists()
         self._complete = False  # after all(): a uuid not known is not in the store
 
@@ -50,10 +52,12 @@ class RecordIndex:
     def all(self) -> dict[str, str]:
         """Every record of the store, by uuid; later lookups need no search."""
         out: dict[str, str] = {}
+        self.held = {}
         for rel in self._list(["data/"]):
             name = rel.rsplit("/", 1)[-1]
             if name.endswith(RECORD_SUFFIX) and rel.count("/") == 4:
-                out[name[: -len(RECORD_SUFFIX)]] = rel
+                out.setdefault(name[: -len(RECORD_SUFFIX)], rel)
+                self.held.setdefault(name[: -len(RECORD_SUFFIX)], []).append(rel)
         self.known.update(out)
         self._complete = True
         return out
@@ -81,13 +85,33 @@ class RecordIndex:
 
         def search(wanted: list[str], untracked: bool) -> None:
             for rel in self._list([f":(glob)data/*/*/*/{u}{RECORD_SUFFIX}" for u in wanted], untracked):
-                found[rel.rsplit("/", 1)[-1][: -len(RECORD_SUFFIX)]] = rel
+                uuid = rel.rsplit("/", 1)[-1][: -len(RECORD_SUFFIX)]
+                found.setdefault(uuid, rel)
+                held = self.held.setdefault(uuid, [])
+                if rel not in held:
+                    held.append(rel)
 
         search(uuids, False if self._git else self.untracked)  # git's index first: no walk of the work tree
         missing = [u for u in uuids if u not in found]
         if missing and self._git and self.untracked:
             search(missing, True)
         return found
+
+    def holders(self, uuids: Iterable[str]) -> dict[str, list[str]]:
+        """Every record path of the store holding each of ``uuids`` (the rule ``uuid``:
+        :mod:`eee.rules.uuids`): one for a uuid that names one record, more for an impostor.
+        Spelt in any letter case: ``A.json`` holds the uuid ``a``."""
+        uuids = list(dict.fromkeys(uuids))
+        if not self._complete:
+            wanted = [u for u in uuids if u not in self.searched]
+            if wanted:
+                spellings = {s for u in wanted for s in (u, u.upper())}
+                self._search(sorted(spellings))
+                self.searched.update(wanted)
+        out: dict[str, list[str]] = {}
+        for u in uuids:
+            out[u] = sorted({p for s in (u, u.upper()) for p in self.held.get(s, ())})
+        return out
 
 
 PREFIX_MIN = 8  # hex digits a uuid prefix must have (commit subjects show eight)
@@ -125,10 +149,12 @@ def resolve_uuid(index: RecordIndex, text: str, what: str = "record") -> str:
     shape = "xxxxxxxx-xxxx-4xxx-yxxx-xxxxxxxxxxxx"
     if any((c == "-") != (shape[i] == "-") for i, c in enumerate(text)):
         raise PrefixProblem(f"{what}: {text!r} is not the beginning of a uuid ({shape})")
-    found = sorted(
-        rel.rsplit("/", 1)[-1][: -len(RECORD_SUFFIX)]
-        for rel in index._list([f":(glob)data/*/*/*/{text}*{RECORD_SUFFIX}"])
-        if rel.count("/") == 4 and rel.endswith(RECORD_SUFFIX) and not rel.endswith("_samples" + RECORD_SUFFIX)
+    found = sorted(  # a uuid two records share is one uuid here (the tools then refuse it: eee.rules.uuids)
+        {
+            rel.rsplit("/", 1)[-1][: -len(RECORD_SUFFIX)]
+            for rel in index._list([f":(glob)data/*/*/*/{text}*{RECORD_SUFFIX}"])
+            if rel.count("/") == 4 and rel.endswith(RECORD_SUFFIX) and not rel.endswith("_samples" + RECORD_SUFFIX)
+        }
     )
     found = [u for u in found if u.startswith(text)]
     if not found:

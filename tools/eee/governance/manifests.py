@@ -40,6 +40,18 @@ def path_for(import_id: str) -> str:
     return f"{IMPORTS_DIR}/{import_id}{MANIFEST_SUFFIX}"
 
 
+def batch_line(import_id: str) -> str:
+    """The line of a batch commit's message that says which import it belongs to (the
+    commits of one import come right before the commit of its manifest: what a manifest
+    names as imported is what they, and its own commit, add: :mod:`eee.rules.imports`)."""
+    return f"Import {import_id} (its manifest {path_for(import_id)} follows)."
+
+
+def of_import(message: str, import_id: str) -> bool:
+    """Whether a commit message is one of a batch of the import ``import_id``."""
+    return batch_line(import_id) in message.splitlines()
+
+
 def _printable(code: int) -> bool:
     """YAML's printable set, less the characters a reader may take for a line break."""
     return (

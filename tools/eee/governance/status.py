@@ -9,16 +9,23 @@ that is illegal where it stands is reported and not applied. This module holds w
 fold builds: a :class:`Ledger` of :class:`RecordState` and the effects of a legal event
 (:meth:`Ledger.apply`).
 
-Status precedence: retracted > superseded > disputed > flagged > active. A duplicate
-keeps its status; ``duplicate_of`` (and the IsIdenticalTo relation) say it repeats
-another record, so readers can leave duplicates out.
+A record's status is a lifecycle value (active, superseded, retracted, duplicate) plus
+markers (disputed, flagged), moved only as the ledger's state machine says
+(:mod:`eee.governance.lifecycle`, declared once: :meth:`Ledger.apply` takes each event's
+resulting lifecycle from it). The one word readers show (``status``): the lifecycle when
+the record does not stand, else its first marker, else active. Only an active record
+stands; a superseded record or a duplicate stands on the record its chain leads to
+(:meth:`Ledger.stands_on`: a duplicate's original, moved along when that one is
+superseded or marked a duplicate itself).
 
 The API other modules use:
 
-- ``Ledger.state(uuid)`` -> :class:`RecordState` (``status``, ``retraction``,
+- ``Ledger.state(uuid)`` -> :class:`RecordState` (``lifecycle``, ``markers``, ``status``, ``retraction``,
   ``superseded_by``, ``preceded_by``, ``dispute``, ``open_flags``, ``duplicate_of``,
   ``duplicates``, ``resolution``, ``history``);
 - ``Ledger.relations(uuid)`` -> DataCite relations, both ways;
+- ``Ledger.stands_on(uuid)`` -> the record that stands for it, ``Ledger.dependents(uuid)``
+  -> the duplicates that stand on it;
 - ``Ledger.record_fields(uuid)`` -> the catalogue's governance columns (:data:`FIELDS`);
 - what a record's flags accept: :func:`eee.rules.flags.flags_of` (ledger, uuid).
 """
@@ -36,6 +43,7 @@ from eee.governance import (
 )
 from eee.governance.history import UNCOMMITTED, Entered
 from eee.governance.history import order_key as _history_key
+from eee.governance.lifecycle import MACHINE, STANDS, markers_of, status_of
 
 Event = dict[str, Any]
 
@@ -50,6 +58,7 @@ class RecordState:
         "duplicates",
         "flags",
         "history",
+        "lifecycle",
         "open_flags",
         "preceded_by",
         "resolution",
@@ -61,6 +70,7 @@ class RecordState:
 
     def __init__(self, uuid: str) -> None:
         self.uuid = uuid
+        self.lifecycle = STANDS  # eee.governance.lifecycle.LIFECYCLES: moved by the state machine only
         self.retraction: Event | None = None
         self.dispute: Event | None = None
         self.superseded_by: str | None = None
@@ -75,22 +85,27 @@ class RecordState:
         self.history: list[Event] = []
 
     @property
+    def markers(self) -> tuple[str, ...]:
+        """disputed, flagged: what is open on the record (:data:`eee.governance.lifecycle.MARKERS`)."""
+        return markers_of(self.dispute is not None, bool(self.open_flags))
+
+    @property
+    def stands(self) -> bool:
+        """Whether the record stands (is active): it counts."""
+        return self.lifecycle == STANDS
+
+    @property
     def status(self) -> str:
-        if self.retraction is not None:
-            return "retracted"
-        if self.superseded_by is not None:
-            return "superseded"
-        if self.dispute is not None:
-            return "disputed"
-        if self.open_flags:
-            return "flagged"
-        return "active"
+        """The one word readers show (:func:`eee.governance.lifecycle.status_of`)."""
+        return status_of(self.lifecycle, self.markers)
 
     def to_dict(self) -> dict[str, Any]:
         res = self.resolution
         return {
             "record": self.uuid,
             "status": self.status,
+            "lifecycle": self.lifecycle,
+            "markers": list(self.markers),
             "retracted": self.retraction is not None,
             "retraction_reason": self.retraction["reason"] if self.retraction else None,
             "superseded_by": self.superseded_by,
@@ -139,8 +154,25 @@ def order_key(event: Event, entered: dict[str, Entered] | None = None) -> tuple[
 
 # (column, arrow type, description): the governance columns every table of records carries
 FIELDS: list[tuple[str, str, str]] = [
-    ("status", "string", "active, flagged, disputed, retracted or superseded (the governance fold)"),
-    ("status_reason", "string", "reason of the retraction (or of the supersession)"),
+    (
+        "status",
+        "string",
+        "retracted, superseded, duplicate, disputed, flagged or active: the lifecycle when the record does not "
+        "stand, else its first marker (the governance fold)",
+    ),
+    (
+        "lifecycle",
+        "string",
+        "active, superseded, retracted or duplicate (the ledger's state machine); active rows are the ones that "
+        "count: WHERE lifecycle = 'active'",
+    ),
+    (
+        "stands_on",
+        "string",
+        "uuid of the record that stands for this one: itself when active, the head of its chain when superseded "
+        "or a duplicate, null when the evaluation was withdrawn",
+    ),
+    ("status_reason", "string", "reason of the retraction (or of the supersession, or of the duplicate mark)"),
     ("superseded_by", "string", "uuid of the record that replaces this one (IsPreviousVersionOf)"),
     ("preceded_by", "string", "uuid of the record this one replaces (IsNewVersionOf)"),
     ("dispute_reference", "string", "URL of the open dispute"),
@@ -200,6 +232,40 @@ class Ledger:
             nxt = self.state(nxt).superseded_by
         return out
 
+    def stands_on(self, uuid: str) -> str | None:
+        """The record that stands for ``uuid``: itself when it stands; for a superseded record
+        or a duplicate, the record its chain leads to (replacements, and the record a
+        duplicate repeats: duplicates move along), when that one stands; None when the chain
+        ends withdrawn (retracted) or the record is retracted itself."""
+        seen = {uuid}
+        st = self.state(uuid)
+        while st.lifecycle in ("superseded", "duplicate"):
+            nxt = st.superseded_by if st.lifecycle == "superseded" else st.duplicate_of
+            if nxt is None or nxt in seen:
+                return None
+            seen.add(nxt)
+            st = self.state(nxt)
+        return st.uuid if st.stands else None
+
+    def dependents(self, uuid: str) -> list[str]:
+        """The records marked duplicates whose chain passes through ``uuid`` (they stand on
+        it, or on what it leads to): its own duplicates, those of the records it replaced and
+        theirs, and so on."""
+        out: list[str] = []
+        seen = {uuid}
+        frontier = [uuid]
+        while frontier:
+            st = self.state(frontier.pop())
+            nxt = [d for d in st.duplicates if self.state(d).lifecycle == "duplicate"]
+            out += [d for d in nxt if d not in seen]
+            if st.preceded_by is not None and self.state(st.preceded_by).lifecycle == "superseded":
+                nxt.append(st.preceded_by)
+            for other in nxt:
+                if other not in seen:
+                    seen.add(other)
+                    frontier.append(other)
+        return sorted(out)
+
     def successors(self, uuid: str) -> list[str]:
         """``uuid`` and the records that replaced it, in order."""
         chain = self.chain(uuid)
@@ -241,17 +307,22 @@ class Ledger:
             reason = st.retraction.get("reason")
         elif st.supersession is not None:
             reason = st.supersession.get("reason")
+        elif st.duplicate_event is not None:
+            reason = st.duplicate_event.get("reason")
         relations = self.relations(uuid) + list(derived or [])
         flags = [{"rule": f.get("rule"), "path": f.get("path"), "reason": f.get("reason")} for f in st.open_flags]
+        head = self.stands_on(uuid)
         return {
             "status": st.status,
+            "lifecycle": st.lifecycle,
+            "stands_on": head,
             "status_reason": reason,
             "superseded_by": st.superseded_by,
             "preceded_by": st.preceded_by,
             "dispute_reference": st.dispute.get("reference") if st.dispute else None,
             "flags": json.dumps(flags, ensure_ascii=False) if flags else None,
             "duplicate_of": st.duplicate_of,
-            "is_duplicate": st.duplicate_of is not None,
+            "is_duplicate": st.lifecycle == "duplicate",
             "last_resolution": st.resolution.get("outcome") if st.resolution else None,
             "relations": json.dumps(relations, ensure_ascii=False) if relations else None,
             "unverified_events": sum(1 for e in st.history if not self.signer(e)),
@@ -276,8 +347,15 @@ class Ledger:
         uuid, action = event["record"], event["action"]
         st = self._get(uuid)
         st.history.append(event)
+        step = MACHINE.get((st.lifecycle, action))
+        if step is not None and step.allowed and step.becomes is not None:
+            st.lifecycle = step.becomes  # the state machine says what the record becomes
         if action == "retract":
             st.retraction = event
+            if st.duplicate_of is not None:  # a retracted duplicate's mark ends
+                original = self._get(st.duplicate_of)
+                original.duplicates = [d for d in original.duplicates if d != uuid]
+                st.duplicate_of = st.duplicate_event = None
         elif action == "reinstate":
             st.retraction = None
         elif action == "supersede":

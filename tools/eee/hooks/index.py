@@ -22,7 +22,9 @@ def main(argv: list[str]) -> int:
     index = DuplicateIndex(root, timeout=2)
     try:
         index.sync(limit=HOOK_LIMIT)
-        return 0
+        if index.has_uuid_index():
+            return 0
+        reason = "the duplicates index has no index by uuid yet (the gate's rule uuid scans it meanwhile)"
     except Stale as exc:
         reason = str(exc)
     finally:

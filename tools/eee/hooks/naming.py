@@ -1,5 +1,7 @@
 """Hook ``eee-naming``: layout, lowercase uuid4, portable names, no case-only collisions
-with anything in the tree, and ``<developer>/<model>`` folders taken from ``model_info.id``.
+with anything in the tree, ``<developer>/<model>`` folders taken from ``model_info.id``, and
+one uuid for one record (no other record of the next commit holds a staged record's uuid:
+:mod:`eee.rules.uuids`, through the duplicates index).
 
 Names and records are read from the index (:class:`eee.store.staged.IndexTree`): what will be
 committed, not the work tree."""
@@ -29,6 +31,11 @@ def main(argv: list[str]) -> int:
 
             attach_lines(found, index.read(path), doc)
         findings += found
+    records = [p for p in paths if p.endswith(".json")]
+    if records:  # one uuid, one record: against the next commit's records (eee.rules.uuids)
+        from eee.rules.uuids import index_holders, uuid_findings
+
+        findings += uuid_findings(records, index_holders(index))
     if findings:  # a record flagged for this rule is accepted
         from eee.validation.flagged import without_flagged  # lazy: only when there is a finding
 

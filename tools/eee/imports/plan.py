@@ -191,20 +191,20 @@ class Planner:
         self.entries: list[Entry] = []  # every source file, in source order at the end
         self.claimed: dict[str, tuple[str, str]] = {}  # uuid -> (store path, sha256) planned earlier
         self.planned_paths: set[str] = set()  # store paths planned by earlier batches
-        self._store_records: dict[str, str] | None = None
+        self._store_records: dict[str, list[str]] | None = None
         self.spelling: dict[str, str] = {}  # folder path, case-folded -> its spelling in the store or plan
 
     # --- the store as it was before the import --------------------------------------
 
-    def store_records(self, tree: Any) -> dict[str, str]:
+    def store_records(self, tree: Any) -> dict[str, list[str]]:
+        """uuid -> every record path of the store holding it (the rule ``uuid``'s holders)."""
         if self._store_records is None:
-            found: dict[str, str] = {}
-            for rel in tree.files(DATA_DIR):
+            from eee.rules.uuids import by_uuid
+
+            listed = tree.files(DATA_DIR)
+            for rel in listed:
                 self._spell(rel.rsplit("/", 1)[0])
-                name = rel.rsplit("/", 1)[-1]
-                if name.endswith(RECORD_SUFFIX) and rel.count("/") == 4:
-                    found[name[: -len(RECORD_SUFFIX)]] = rel
-            self._store_records = found
+            self._store_records = by_uuid(listed)
         return self._store_records
 
     def _spell(self, folder: str) -> str:
@@ -378,26 +378,33 @@ class Planner:
         entry.uuid = uuid
         entry.benchmark = target.split("/")[1]
         earlier = self.claimed.get(uuid)
-        if earlier is not None:
-            if earlier[1] == entry.sha256:
-                entry.outcome, entry.store = PRESENT, earlier[0]
-                entry.reason = "identical to an earlier file of this source"
-            else:
-                entry.refuse(f"uuid {uuid} is already taken by another record of this source ({earlier[0]})")
+        if earlier is not None and earlier[1] == entry.sha256:
+            entry.outcome, entry.store = PRESENT, earlier[0]
+            entry.reason = "identical to an earlier file of this source"
             return None
-        existing = known.get(uuid)
-        if existing is not None:
+        held = known.get(uuid, [])
+        if held:
             from eee.store.tree import Unreadable
 
-            try:
-                same = _sha256(store.read(existing)) == entry.sha256
-            except Unreadable:
-                same = False
-            if same:
-                entry.outcome, entry.store = PRESENT, existing
-                entry.reason = None if existing == target else "identical content already in the store"
-            else:
-                entry.refuse(f"the store already holds another record with uuid {uuid} ({existing})")
+            for existing in held:
+                try:
+                    same = _sha256(store.read(existing)) == entry.sha256
+                except Unreadable:
+                    same = False
+                if same:  # the very record: already present, wherever the store holds it
+                    entry.outcome, entry.store = PRESENT, existing
+                    entry.reason = None if existing == target else "identical content already in the store"
+                    return None
+        if held or earlier is not None:  # one uuid, one record: never another file under a taken uuid
+            from eee.rules.uuids import merged, uuid_findings
+
+            planned = {uuid: [earlier[0]]} if earlier is not None else {}
+            taken = uuid_findings([target], merged(known, planned))
+            where = "the store holds it" if held else "an earlier file of this source holds it"
+            if taken:
+                entry.refuse(f"{taken[0].message} ({where}); give this record a fresh uuid in the source")
+            else:  # its very path, with other bytes
+                entry.refuse(f"the store already holds another record at {target}; records never change")
             return None
         entry.store = f"{self._spell(folder)}/{name}"
         return doc

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from eee.governance.manifests import OUTCOMES, REFUSED, WRITTEN
+from eee.governance.manifests import OUTCOMES, REFUSED, WRITTEN, batch_line
 from eee.governance.manifests import dumps as dump_manifest
 from eee.governance.manifests import path_for as manifest_path
 from eee.imports.plan import Batch, Entry, Planner
@@ -340,10 +340,7 @@ def _subject(label: str, done: _Batch, report: Report) -> str:
 
 
 def _body(done: _Batch, report: Report) -> str:
-    return (
-        f"Import {report.id} (its manifest {manifest_path(report.id)} follows).\n"
-        f"{done.flagged} flagged record(s) in this batch, each with its flag events."
-    )
+    return f"{batch_line(report.id)}\n{done.flagged} flagged record(s) in this batch, each with its flag events."
 
 
 def _manifest(report: Report, who: dict[str, str]) -> dict[str, Any]:

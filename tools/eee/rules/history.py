@@ -6,7 +6,7 @@
   Deleting an accepted record or event, editing a released schema, or resolving an add/add
   conflict on one record by keeping one side is an error, checked against each parent
   (``git diff-tree`` parent..merge). Two records of one uuid at different paths, one from
-  each side, are an error too.
+  each side, are an error too: the rule ``uuid`` of every commit (:mod:`eee.rules.uuids`).
 - **Rewritten history.** The audit takes a trust anchor, a commit already accepted (the last
   audited or published head): ``--anchor REV`` or ``$EEE_AUDIT_ANCHOR``. It must be an
   ancestor of the audited head; amending, resetting or rebasing accepted commits makes it
@@ -27,7 +27,7 @@ from pathlib import Path
 from eee.git.cli import Change, GitError, git, is_ancestor, parse_raw, verify_commit
 from eee.reporting.findings import ERROR, WARNING, Finding
 from eee.rules.commit import REGISTRY, protected_kind, registry_findings
-from eee.store.paths import DATA_DIR, POINTER_SUFFIX, RECORD_SUFFIX, SIDECAR_SUFFIX
+from eee.store.paths import DATA_DIR, POINTER_SUFFIX, SIDECAR_SUFFIX
 
 ANCHOR_ENV = "EEE_AUDIT_ANCHOR"
 _NONE = {"", "0" * 40, "0" * 64}  # CI variables name "no previous commit" with zeros
@@ -147,7 +147,6 @@ def merge_findings(
     ``released_at(rev)``: the released schema folders at ``rev``; ``read(rev, path)``: a blob."""
     out: list[Finding] = []
     seen: set[tuple[str, str]] = set()
-    added: set[str] = set()
     for n, parent in enumerate(parents, start=1):
         released = released_at(parent)
         try:
@@ -169,7 +168,6 @@ def merge_findings(
             changes = raw_changes(parent, commit, cwd)
         for change in changes:
             if change.status == "A":
-                added.add(change.path)
                 continue  # one side may add what the other lacks
             kind = protected_kind(change.path, released)
             if kind is None or (change.path, change.status) in seen:
@@ -197,36 +195,6 @@ def merge_findings(
             for f in registry_findings(read(parent, REGISTRY), read(commit, REGISTRY), where(REGISTRY)):
                 f.message = f"the merge {f.message} (against parent {n})"
                 out.append(f)
-    if any(p.startswith(DATA_DIR + "/") and p.endswith(RECORD_SUFFIX) for p in added):
-        out += _uuid_collisions(commit, cwd, where, RECORD_SUFFIX, DATA_DIR, added)
-    return out
-
-
-def _uuid_collisions(
-    commit: str, cwd: Path, where: Callable[[str], str], suffix: str, data: str, added: set[str]
-) -> list[Finding]:
-    """Records of one uuid at two paths in the merge, one of them brought in by the merge."""
-    try:
-        listed = git("ls-tree", "-r", "-z", "--name-only", "--end-of-options", commit, "--", data + "/", cwd=cwd)
-    except GitError:
-        return []  # a crafted tree: its entries are findings of their own
-    by_uuid: dict[str, list[str]] = {}
-    for raw in listed.split(b"\0"):
-        path = raw.decode("utf-8", "surrogateescape")
-        if path.endswith(suffix) and path.count("/") == 4:
-            by_uuid.setdefault(path.rsplit("/", 1)[1][: -len(suffix)].lower(), []).append(path)
-    out = []
-    for record_uuid, paths in sorted(by_uuid.items()):
-        if len(paths) > 1 and added.intersection(paths):
-            out.append(
-                Finding(
-                    where(paths[1]),
-                    "$",
-                    f"record uuid {record_uuid} is used by {len(paths)} records: {', '.join(paths)}",
-                    "a uuid names one record: give the later record a fresh uuid",
-                    check="uuid",
-                )
-            )
     return out
 
 

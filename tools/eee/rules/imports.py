@@ -7,6 +7,15 @@ every flag event it names must be in the tree too (:func:`manifest_findings`). T
 the index as the hooks read it (:class:`eee.store.staged.IndexTree`: what will be committed,
 never the work tree) or a commit's (:class:`eee.store.tree.GitTree`); only the folders of the
 files named are listed, never the whole store (:func:`check_manifests`).
+
+A manifest is provenance, so it may only name as imported (imported, relocated, flagged)
+what its own import added (:func:`attribution_findings`): every such file and every flag
+event it names must be added by the commit that adds the manifest, or by the commits of the
+same import right before it on the first-parent line (each says so in its message:
+:func:`eee.governance.manifests.batch_line`, as ``eee import`` writes them). A manifest that
+re-attributes records already in the store (a second manifest naming accepted records) is
+refused by the imports hook and the audit, whoever signs it. Read from git only: the
+commits' messages and what each added against its first parent.
 """
 
 from __future__ import annotations
@@ -17,15 +26,21 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from eee.governance.manifests import MANIFEST_SCHEMA, OUTCOMES, PRESENT, REFUSED, loads
+from eee.governance.manifests import MANIFEST_SCHEMA, OUTCOMES, PRESENT, REFUSED, WRITTEN, loads
 from eee.reporting.findings import Finding
 from eee.store.paths import IMPORTS_DIR, MANIFEST_SUFFIX
 
 
 def check_manifests(
-    paths: list[str], rev: str | None = None, cwd: str | Path | None = None, where: object = None
+    paths: list[str],
+    rev: str | None = None,
+    cwd: str | Path | None = None,
+    where: object = None,
+    inherited: set[str] | frozenset[str] = frozenset(),
 ) -> list[Finding]:
-    """Findings of the manifests ``paths`` in the index (``rev`` None) or in commit ``rev``."""
+    """Findings of the manifests ``paths`` in the index (``rev`` None) or in commit ``rev``
+    (``inherited``: manifests a merge brings in as another parent holds them, whose
+    attribution was audited in that parent's own commits)."""
     from eee.store.paths import SIDECAR_SUFFIX
     from eee.store.tree import GitTree, Unreadable
 
@@ -78,9 +93,76 @@ def check_manifests(
         return hashlib.sha256(data).hexdigest() if data is not None else None
 
     for rel, doc in docs:
-        out += manifest_findings(doc, rel, functools.cache(in_tree), sha256_of, file=show(rel))
+        found = manifest_findings(doc, rel, functools.cache(in_tree), sha256_of, file=show(rel))
+        if not found and (rev is None or rel not in inherited):
+            found = attribution_findings(doc, added_by_import(str(doc["id"]), rev, cwd), file=show(rel))
+        out += found
     if rev is not None:
         tree.close()
+    return out
+
+
+def added_by_import(import_id: str, rev: str | None = None, cwd: str | Path | None = None) -> set[str]:
+    """The paths the import ``import_id`` added: what the commit ``rev`` adds (the index:
+    what the next commit adds, ``rev`` None), and what each commit of that import right
+    before it on the first-parent line added (git objects and messages only)."""
+    from eee.git.cli import commit_changes, first_parent_messages, has_commit
+    from eee.governance.manifests import of_import
+
+    if rev is None:
+        from eee.store.staged import staged
+
+        added = {c.path for c in staged(cwd) if c.status == "A"}
+        start = "HEAD" if has_commit("HEAD", cwd) else None
+    else:
+        added = {c.path for c in commit_changes(rev, cwd) if c.status == "A"}
+        start = f"{rev}^" if has_commit(f"{rev}^", cwd) else None
+    if start is None:
+        return added
+    for commit, message in first_parent_messages(start, cwd):
+        if not of_import(message, import_id):
+            break
+        added |= {c.path for c in commit_changes(commit, cwd) if c.status == "A"}
+    return added
+
+
+def attribution_findings(doc: dict[str, Any], added: set[str], file: str) -> list[Finding]:
+    """Files (and flag events) the manifest ``doc`` names as imported that its import did
+    not add (``added``: :func:`added_by_import`): it would re-attribute records already in
+    the store."""
+    from eee.store.jsonpath import format_path
+
+    out: list[Finding] = []
+    for i, item in enumerate(doc["files"]):
+        if item["outcome"] not in WRITTEN:
+            continue
+        store = item.get("store")
+        ours = store in added or (item["kind"] == "sidecar" and f"{store}.dvc" in added)
+        if not ours:
+            out.append(
+                Finding(
+                    file,
+                    format_path(["files", i, "store"]),
+                    f"names {store} as {item['outcome']}, but its import did not add it: a manifest records what "
+                    "its own import added, never what is already in the store",
+                    "a manifest is written by `eee import`, in the commit after its import's batches; a record "
+                    "already in the store is already_present, or it was added by another commit",
+                    check="import",
+                )
+            )
+            continue
+        for j, flag in enumerate(item.get("flags", [])):
+            event = f"governance/events/{flag['event']}.yaml"
+            if event not in added:
+                out.append(
+                    Finding(
+                        file,
+                        format_path(["files", i, "flags", j, "event"]),
+                        f"names flag event {flag['event']}, which its import did not add",
+                        "the flag events of an import come in its own batches, with the records they flag",
+                        check="import",
+                    )
+                )
     return out
 
 

@@ -30,11 +30,12 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from eee.governance import MAX_CLOCK_SKEW_SECONDS
+from eee.governance import ACTION_NAMES, MAX_CLOCK_SKEW_SECONDS
 from eee.governance.events import EventCache, EventFileError, git_dir_of, load_all, load_bytes, schema_errors
 from eee.governance.history import Entered, in_git
 from eee.governance.history import entered as history_of
 from eee.governance.index import RecordIndex
+from eee.governance.lifecycle import CONDITIONS, OUTCOME_ACTS, step
 from eee.governance.status import Ledger, RecordState, order_key
 from eee.reporting.findings import WARNING, FileResult, Finding
 from eee.reporting.shown import command
@@ -458,122 +459,158 @@ def _who(event: Event) -> str:
 
 def check_event(ledger: Ledger, event: Event, exists: Callable[[str], bool] | None = None) -> None:
     """Raise :class:`IllegalEvent` unless ``event`` is legal in ``ledger``'s current state
-    (``exists``: whether a record uuid is in the store)."""
+    (``exists``: whether a record uuid is in the store).
+
+    Legality is the state machine's (:mod:`eee.governance.lifecycle`): the step of the
+    action in the record's lifecycle and markers, then the conditions that step asks of the
+    other records (a replacement or an original that stands, no cycle, no duplicate left
+    standing on a retracted record); the rest is what an event must name (a record of the
+    store, a flag's rule and bytes, the dispute or flag a resolution closes)."""
     action, uuid = event.get("action"), event.get("record")
     if not isinstance(uuid, str):
         raise IllegalEvent("the event names no record")
     if exists is not None and not exists(uuid):
         raise IllegalEvent(f"no record {uuid} in the store", "check the uuid (tools/status <uuid> shows a record)")
+    if action not in ACTION_NAMES:
+        raise IllegalEvent(f"unknown action {action!r}")
     st = ledger.state(uuid)
-    if action == "retract":
-        if st.retraction is not None:
-            raise IllegalEvent(
-                f"record {uuid} is already retracted ({_who(st.retraction)}: {st.retraction.get('reason')})",
-                "a retraction stands until `tools/reinstate` undoes it",
-            )
-    elif action == "reinstate":
-        if st.retraction is None:
-            raise IllegalEvent(f"record {uuid} is not retracted; there is nothing to reinstate")
-    elif action == "supersede":
-        _check_supersede(ledger, uuid, event.get("replacement"), exists)
-    elif action == "dispute":
-        if st.retraction is not None:
-            raise IllegalEvent(f"record {uuid} is retracted; there is nothing left to dispute")
-        if st.dispute is not None:
-            raise IllegalEvent(
-                f"record {uuid} is already disputed ({_who(st.dispute)}, {st.dispute.get('reference')})",
-                "add to the open discussion, or resolve it first",
-            )
-    elif action == "flag":
+    outcome = None
+    if action == "flag":
         problem = _flag_problem(uuid, event)
         if problem is not None:
             raise problem
-        if st.retraction is not None:
-            raise IllegalEvent(f"record {uuid} is retracted; there is nothing left to flag")
-        for f in st.open_flags:
-            if (f.get("rule"), f.get("path")) == (event.get("rule"), event.get("path")):
-                raise IllegalEvent(
-                    f"record {uuid} is already flagged for {event.get('rule')} at {event.get('path')} ({_who(f)})",
-                    "resolve the open flag first",
-                )
     elif action == "resolve":
-        _check_resolve(ledger, uuid, st, event, exists)
-    elif action == "duplicate":
-        _check_duplicate(ledger, uuid, st, event.get("of"), exists)
-    else:
-        raise IllegalEvent(f"unknown action {action!r}")
+        _check_resolves(uuid, st, event)
+        outcome = _acting_outcome(event, st)
+    s = step(st.lifecycle, st.markers, action, outcome)
+    if not s.allowed:
+        raise IllegalEvent(_fill(s.why, st), _fill(s.hint, st) or None)
+    for condition in s.unless:
+        _CHECKS[condition](ledger, st, event, exists)
 
 
-def _check_supersede(ledger: Ledger, uuid: str, new: Any, exists: Callable[[str], bool] | None) -> None:
-    st = ledger.state(uuid)
-    if st.retraction is not None:
-        raise IllegalEvent(
-            f"record {uuid} is retracted; a retracted record is not superseded",
-            "reinstate it first if the retraction was an error",
-        )
-    if st.superseded_by is not None:
-        raise IllegalEvent(
-            f"record {uuid} is already superseded by {st.superseded_by}",
-            f"supersede {st.superseded_by} instead",
-        )
-    if not isinstance(new, str):
-        raise IllegalEvent("a supersede event needs a replacement")
-    if new == uuid:
-        raise IllegalEvent("a record cannot supersede itself")
-    if exists is not None and not exists(new):
-        raise IllegalEvent(f"the replacement {new} does not exist in the store", "add the corrected record first")
-    repl = ledger.state(new)
-    if repl.retraction is not None:
-        raise IllegalEvent(f"the replacement {new} is itself retracted", "supersede with a record that stands")
-    if repl.preceded_by is not None:
-        raise IllegalEvent(f"the replacement {new} already replaces {repl.preceded_by}")
-    chain = ledger.successors(new)
-    if uuid in chain:
-        path = " -> ".join([uuid, *chain[: chain.index(uuid) + 1]])
-        raise IllegalEvent(f"superseding would make a cycle: {path}", "a replacement must be a new record")
+def _fill(text: str, st: RecordState) -> str:
+    dispute = st.dispute
+    return text.format(
+        uuid=st.uuid,
+        superseded_by=st.superseded_by,
+        duplicate_of=st.duplicate_of,
+        dispute=f"{_who(dispute)}, {dispute.get('reference')}" if dispute else "",
+    )
 
 
-def _check_resolve(
-    ledger: Ledger, uuid: str, st: RecordState, event: Event, exists: Callable[[str], bool] | None
-) -> None:
+def _acting_outcome(event: Event, st: RecordState) -> str | None:
+    """The outcome of a resolution that acts (its retraction or supersession is checked as
+    that act): every outcome from event schema 1.1.0 on. In 1.0.0 outcomes were words: a
+    correction that names its replacement is checked as one, and a retraction only may not
+    be of a retracted record."""
+    outcome = event.get("outcome")
+    if outcome not in OUTCOME_ACTS:
+        return None
+    if event.get("event_schema", "1.0.0") != "1.0.0":
+        return outcome
+    if outcome == "retracted" and st.lifecycle == "retracted":
+        raise IllegalEvent(f"record {st.uuid} is already retracted", "resolve with the outcome upheld")
+    return outcome if outcome == "corrected" and event.get("replacement") else None
+
+
+def _check_resolves(uuid: str, st: RecordState, event: Event) -> None:
     open_ids = ([st.dispute.get("id")] if st.dispute else []) + [f.get("id") for f in st.open_flags]
-    if not open_ids:
-        raise IllegalEvent(f"record {uuid} has no open dispute or flag; there is nothing to resolve")
     target = event.get("resolves")
-    if target is not None and target not in open_ids:
+    if open_ids and target is not None and target not in open_ids:
         raise IllegalEvent(
             f"event {target} is not an open dispute or flag of record {uuid}",
             "open ones: " + ", ".join(str(i) for i in open_ids),
         )
-    outcome = event.get("outcome")
-    if outcome == "retracted" and st.retraction is not None:
-        raise IllegalEvent(f"record {uuid} is already retracted", "resolve with the outcome upheld")
-    if outcome == "corrected" and (
-        event.get("event_schema", "1.0.0") != "1.0.0" or event.get("replacement") is not None
-    ):
-        _check_supersede(ledger, uuid, event.get("replacement"), exists)
 
 
-def _check_duplicate(ledger: Ledger, uuid: str, st: RecordState, of: Any, exists: Callable[[str], bool] | None) -> None:
+def _condition(name: str, **values: Any) -> IllegalEvent:
+    message, hint = CONDITIONS[name]
+    return IllegalEvent(message.format(**values), hint.format(**values) or None)
+
+
+def _head_hint(ledger: Ledger, other: str) -> str:
+    head = ledger.stands_on(other)
+    return f" (the record that stands for it is {head})" if head is not None and head != other else ""
+
+
+def _stood_on(ledger: Ledger, st: RecordState, event: Event, exists: Callable[[str], bool] | None) -> None:
+    names = ledger.dependents(st.uuid)
+    if names:
+        raise _condition("stood-on", uuid=st.uuid, names=", ".join(names))
+
+
+def _replacement(ledger: Ledger, st: RecordState, event: Event, exists: Callable[[str], bool] | None) -> str:
+    new = event.get("replacement")
+    if not isinstance(new, str):
+        raise IllegalEvent("a supersede event needs a replacement")
+    if new == st.uuid:
+        raise IllegalEvent("a record cannot supersede itself")
+    if exists is not None and not exists(new):
+        raise IllegalEvent(f"the replacement {new} does not exist in the store", "add the corrected record first")
+    return new
+
+
+def _replacement_stands(ledger: Ledger, st: RecordState, event: Event, exists: Callable[[str], bool] | None) -> None:
+    new = _replacement(ledger, st, event, exists)
+    repl = ledger.state(new)
+    if not repl.stands:
+        raise _condition("replacement-stands", other=new, lifecycle=repl.lifecycle, head=_head_hint(ledger, new))
+
+
+def _replacement_free(ledger: Ledger, st: RecordState, event: Event, exists: Callable[[str], bool] | None) -> None:
+    new = _replacement(ledger, st, event, exists)
+    before = ledger.state(new).preceded_by
+    if before is not None:
+        raise _condition("replacement-free", other=new, names=before)
+
+
+def _no_cycle(ledger: Ledger, st: RecordState, event: Event, exists: Callable[[str], bool] | None) -> None:
+    new = _replacement(ledger, st, event, exists)
+    chain = ledger.successors(new)
+    if st.uuid in chain:
+        raise _condition("no-cycle", names=" -> ".join([st.uuid, *chain[: chain.index(st.uuid) + 1]]))
+
+
+def _original(event: Event) -> str:
+    of = event.get("of")
     if not isinstance(of, str):
         raise IllegalEvent("a duplicate event names the record that stands (`of`)")
-    if of == uuid:
-        raise IllegalEvent("a record cannot duplicate itself")
+    return of
+
+
+def _not_itself(ledger: Ledger, st: RecordState, event: Event, exists: Callable[[str], bool] | None) -> None:
+    if _original(event) == st.uuid:
+        raise _condition("not-itself")
+
+
+def _original_stands(ledger: Ledger, st: RecordState, event: Event, exists: Callable[[str], bool] | None) -> None:
+    of = _original(event)
     if exists is not None and not exists(of):
         raise IllegalEvent(f"the record {of} (that stands) does not exist in the store", "check the uuid")
-    if st.duplicate_of is not None:
-        raise IllegalEvent(f"record {uuid} is already marked a duplicate of {st.duplicate_of}")
-    seen = {uuid}
-    nxt: str | None = of
-    while nxt is not None:
-        if nxt in seen:
-            raise IllegalEvent(
-                f"marking {uuid} a duplicate of {of} would make a cycle", "the record that stands is the original"
+    original = ledger.state(of)
+    if not original.stands:
+        raise _condition("original-stands", other=of, lifecycle=original.lifecycle, head=_head_hint(ledger, of))
+
+
+def _same_finding(ledger: Ledger, st: RecordState, event: Event, exists: Callable[[str], bool] | None) -> None:
+    for f in st.open_flags:
+        if (f.get("rule"), f.get("path")) == (event.get("rule"), event.get("path")):
+            raise _condition(
+                "same-finding", uuid=st.uuid, names=f"{event.get('rule')} at {event.get('path')} ({_who(f)})"
             )
-        seen.add(nxt)
-        nxt = ledger.state(nxt).duplicate_of
-    if ledger.state(of).retraction is not None:
-        raise IllegalEvent(f"the record {of} is retracted; it does not stand", "name a record that stands")
+
+
+# the conditions of the state machine (eee.governance.lifecycle.CONDITIONS), as checks
+_CHECKS: dict[str, Callable[[Ledger, RecordState, Event, Callable[[str], bool] | None], None]] = {
+    "stood-on": _stood_on,
+    "replacement-stands": _replacement_stands,
+    "replacement-free": _replacement_free,
+    "no-cycle": _no_cycle,
+    "not-itself": _not_itself,
+    "original-stands": _original_stands,
+    "same-finding": _same_finding,
+}
 
 
 def companion_problem(events: list[Event], i: int, key: Callable[[Event], Any]) -> str | None:

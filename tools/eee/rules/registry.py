@@ -244,10 +244,20 @@ RULES: tuple[Rule, ...] = (
         "one uuid names two records",
         "give the later record a fresh uuid",
         False,
-        ("identity", "collision", "same-uuid"),
-        "Two records at different paths carry the same uuid (a merge brought in one of them).",
-        "A uuid names one record for ever: events, status, catalogue rows and links all find a record by it.",
-        "Give the later record a fresh uuid (add it again under the new one). " + _NEVER + ".",
+        ("identity", "collision", "same-uuid", "impostor", "taken"),
+        "A record carries a uuid that another path already holds: in published history (records are never "
+        "deleted from it, so retracted and superseded records keep theirs), in the commit being checked, or "
+        "in the store a tool writes into. The gate (against the next commit, through the duplicates index), "
+        "the audit and the server gate (git objects only: the parents' trees, the published commits they "
+        "grew from, what the commit adds), `eee import` (refused, not relocated), `eee convert --uuid` and "
+        "`eee supersede --uuid` (refused before writing) and the governance tools (a uuid two records share "
+        "names neither) all decide it with one function (eee.rules.uuids).",
+        "A uuid names one record for ever: events, status, catalogue rows and links all find a record by it; "
+        "a second record under it would inherit the first one's events and status, and an action taken on the "
+        "uuid would fall on both.",
+        "Give the later record a fresh uuid (add it again under the new one; `eee convert` and `eee supersede` "
+        "draw one). A commit that was never published may be amended or reset: only published history and "
+        "the commit checked hold uuids. " + _NEVER + ".",
     ),
     Rule(
         "input",

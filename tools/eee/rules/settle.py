@@ -180,8 +180,8 @@ def with_committed_hints(
 
 def counts(state: Any) -> bool:
     """Whether a record (its :class:`eee.governance.status.RecordState`) still counts: not
-    retracted, superseded or marked a duplicate."""
-    return state.retraction is None and state.superseded_by is None and state.duplicate_of is None
+    retracted, superseded or marked a duplicate (its lifecycle is active)."""
+    return bool(state.stands)
 
 
 def settles_by_status(finding: Finding) -> bool:

@@ -83,6 +83,8 @@ WANTED = (
     "num_samples",
     "has_samples",
     "status",
+    "lifecycle",
+    "stands_on",
     "status_reason",
     "superseded_by",
     "preceded_by",

@@ -31,7 +31,7 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-
 # and what they read as syntax at the start of a line (lists, headings, definitions,
 # quotes, fences, setext underlines) or at a heading's end (#)
 _MD_INLINE = frozenset("\\`*_{}[]<>&|!#~^=")
-_MD_LINE_START = re.compile(r"^(?:[-+.:>]|\d+\.)")
+_MD_LINE_START = re.compile(r"^(?:[-+.:>?]|\d+\.)")  # "?": pymdownx.details opens a block with "???"
 _URL = re.compile(r"^https?://[^\s\x00-\x1f\x7f]+$", re.IGNORECASE)
 
 
@@ -55,7 +55,7 @@ def text(value: Any) -> str:
     lead = _MD_LINE_START.match(line)
     start = 0
     out = []
-    if lead:  # "- x", "1. x", ": x" first on a line would start a list, a definition, ...
+    if lead:  # "- x", "1. x", ": x", "??? x" first on a line would start a list, a definition, details, ...
         out.append("".join(f"&#{ord(c)};" for c in lead.group(0)))
         start = lead.end()
     for i in range(start, len(line)):

@@ -32,6 +32,7 @@ from eee.rules.history import anchor_findings, anchor_from, merge_findings, raw_
 from eee.rules.ledger import check_events
 from eee.rules.push import Push
 from eee.rules.settle import Settled, unsettled, with_committed_hints
+from eee.rules.uuids import TreeRecords, record_uuid, uuid_findings
 from eee.store import settings
 from eee.store.limits import RECORD_MAX_BYTES
 from eee.store.paths import (
@@ -78,6 +79,8 @@ def audit_commit(
     authority: Judge | None = None,
     subject: str = "",
     push: Push | None = None,
+    published: Published | None = None,
+    records: TreeRecords | None = None,
 ) -> tuple[list[Finding], int]:
     """The rules applied to ``commit``'s own changes against its first ``parent``; a merge
     also keeps every protected file of every parent (:func:`eee.rules.history.merge_findings`).
@@ -93,12 +96,27 @@ def audit_commit(
     (:class:`eee.rules.authority.Judge`; one is made for the commit when not given);
     ``push``: the ref update the server gate judges (None: a local audit). A rule that reads
     the store's settings, roles or remote reads them at :func:`eee.rules.push.judged_at`
-    (``judged_at(parent, push)``: the push's basis at the server, never a pushed commit)."""
+    (``judged_at(parent, push)``: the push's basis at the server, never a pushed commit);
+    ``published``: what is published, whose records the commit's may not share a uuid with
+    (:mod:`eee.rules.uuids`; default: the parents' trees only)."""
     authority = authority if authority is not None else Judge(cwd)
     info = CommitInfo(commit, parent, subject, parents or ((parent,) if parent else ()))
+    records = records or TreeRecords(cwd)
     with GitTree(cwd, commit) as tree:
         return _audit(
-            tree, commit, parent, cwd, parents, head, judge, objects or Objects(cwd, head), authority, info, push
+            tree,
+            commit,
+            parent,
+            cwd,
+            parents,
+            head,
+            judge,
+            objects or Objects(cwd, head),
+            authority,
+            info,
+            push,
+            published,
+            records,
         )
 
 
@@ -124,6 +142,8 @@ def _audit(
     authority: Judge | None = None,
     info: CommitInfo | None = None,
     push: Push | None = None,
+    published: Published | None = None,
+    records: TreeRecords | None = None,
 ) -> tuple[list[Finding], int]:
     where = tree.display
     objects = objects or Objects(cwd, head)
@@ -190,10 +210,25 @@ def _audit(
     if added_manifests:  # import manifests: schema, arithmetic, what they name is in the commit
         from eee.rules.imports import check_manifests
 
-        findings += check_manifests(added_manifests, commit, cwd, where)
+        brought = {c.path for c in present if c.path in added_manifests and _in_a_parent(c, parents[1:], cwd)}
+        findings += check_manifests(added_manifests, commit, cwd, where, inherited=brought)
     data_changes = [c.path for c in present if c.path.startswith(DATA_DIR + "/")]
+    gone = [c.path for c in changes if c.status == "D" and record_uuid(c.path)]
     if not data_changes:
+        if gone and records is not None:
+            records.forget(gone)
         return findings, 0
+
+    # one uuid, one record: against the parents' records and the published ones they grew
+    # from (records are never deleted from published history), git objects only
+    if any(record_uuid(p) for p in data_changes):
+        revs = list(parents) or ([parent] if parent is not None else [])
+        if parent is not None and published is not None:
+            revs += published.boundary(parent)
+        holders = (records or TreeRecords(cwd)).holders(revs, data_changes)
+        findings += uuid_findings(data_changes, holders, where)
+    if gone and records is not None:
+        records.forget(gone)
 
     tree.prefetch(data_changes)  # every folder above them listed in a few git calls, not one a folder
     tree.read_ahead([p for p in data_changes if p.endswith(RECORD_SUFFIX)], RECORD_MAX_BYTES)  # one batch
@@ -346,10 +381,22 @@ def audit(
     anchored = _anchor_commit(trust, cwd)
     authority = Judge(cwd, anchored, adopt_without_anchor=adopt_without_anchor)
     authority.prepare(commits)
+    records = TreeRecords(cwd)
     for info in commits:
         judge = _judge(published, head, info.parent, cwd) if info.commit in unpublished else None
         found, suppressed = audit_commit(
-            info.commit, info.parent, cwd, info.parents, head, judge, objects, authority, info.subject, push
+            info.commit,
+            info.parent,
+            cwd,
+            info.parents,
+            head,
+            judge,
+            objects,
+            authority,
+            info.subject,
+            push,
+            published=published,
+            records=records,
         )
         findings = without_flagged(found, (info.commit, head), cwd, in_commit(info.commit, cwd))
         findings = unsettled(findings, settled, _rel)

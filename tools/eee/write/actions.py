@@ -78,11 +78,38 @@ def check_event_schema(event: dict[str, Any]) -> None:
 
 
 def find_record(index: RecordIndex, text: str, what: str = "record") -> str:
-    """The uuid ``text`` names (a uuid or a unique prefix of 8+ hex digits); Refused if none."""
+    """The uuid ``text`` names (a uuid or a unique prefix of 8+ hex digits); Refused if none,
+    or if the uuid names more than one record (the rule ``uuid``: an action on it would fall
+    on an impostor too)."""
     try:
-        return resolve_uuid(index, text, what)
+        uuid = resolve_uuid(index, text, what)
     except PrefixProblem as exc:
         raise refusal(exc.message, exc.hint) from None
+    one_record(index, uuid, what)
+    return uuid
+
+
+def one_record(index: RecordIndex, uuid: str, what: str = "record") -> None:
+    """Refused when ``uuid`` names more than one record of the store (:mod:`eee.rules.uuids`)."""
+    from eee.rules.uuids import uuid_findings
+
+    held = index.holders([uuid])[uuid]
+    if len(held) < 2:
+        return
+    found = uuid_findings(
+        held[1:],
+        index.holders,
+        hint="the audit reports the later record; no governance action is taken on a uuid two records share",
+    )
+    head = Finding(
+        "",
+        "$",
+        f"{what} {uuid} names {len(held)} records ({', '.join(held)}): an action on it would fall on each; "
+        "nothing was written",
+        "a uuid names one record for ever: the record added later is an impostor (`eee audit` names it)",
+        check="uuid",
+    )
+    raise Refused([head, *found])
 
 
 @dataclass
@@ -157,12 +184,6 @@ def plan_corrected(root: Path, new: Corrected, old_rel: str, index: RecordIndex)
         problem = uuid_problem(new.uuid)
         if problem:
             raise refusal(f"--uuid {problem}")
-        taken = index.lookup([new.uuid]).get(new.uuid)
-        if taken is not None:
-            raise refusal(
-                f"uuid {new.uuid} is already used by {taken}; a uuid names one record for ever",
-                "leave out --uuid (a fresh one is drawn), or give one no record has",
-            )
     benchmark = new.benchmark or old_rel.split("/")[1]
     problem = "it names more than one folder" if "/" in benchmark else component_problem(benchmark)
     if problem:
@@ -183,6 +204,17 @@ def plan_corrected(root: Path, new: Corrected, old_rel: str, index: RecordIndex)
             pointer="$.detailed_evaluation_results",
         )
     planned = placement.new_record(benchmark, doc, rows, count, new.uuid)
+    if new.uuid is not None:  # a uuid given: no record of the store may hold it (eee.rules.uuids)
+        from eee.rules.uuids import uuid_findings
+
+        taken = uuid_findings(
+            [planned.rel],
+            index.holders,
+            hint="leave out --uuid (a fresh one is drawn), or give one no record has",
+            new=True,
+        )
+        if taken:
+            raise Refused(taken)
     # validated on the store as it would be (an overlay): nothing is placed unless it is valid
     errors, _ = placement.check(root, [planned])
     if errors:
@@ -487,6 +519,7 @@ def status(root: Path, record: str) -> dict[str, Any]:
         **{k: v for k, v in state.items() if k != "record"},
         "history": history,
         "uncommitted": sum(1 for h in history if h["uncommitted"]),
+        "stands_on": ledger.stands_on(record),
         "chain": ledger.chain(record),
         "relations": ledger.relations(record) + _derived(root, rel),
         "ignored_events": problems,
