@@ -124,7 +124,16 @@ def test_the_audit_of_a_commit_of_fuzzed_files(tmp_path: Path) -> None:
     # the generated events declare times on 2026-01-01: commit them that day (an event more
     # than a day from its commit's time is an error of its own)
 
-    dated = dict(os.environ, GIT_AUTHOR_DATE="2026-01-01T12:00:00Z", GIT_COMMITTER_DATE="2026-01-01T12:00:00Z")
+    # ... and as the actor they name (an event naming anyone but who commits it is an error of its own)
+    dated = dict(
+        os.environ,
+        GIT_AUTHOR_DATE="2026-01-01T12:00:00Z",
+        GIT_COMMITTER_DATE="2026-01-01T12:00:00Z",
+        GIT_AUTHOR_NAME="Fuzz Tester",
+        GIT_AUTHOR_EMAIL="fuzz@example.org",
+        GIT_COMMITTER_NAME="Fuzz Tester",
+        GIT_COMMITTER_EMAIL="fuzz@example.org",
+    )
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "--no-verify", "-m", "fuzzed files", env=dated)
     (repo / "later.txt").write_text("a later commit\n")
