@@ -40,6 +40,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "site": ("eee.commands.site", "write the published site's pages as Markdown (build/docs)"),
     "status": ("eee.commands.status", "a record's path, status, relations and history"),
     "dedup": ("eee.commands.dedup", "list groups of duplicate records, with the evidence"),
+    "identity": (
+        "eee.commands.identity",
+        "the identity registry: groups of likely aliases across the store; alias OLD --to NEW",
+    ),
     "rules": ("eee.commands.rules", "list the rules the store checks, or explain one (eee rules ID)"),
 }
 # the governance actions, declared once (eee.governance.ACTIONS)

@@ -183,8 +183,10 @@ def naming_findings(
     doc: dict[str, Any] | None,
     siblings: Callable[[str], Iterable[str]],
     where: Callable[[str], str] = lambda p: p,
+    spellings: Any = None,
 ) -> list[Finding]:
-    """Layout, uuid, portable names, case-only collisions, folders from model_info.id."""
+    """Layout, uuid, portable names, case-only collisions, folders from model_info.id (or
+    spelt by a convention of the identity registry ``spellings``)."""
     file = where(path)
     out = [Finding(file, "$", msg, hint, check="layout") for msg, hint in layout_problems(path)]
     clash = case_clash(siblings, path)
@@ -201,5 +203,5 @@ def naming_findings(
         )
     sp = classify(path)
     if doc is not None and sp.kind == "record":
-        out += folder_findings(doc, file, sp, severity=ERROR)
+        out += folder_findings(doc, file, sp, severity=ERROR, spellings=spellings)
     return out

@@ -28,6 +28,8 @@ from eee.rules.duplicates import audit_duplicates, ledger_at
 from eee.rules.history import anchor_findings, anchor_from, merge_findings, raw_changes, replacement_findings
 from eee.rules.ledger import check_events
 from eee.rules.settle import Settled, unsettled, with_committed_hints
+from eee.store import identity
+from eee.store.identity import is_registry_file
 from eee.store.limits import RECORD_MAX_BYTES
 from eee.store.paths import DATA_DIR, EVENT, EVENTS_DIR, IMPORTS_DIR, RECORD_SUFFIX, file_kind, tree_path_problem
 from eee.store.strictjson import JSONProblem, loads
@@ -135,9 +137,15 @@ def _audit(
         from eee.rules.imports import check_manifests
 
         findings += check_manifests(added_manifests, commit, cwd, where)
+    added_names = [c.path for c in present if is_registry_file(c.path)]
+    if added_names:  # the identity registry's files: plain YAML, schema, consistency, settled_at in history
+        from eee.rules.identity import check_files
+
+        findings += [f for result in check_files(tree, added_names) for f in result.findings]
     data_changes = [c.path for c in present if c.path.startswith(DATA_DIR + "/")]
     if not data_changes:
         return findings, 0
+    names = identity.read(tree)
 
     docs: dict[str, dict[str, Any] | None] = {}
     for path in data_changes:
@@ -145,7 +153,7 @@ def _audit(
             findings += [f for f in naming_findings(path, None, tree.names, where) if f.message.endswith("in the tree")]
             continue
         docs[path] = _doc(tree, path) if path.endswith(RECORD_SUFFIX) else None
-        findings += naming_findings(path, docs[path], tree.names, where)
+        findings += naming_findings(path, docs[path], tree.names, where, spellings=names)
     data_changes = [p for p in data_changes if p not in clash_only]
     if not data_changes:
         return findings, 0
@@ -212,7 +220,7 @@ def audit(start: str | None, end: str, cwd: Path, anchor: str | None = None) -> 
         results.append(FileResult("history", "history", findings=history))
     published = Published(cwd, trust[0] if trust else None)
     unpublished = published.unpublished(head)
-    settled = Settled(ledger_at(cwd, head))
+    settled = Settled(ledger_at(cwd, head), names=GitTree(cwd, head))
     for info in commits:
         judge = _judge(published, head, info.parent, cwd) if info.commit in unpublished else None
         found, suppressed = audit_commit(info.commit, info.parent, cwd, info.parents, head, judge)

@@ -54,7 +54,7 @@ from eee.reporting.findings import Finding, Refused, refusal
 from eee.store.fsutil import Unconfined, confined, make_folders, replace_file, write_new
 
 # The folders a writer writes: nothing outside them is ever written, journaled or undone.
-WRITABLE = ("data", "governance/events", "governance/imports")
+WRITABLE = ("data", "governance/events", "governance/imports", "governance/identity")
 JOURNAL = "eee-journal.jsonl"
 LOCK = "eee-ledger.lock"
 JOURNAL_VERSION = 1
@@ -216,6 +216,49 @@ class Transaction:
         if stage:
             self._stage([rel for rel, _ in files])
         return written
+
+    def replace(self, files: list[tuple[str, bytes]], *, stage: bool = True) -> None:
+        """Write every file (``rel``, bytes) in place of what it holds, or as a new file,
+        atomically (a temporary file beside it, renamed over it: :mod:`eee.store.fsutil`);
+        journaled first with the content it replaces (kept as a blob in git's object store)
+        and its index entry, so that a rollback or a dead run's recovery puts it back. For
+        the files the tools keep up to date (the identity registry); records and events are
+        only ever :meth:`write`-n new."""
+        lines: list[dict[str, Any]] = []
+        targets = [(rel, data, self._target(rel)) for rel, data in files]
+        for rel, _, path in targets:
+            if os.path.lexists(path) and (path.is_symlink() or not path.is_file()):
+                raise refusal(f"{rel} is not a regular file: the tools never write through it", check="refused")
+        changed = [rel for rel, _, path in targets if os.path.lexists(path)]
+        before = _index_entries(self.root, changed) if self.stage and changed else {}
+        folders: list[str] = []
+        for rel, _, _ in targets:
+            parts = rel.split("/")[:-1]
+            for i in range(1, len(parts) + 1):
+                folder = "/".join(parts[:i])
+                if folder not in folders and not (self.root / folder).is_dir():
+                    folders.append(folder)
+        lines += [{"folder": f} for f in folders if any(f.startswith(w + "/") for w in WRITABLE)]
+        for rel, data, _path in targets:
+            restore = None
+            if rel in changed:
+                restore = cli.git("hash-object", "-w", "--no-filters", "--", rel, cwd=self.root).decode().strip()
+            line: dict[str, Any] = {"file": rel, "sha256": _sha256(data), "restore": restore}
+            if self.stage and restore is not None:
+                line["index"] = before.get(rel)
+            lines.append(line)
+        self._log(lines)
+        for rel, data, path in targets:
+            make_folders(self.root, rel.rpartition("/")[0])
+            tmp = path.with_name(f".{path.name}.{os.urandom(6).hex()}.tmp")
+            write_new(tmp, data, durable=self.durable)
+            try:
+                replace_file(tmp, path)
+            finally:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(tmp)
+        if stage:
+            self._stage([rel for rel, _ in files])
 
     @contextlib.contextmanager
     def others(self, new: list[str], changed: list[str]) -> Iterator[None]:

@@ -1,0 +1,222 @@
+"""Groups of likely aliases across the store (``eee identity``), with the evidence.
+
+Every record's spellings (:func:`eee.store.identity.record_spellings`: its developer, model
+id, benchmark folder and metric ids) are counted in one streamed pass over ``data/``
+(records are read one at a time; what is kept is one count and one example path per
+distinct spelling, never per record). Spellings of one kind that share a normalised key
+(:func:`eee.store.identity.key`: case and punctuation aside) are one group; for developers,
+benchmarks and metrics, so are spellings one letter apart (a near miss), found by blocking
+on the keys' one-letter deletions, never by comparing every pair. The registry's own
+spellings join the groups, and a group says whether the registry already settles it: every
+spelling one canonical id (an alias of it, or it).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from eee.store import identity
+from eee.store.identity import KINDS, Registry, key
+
+NEAR_KINDS = ("developer", "benchmark", "metric")  # model ids: too many to block on, and grouped by their key
+
+
+class Seen:
+    """What the scan keeps of one spelling: how many records give it, and the first one's path."""
+
+    __slots__ = ("example", "records")
+
+    def __init__(self, example: str) -> None:
+        self.records = 0
+        self.example = example
+
+
+class Scan:
+    """The spellings of a store, by kind."""
+
+    def __init__(self) -> None:
+        self.seen: dict[str, dict[str, Seen]] = {kind: {} for kind in KINDS}
+        self.records = 0
+        self.unreadable: list[str] = []
+
+    def add(self, kind: str, spelling: str, rel: str) -> None:
+        table = self.seen[kind]
+        found = table.get(spelling)
+        if found is None:
+            found = table[spelling] = Seen(rel)
+        found.records += 1
+
+
+def _names(folder: str) -> list[str]:
+    try:
+        with os.scandir(folder) as it:
+            return sorted(e.name for e in it if not e.name.startswith("."))
+    except OSError:
+        return []
+
+
+def record_files(root: Path) -> Iterator[str]:
+    """The store-relative path of every record under ``data/``, folder by folder."""
+    data = os.path.join(root, "data")
+    for benchmark in _names(data):
+        for developer in _names(os.path.join(data, benchmark)):
+            for model in _names(os.path.join(data, benchmark, developer)):
+                for name in _names(os.path.join(data, benchmark, developer, model)):
+                    if name.endswith(".json"):
+                        yield f"data/{benchmark}/{developer}/{model}/{name}"
+
+
+def scan(root: Path, progress: Any = None) -> Scan:
+    """Every record's spellings, streamed (a record that cannot be read is counted in
+    ``unreadable``, never silently dropped)."""
+    from eee.store.limits import RECORD_MAX_BYTES, Unreadable, read_regular
+    from eee.store.strictjson import JSONProblem, loads
+
+    out = Scan()
+    for rel in record_files(root):
+        benchmark = rel.split("/", 2)[1]
+        try:
+            doc = loads(read_regular(os.path.join(root, rel), RECORD_MAX_BYTES, "record"))
+        except (Unreadable, OSError, JSONProblem) as exc:
+            out.unreadable.append(f"{rel}: {exc}")
+            continue
+        out.records += 1
+        if progress is not None:
+            progress(out.records)
+        if not isinstance(doc, dict):
+            out.unreadable.append(f"{rel}: not a JSON object")
+            continue
+        for kind, spelling, _pointer in identity.record_spellings(doc, benchmark):
+            out.add(kind, spelling, rel)
+    return out
+
+
+class _Union:
+    def __init__(self) -> None:
+        self.parent: dict[str, str] = {}
+
+    def find(self, a: str) -> str:
+        root = a
+        while self.parent.get(root, root) != root:
+            root = self.parent[root]
+        while self.parent.get(a, a) != root:
+            self.parent[a], a = root, self.parent[a]
+        return root
+
+    def join(self, a: str, b: str) -> None:
+        ra, rb = self.find(a), self.find(b)
+        if ra != rb:
+            self.parent[max(ra, rb)] = min(ra, rb)
+
+
+def groups(found: Scan, reg: Registry, kinds: tuple[str, ...] = KINDS) -> list[dict[str, Any]]:
+    """The groups of likely aliases, kind by kind, each with its evidence (see the module docstring)."""
+    out: list[dict[str, Any]] = []
+    for kind in kinds:
+        table = reg[kind]
+        seen = found.seen[kind]
+        by_key: dict[str, set[str]] = {}
+        for spelling in [*seen, *table.spellings()]:
+            k = key(spelling)
+            if k:
+                by_key.setdefault(k, set()).add(spelling)
+        union = _Union()
+        if kind in NEAR_KINDS:
+            blocks: dict[str, list[str]] = {}
+            for k in by_key:
+                if len(k) >= identity.NEAR_MIN:
+                    for d in identity.deletions(k):
+                        blocks.setdefault(d, []).append(k)
+            for k in by_key:  # a key one letter shorter than another, or two with one deletion in common
+                for other in [*blocks.get(k, []), *(o for d in identity.deletions(k) for o in blocks.get(d, []))]:
+                    if other != k and _near(k, other):
+                        union.join(k, other)
+        clusters: dict[str, list[str]] = {}
+        for k in by_key:
+            clusters.setdefault(union.find(k), []).append(k)
+        for keys in clusters.values():
+            spellings = sorted({s for k in keys for s in by_key[k]})
+            if len(spellings) < 2:
+                continue
+            out.append(_group(kind, sorted(keys), spellings, seen, reg))
+    out.sort(key=lambda g: (KINDS.index(g["kind"]), not g["open"], -g["records"], g["key"]))
+    return out
+
+
+def _near(a: str, b: str) -> bool:
+    """One letter apart: one more or less, or two swapped (substitutions are not near misses)."""
+    if len(a) == len(b):
+        return any(s == b for s in identity.swaps(a))
+    short, long = (a, b) if len(a) < len(b) else (b, a)
+    return len(long) == len(short) + 1 and any(d == short for d in identity.deletions(long))
+
+
+def _group(kind: str, keys: list[str], spellings: list[str], seen: dict[str, Seen], reg: Registry) -> dict[str, Any]:
+    table = reg[kind]
+    rows = []
+    for s in spellings:
+        found = seen.get(s)
+        state = (
+            "canonical"
+            if s in table.entries
+            else f"alias of {table.aliases[s].canonical}"
+            if s in table.aliases
+            else None
+        )
+        rows.append(
+            {
+                "id": s,
+                "records": found.records if found else 0,
+                "example": found.example if found else None,
+                "registry": state,
+                "canonical": table.canonical(s),
+            }
+        )
+    canonicals = {r["canonical"] for r in rows}
+    registered = [c for c in canonicals if c in table.entries]
+    aliased = len(canonicals) == 1 and bool(registered)
+    if registered:
+        target = sorted(registered)[0]
+    else:
+        target = max(rows, key=lambda r: (r["records"], r["id"] == r["id"].lower(), r["id"]))["id"]
+    how = _how(keys, spellings)
+    commands = []
+    if not aliased:
+        from eee.reporting.shown import command
+
+        for r in rows:
+            if r["canonical"] != target and r["id"] != target:
+                commands.append(command("identity", "alias", r["id"], "--to", target, "--kind", kind, "--commit"))
+    return {
+        "kind": kind,
+        "key": keys[0],
+        "how": how,
+        "spellings": rows,
+        "records": sum(r["records"] for r in rows),
+        "canonical": target,
+        "aliased": aliased,
+        "open": not aliased,
+        "commands": commands,
+    }
+
+
+def _how(keys: list[str], spellings: list[str]) -> str:
+    """What the spellings share: only case, case and punctuation, or (also) one letter."""
+    if len(keys) > 1:
+        return identity.NEAR
+    folded = {s.casefold() for s in spellings}
+    return identity.CASE if len(folded) == 1 else identity.PUNCTUATION
+
+
+def summary(found: Scan, listed: list[dict[str, Any]]) -> dict[str, Any]:
+    return {
+        "records": found.records,
+        "unreadable": found.unreadable,
+        "spellings": {kind: len(found.seen[kind]) for kind in KINDS},
+        "groups": listed,
+        "open": sum(1 for g in listed if g["open"]),
+        "total": len(listed),
+    }
