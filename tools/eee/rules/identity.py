@@ -61,7 +61,7 @@ def _finding(kind: str, value: str, found: identity.Match, file: str, pointer: s
         alias = found.alias
         since = ""
         if alias is not None and alias.settled_at:
-            since = f"; records under it since {alias.settled_at[:10]} are not settled"
+            since = f"; only the records under it at {alias.settled_at[:10]} are settled"
             if identity.commit_known(tree, alias.settled_at) is False:
                 since = f"; the commit it was made at ({alias.settled_at[:10]}) is not in this clone: fetch the whole history"
         message = f"{kind} {value!r} is an alias of {canonical!r} in the identity registry ({registry_file}){since}"
