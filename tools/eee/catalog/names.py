@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from eee.store import identity
-from eee.store.identity import KINDS, Registry, key
+from eee.store.identity import KINDS, MODEL, Registry, key
 
 NEAR_KINDS = ("developer", "benchmark", "metric")  # model ids: too many to block on, and grouped by their key
 
@@ -139,8 +139,8 @@ def groups(found: Scan, reg: Registry, kinds: tuple[str, ...] = KINDS) -> list[d
             clusters.setdefault(union.find(k), []).append(k)
         for keys in clusters.values():
             spellings = sorted({s for k in keys for s in by_key[k]})
-            if len(spellings) < 2:
-                continue
+            if len(spellings) < 2 or not any(s in seen for s in spellings):
+                continue  # one spelling, or the registry's own spellings with no record
             out.append(_group(kind, sorted(keys), spellings, seen, reg))
     out.sort(key=lambda g: (KINDS.index(g["kind"]), not g["open"], -g["records"], g["key"]))
     return out
@@ -156,6 +156,7 @@ def _near(a: str, b: str) -> bool:
 
 def _group(kind: str, keys: list[str], spellings: list[str], seen: dict[str, Seen], reg: Registry) -> dict[str, Any]:
     table = reg[kind]
+    canonical = reg.canonical_model if kind == MODEL else table.canonical  # a model's developer counts too
     rows = []
     for s in spellings:
         found = seen.get(s)
@@ -172,14 +173,17 @@ def _group(kind: str, keys: list[str], spellings: list[str], seen: dict[str, See
                 "records": found.records if found else 0,
                 "example": found.example if found else None,
                 "registry": state,
-                "canonical": table.canonical(s),
+                "canonical": canonical(s),
             }
         )
     canonicals = {r["canonical"] for r in rows}
     registered = [c for c in canonicals if c in table.entries]
-    aliased = len(canonicals) == 1 and bool(registered)
+    # settled: one canonical id, and the registry says so (an entry, or a spelling it maps to another)
+    aliased = len(canonicals) == 1 and (bool(registered) or any(r["canonical"] != r["id"] for r in rows))
     if registered:
         target = sorted(registered)[0]
+    elif aliased:
+        target = next(iter(canonicals))
     else:
         target = max(rows, key=lambda r: (r["records"], r["id"] == r["id"].lower(), r["id"]))["id"]
     how = _how(keys, spellings)

@@ -122,8 +122,12 @@ def walk_folders(
             yield from walk_folders(events, listings, problems)
         yield from _identity_folder(top, listings, problems)
         return
+    if not under_data and parts[-2:] == IDENTITY_DIR.split("/"):  # the identity registry's folder itself
+        yield from _identity_folder(os.sep.join(parts[:-2]) or os.sep, listings, problems)
+        return
     if not under_data and parts[-1] == "governance" and os.path.isdir(os.path.join(top, "events")):
         yield from walk_folders(os.path.join(top, "events"), listings, problems)
+        yield from _identity_folder(os.sep.join(parts[:-1]) or os.sep, listings, problems)
         return
     in_events = top.endswith(os.sep + EVENTS_DIR.replace("/", os.sep))
     yield from _walk_folder(top, under_data, in_events, listings, problems)

@@ -51,7 +51,7 @@ def _yaml() -> Any:
 
     yaml = YAML(typ="rt")
     yaml.indent(mapping=2, sequence=4, offset=2)
-    yaml.width = 100
+    yaml.width = 4096  # never wrap a line (a wrapped one keeps a trailing space)
     yaml.preserve_quotes = True
     return yaml
 
