@@ -624,12 +624,14 @@ def folder_spelt(model_folder: str, raw_model: str, reg: Registry) -> str | None
         return None
     from eee.store.paths import portable_component
 
-    every = raw_model
+    folder = portable_component(raw_model.replace("/", "_"))  # the canonical folder
+    every, every_folder = raw_model, folder
     for character, written_as, why in reg.folder_spellings:
-        every = every.replace(character, written_as)
-        if portable_component(raw_model.replace(character, written_as).replace("/", "_")) == model_folder:
+        every, every_folder = every.replace(character, written_as), every_folder.replace(character, written_as)
+        spelt = raw_model.replace(character, written_as).replace("/", "_")
+        if model_folder in (portable_component(spelt), folder.replace(character, written_as)):
             return why
-    if portable_component(every.replace("/", "_")) == model_folder:
+    if model_folder in (portable_component(every.replace("/", "_")), every_folder):
         return "; ".join(why for _c, _w, why in reg.folder_spellings)
     return None
 
