@@ -72,8 +72,6 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str
     assert dotted >= 10, dotted  # the real records hold dotted model ids (gpt-3.5, qwen1.5, jamba-1.5, ...)
     # mistakes the conventions must not hide
     b1, doc1 = next((b, d) for b, d in records if b != "helm_mmlu")
-        ((a, d), (b, _e)) for (a, d) in records for (b, _e) in records if a != b and a != "helm_mmlu"
-    )
     misplaced, rid = _variant(doc1, 0, "misplaced")
     developer, model = canonical_folders(doc1["model_info"]["id"])  # type: ignore[misc]
     other = next(b for b in benchmarks if b != b1 and {b, b1} != {"helm_mmlu", "mmlu"})
