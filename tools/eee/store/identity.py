@@ -51,7 +51,7 @@ FILES = {kind: f"{IDENTITY_DIR}/{kind}s.yaml" for kind in KINDS}
 KIND_OF_FILE = {rel: kind for kind, rel in FILES.items()}
 SCHEMA = ("identity", "registry.schema.json")  # (folder, file) under schemas/, pinned
 CACHE_NAME = "eee-identity.json"  # in the git directory: the parsed registry, by its files' sha256
-CACHE_FORMAT = "eee-identity-cache/1"
+CACHE_FORMAT = "eee-identity-cache/2"
 NEAR_MIN = 6  # keys shorter than this have no near misses (gpt-4o, qwen: too many neighbours)
 
 # how a spelling relates to the registry (Match.how)
@@ -349,30 +349,39 @@ def load(files: dict[str, bytes], display: Any = None, repo: str | None = None) 
     directory when there is one (the cache keeps what the files parse to, problems included)."""
     digest = digest_of(files)
     cache = _cache_path(repo)
+    kept: dict[str, Any] = {}
     if cache is not None:
         try:
             with open(cache, encoding="utf-8") as handle:
                 data = json.load(handle)
-            if data.get("format") == CACHE_FORMAT and data.get("digest") == digest:
-                reg = Registry.from_json(data["registry"], digest)
+            kept = data["registries"] if data.get("format") == CACHE_FORMAT else {}
+            if digest in kept:
+                reg = Registry.from_json(kept[digest], digest)
                 if display is not None:  # the problems name files as this tree shows them
                     reg.problems = [p._replace(file=display(p.file)) for p in reg.problems]
                 return reg
         except (OSError, ValueError, KeyError, TypeError, IndexError, AttributeError):
-            pass
+            kept = {}
     reg = parse(files)
     reg.digest = digest
     if cache is not None:
-        _write_cache(cache, digest, reg)
+        _write_cache(cache, digest, reg, kept)
     if display is not None:
         reg.problems = [p._replace(file=display(p.file)) for p in reg.problems]
     return reg
 
 
-def _write_cache(path: str, digest: str, reg: Registry) -> None:
+CACHE_KEEP = 4  # registries kept (HEAD's and the index's differ while a change of it is staged)
+
+
+def _write_cache(path: str, digest: str, reg: Registry, kept: dict[str, Any]) -> None:
     from eee.store.fsutil import replace_file, write_new
 
-    data = json.dumps({"format": CACHE_FORMAT, "digest": digest, "registry": reg.to_json()}).encode()
+    if not isinstance(kept, dict):
+        kept = {}
+    kept = {k: v for k, v in list(kept.items())[-(CACHE_KEEP - 1) :] if k != digest}
+    kept[digest] = reg.to_json()  # the newest last
+    data = json.dumps({"format": CACHE_FORMAT, "registries": kept}).encode()
     tmp = f"{path}.{os.getpid()}.tmp"
     try:
         write_new(tmp, data, durable=False)
