@@ -432,3 +432,25 @@ def test_dedup_finds_the_same_evaluation_under_two_spellings_of_one_model(tmp_pa
     assert eee(repo, "identity", "alias", "Acme", "--to", "acme", "--commit").returncode == 0
     groups = json.loads(eee(repo, "dedup", "--format", "json").stdout)["groups"]
     assert len(groups) == 1 and "model acme/widget-7b" in groups[0]["pairs"][0]["evidence"]
+
+
+def test_the_scan_reads_every_record_once_in_any_number_of_workers(tmp_path: Path) -> None:
+    from eee.catalog.names import groups, scan
+
+    store = tmp_path / "store"
+    for i, model in enumerate(["acme/widget-7b", "ACME/widget-7b", "Acme_/widget-8b", "antropic/x-1", "anthropic/x-1"]):
+        place_record(store, record_of(model), benchmark="wikitext", record_uuid=str(uuidlib.UUID(int=i + 1, version=4)))
+    bad = store / "data" / "wikitext" / "acme" / "widget-7b" / f"{uuidlib.uuid4()}.json"
+    bad.write_text("{not json")
+    one, two = scan(store, jobs=1), scan(store, jobs=2)
+    for found in (one, two):
+        assert found.records == 5 and len(found.unreadable) == 1 and str(bad.name) in found.unreadable[0]
+    assert {k: {s: (v.records, v.example) for s, v in t.items()} for k, t in one.seen.items()} == {
+        k: {s: (v.records, v.example) for s, v in t.items()} for k, t in two.seen.items()
+    }
+    listed = {(g["kind"], g["key"]): g for g in groups(one, identity.EMPTY)}
+    assert {s["id"] for s in listed[("developer", "acme")]["spellings"]} == {"acme", "ACME", "Acme_"}
+    assert listed[("developer", "acme")]["how"] == PUNCTUATION
+    near = next(g for (kind, _), g in listed.items() if kind == "developer" and g["how"] == NEAR)
+    assert {s["id"] for s in near["spellings"]} == {"antropic", "anthropic"}
+    assert all(g["open"] and g["commands"] for g in listed.values())

@@ -125,3 +125,29 @@ def test_without_the_registry_the_conventions_are_warned(store: tuple[Path, dict
     found = _folder_findings(bare)
     assert any(rel.startswith("data/hal-") and rules == ["benchmark"] for rel, rules in found.items())
     assert any("naming" in rules for rel, rules in found.items() if not rel.startswith("data/hal-"))
+
+
+def test_eee_validate_of_a_snapshot_folder_uses_the_store_s_registry(
+    store: tuple[Path, dict, dict], tmp_path: Path
+) -> None:
+    """A snapshot in a folder of its own (no registry) checked with `eee validate` from the
+    store: the store's registry knows the conventions; the planted mistakes are still caught."""
+    import subprocess
+    import sys
+
+    root, mistakes, _ = store
+    snapshot = tmp_path / "snapshot"
+    shutil.copytree(root / "data", snapshot / "data")
+    proc = subprocess.run(
+        [sys.executable, "-m", "eee", "validate", str(snapshot), "--format", "json", "--no-progress"],
+        cwd=PROJECT,
+        capture_output=True,
+        text=True,
+    )
+    report = json.loads(proc.stdout)
+    found = {
+        Path(f["file"]).resolve().relative_to(snapshot.resolve()).as_posix(): f["check"]
+        for f in report["findings"]
+        if f["check"] in FOLDER_RULES
+    }
+    assert found == mistakes

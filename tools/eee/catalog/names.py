@@ -29,9 +29,18 @@ class Seen:
 
     __slots__ = ("example", "records")
 
+    def __reduce__(self) -> Any:  # to and from a worker process
+        return (_seen, (self.example, self.records))
+
     def __init__(self, example: str) -> None:
         self.records = 0
         self.example = example
+
+
+def _seen(example: str, records: int) -> Seen:
+    found = Seen(example)
+    found.records = records
+    return found
 
 
 class Scan:
@@ -58,39 +67,89 @@ def _names(folder: str) -> list[str]:
         return []
 
 
-def record_files(root: Path) -> Iterator[str]:
-    """The store-relative path of every record under ``data/``, folder by folder."""
+def developer_folders(root: Path) -> Iterator[str]:
+    """``data/<benchmark>/<developer>`` of every developer folder, in sorted order."""
     data = os.path.join(root, "data")
     for benchmark in _names(data):
         for developer in _names(os.path.join(data, benchmark)):
-            for model in _names(os.path.join(data, benchmark, developer)):
-                for name in _names(os.path.join(data, benchmark, developer, model)):
-                    if name.endswith(".json"):
-                        yield f"data/{benchmark}/{developer}/{model}/{name}"
+            yield f"data/{benchmark}/{developer}"
 
 
-def scan(root: Path, progress: Any = None) -> Scan:
-    """Every record's spellings, streamed (a record that cannot be read is counted in
-    ``unreadable``, never silently dropped)."""
+def record_files(root: Path, folder: str) -> Iterator[str]:
+    """The store-relative path of every record of one developer folder, model by model."""
+    for model in _names(os.path.join(root, folder)):
+        for name in _names(os.path.join(root, folder, model)):
+            if name.endswith(".json"):
+                yield f"{folder}/{model}/{name}"
+
+
+def _scan_folder(root: str, folder: str) -> Scan:
+    """The spellings of one developer folder's records. A record is read within the record
+    cap and parsed as JSON (strictness is the validator's: a file it refuses is still
+    counted here by what it says, or as unreadable)."""
+    import orjson
+
     from eee.store.limits import RECORD_MAX_BYTES, Unreadable, read_regular
-    from eee.store.strictjson import JSONProblem, loads
 
     out = Scan()
-    for rel in record_files(root):
-        benchmark = rel.split("/", 2)[1]
+    benchmark = folder.split("/", 2)[1]
+    for rel in record_files(Path(root), folder):
         try:
-            doc = loads(read_regular(os.path.join(root, rel), RECORD_MAX_BYTES, "record"))
-        except (Unreadable, OSError, JSONProblem) as exc:
+            doc = orjson.loads(read_regular(os.path.join(root, rel), RECORD_MAX_BYTES, "record"))
+        except (Unreadable, OSError, orjson.JSONDecodeError) as exc:
             out.unreadable.append(f"{rel}: {exc}")
             continue
         out.records += 1
-        if progress is not None:
-            progress(out.records)
         if not isinstance(doc, dict):
             out.unreadable.append(f"{rel}: not a JSON object")
             continue
         for kind, spelling, _pointer in identity.record_spellings(doc, benchmark):
             out.add(kind, spelling, rel)
+    return out
+
+
+def _merge(into: Scan, part: Scan) -> None:
+    into.records += part.records
+    into.unreadable += part.unreadable
+    for kind, seen in part.seen.items():
+        mine = into.seen[kind]
+        for spelling, found in seen.items():
+            known = mine.get(spelling)
+            if known is None:
+                mine[spelling] = found
+            else:
+                known.records += found.records
+                known.example = min(known.example, found.example)  # the first in path order, however run
+
+
+def _worker(args: tuple[str, str]) -> Scan:
+    return _scan_folder(*args)
+
+
+def scan(root: Path, progress: Any = None, jobs: int = 1) -> Scan:
+    """Every record's spellings, a developer folder at a time (in ``jobs`` worker processes
+    when more than one); a record that cannot be read is counted in ``unreadable``, never
+    silently dropped. Memory holds one count and one example per distinct spelling."""
+    out = Scan()
+    folders = ((str(root), folder) for folder in developer_folders(root))
+    if jobs <= 1:
+        parts: Iterator[Scan] = map(_worker, folders)
+        pool = None
+    else:
+        import multiprocessing
+
+        method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
+        pool = multiprocessing.get_context(method).Pool(jobs)
+        parts = pool.imap(_worker, folders, chunksize=4)
+    try:
+        for part in parts:
+            _merge(out, part)
+            if progress is not None:
+                progress(out.records)
+    finally:
+        if pool is not None:
+            pool.close()
+            pool.join()
     return out
 
 

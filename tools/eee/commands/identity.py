@@ -16,6 +16,7 @@ through the hooks); ``--dry-run`` prints the file as it would be.
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -29,6 +30,7 @@ from eee.commands import (
     Parser,
     add_dry_run,
     add_format,
+    add_jobs,
     add_store,
     refused,
 )
@@ -53,12 +55,13 @@ def main(argv: list[str]) -> int:
     p.add_argument("--kind", choices=KIND_CHOICES, action="append", help="only this kind (repeatable)")
     p.add_argument("--open", action="store_true", help="list only the groups the registry does not settle")
     add_format(p, OUTPUT_FORMATS)
+    add_jobs(p, help="worker processes reading the records (default: the machine's cores)", default=os.cpu_count() or 1)
     add_store(p)
     args = p.parse_args(argv)
-    return _list(args.store, tuple(args.kind or KIND_CHOICES), args.open, args.format)
+    return _list(args.store, tuple(args.kind or KIND_CHOICES), args.open, args.format, args.jobs)
 
 
-def _list(root: Path, kinds: tuple[str, ...], only_open: bool, fmt: str) -> int:
+def _list(root: Path, kinds: tuple[str, ...], only_open: bool, fmt: str, jobs: int = 1) -> int:
     from eee.catalog.names import groups, scan, summary
     from eee.store import identity
     from eee.store.tree import WorkTree
@@ -69,11 +72,14 @@ def _list(root: Path, kinds: tuple[str, ...], only_open: bool, fmt: str) -> int:
     tty = sys.stderr.isatty()
     start = time.perf_counter()
 
+    shown = [0]
+
     def progress(n: int) -> None:
-        if tty and n % 10_000 == 0:
+        if tty and n - shown[0] >= 10_000:
+            shown[0] = n
             print(f"\reee identity: records read: {n:,}", end="", file=sys.stderr, flush=True)
 
-    found = scan(root, progress)
+    found = scan(root, progress, jobs)
     if tty:
         print("\r", end="", file=sys.stderr)
     listed = groups(found, reg, kinds)

@@ -88,6 +88,10 @@ def main(argv: list[str]) -> int:
             flags(results)
             settled(results)
 
+    if options.repo_checks:  # a snapshot without an identity registry of its own is read with the store's
+        from eee.store import identity
+
+        identity.use_home_registry(args.store)
     # the results go to the report as they come: the run keeps the counts and the findings only
     report = Streamed(SECTIONS, accepted)
     try:

@@ -319,12 +319,40 @@ def registry_paths(tree: Tree) -> list[str]:
     return [f"{IDENTITY_DIR}/{name}" for name in sorted(tree.names(IDENTITY_DIR))]
 
 
+_HOME: Registry | None = None  # the registry of the store a command runs in (use_home_registry)
+
+
+def use_home_registry(store: str | os.PathLike[str] | None = None) -> None:
+    """Read trees without a registry of their own (a datastore snapshot in a folder of its
+    own, checked with `eee validate`) with the registry of the store ``store`` (default:
+    the git work tree of the current folder): its conventions and canonical ids."""
+    global _HOME
+    from eee.git.cli import GitError, toplevel
+
+    try:
+        root = os.path.abspath(store) if store is not None else str(toplevel(os.getcwd()))
+    except GitError:
+        return
+    home = WorkTree(root)
+    files, _ = read_files(home)
+    if files:
+        _HOME = load(files, display=home.display, repo=repo_of(home))
+
+
 def read(tree: Tree) -> Registry:
-    """The registry of ``tree`` (empty where it has none), read once per tree."""
+    """The registry of ``tree`` (empty where it has none, or the home registry:
+    :func:`use_home_registry`), read once per tree."""
     cached = getattr(tree, "_eee_identity", None)
     if isinstance(cached, Registry):
         return cached
     files, unreadable = read_files(tree)
+    if not files and not unreadable and _HOME is not None and not tree.exists(IDENTITY_DIR):
+        reg = _HOME
+        try:
+            tree._eee_identity = reg  # type: ignore[attr-defined]
+        except AttributeError:
+            pass
+        return reg
     reg = load(files, display=tree.display, repo=repo_of(tree)) if files or unreadable else EMPTY
     if unreadable:
         if reg is EMPTY:
