@@ -34,6 +34,7 @@ pays for the YAML parser only when the registry changed.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -319,34 +320,47 @@ def registry_paths(tree: Tree) -> list[str]:
     return [f"{IDENTITY_DIR}/{name}" for name in sorted(tree.names(IDENTITY_DIR))]
 
 
-_HOME: Registry | None = None  # the registry of the store a command runs in (use_home_registry)
+_HOME: Registry | None = None  # the registry of the store a command runs in (home_registry)
 
 
-def use_home_registry(store: str | os.PathLike[str] | None = None) -> None:
-    """Read trees without a registry of their own (a datastore snapshot in a folder of its
-    own, checked with `eee validate`) with the registry of the store ``store`` (default:
-    the git work tree of the current folder): its conventions and canonical ids."""
+@contextlib.contextmanager
+def home_registry(store: str | os.PathLike[str] | None = None) -> Iterator[None]:
+    """Within the block, a folder without a registry of its own (a datastore snapshot
+    checked with `eee validate`) is read with the registry of the store ``store`` (default:
+    the git work tree of the current folder): its conventions and canonical ids. Trees of
+    git (a commit, the index) never are."""
     global _HOME
     from eee.git.cli import GitError, toplevel
 
+    before = _HOME
     try:
         root = os.path.abspath(store) if store is not None else str(toplevel(os.getcwd()))
+        home = WorkTree(root)
+        files, _ = read_files(home)
+        if files:
+            _HOME = load(files, display=home.display, repo=repo_of(home))
     except GitError:
-        return
-    home = WorkTree(root)
-    files, _ = read_files(home)
-    if files:
-        _HOME = load(files, display=home.display, repo=repo_of(home))
+        pass
+    try:
+        yield
+    finally:
+        _HOME = before
 
 
 def read(tree: Tree) -> Registry:
     """The registry of ``tree`` (empty where it has none, or the home registry:
-    :func:`use_home_registry`), read once per tree."""
+    :func:`home_registry`), read once per tree."""
     cached = getattr(tree, "_eee_identity", None)
     if isinstance(cached, Registry):
         return cached
     files, unreadable = read_files(tree)
-    if not files and not unreadable and _HOME is not None and not tree.exists(IDENTITY_DIR):
+    if (
+        not files
+        and not unreadable
+        and _HOME is not None
+        and isinstance(tree, WorkTree)
+        and not tree.exists(IDENTITY_DIR)
+    ):
         reg = _HOME
         try:
             tree._eee_identity = reg  # type: ignore[attr-defined]
