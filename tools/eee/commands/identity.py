@@ -174,6 +174,12 @@ def _change(action: str, argv: list[str]) -> int:
     for line in change.said:
         print(line)
     print(f"{'committed ' + change.commit[:10] if change.commit else 'staged'}: {change.rel}")
+    if (
+        change.commit
+    ):  # the duplicates index keys canonical ids: it follows the new registry (in the background if large)
+        from eee.hooks.index import follow
+
+        follow(root)
     return EXIT_OK
 
 

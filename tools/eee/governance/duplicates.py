@@ -385,8 +385,12 @@ class DuplicateIndex:
                 self.names = identity.read(tree)
             finally:
                 tree.close()
-        if self._meta("names") != self.names.digest:  # other canonical ids: every key changes
+        if self._meta("tree") is not None and self._meta("names") != self.names.digest:
+            # built for another identity registry: every key changes, so it is built again (never by a hook)
+            if limit is not None:
+                raise Stale(f"the duplicates index was built for another identity registry than {rev}'s")
             self.db.executescript("DELETE FROM records; DELETE FROM keys; DELETE FROM meta WHERE k = 'tree';")
+        if self._meta("names") != self.names.digest:
             self.db.execute("INSERT OR REPLACE INTO meta (k, v) VALUES ('names', ?)", (self.names.digest,))
         current = self._data_tree(rev)
         old = self._meta("tree")
