@@ -203,9 +203,18 @@ def test_a_replace_ref(store: Path) -> None:
 def test_the_rules_say_how_each_warning_is_settled() -> None:
     """`eee rules ID`: the text of each warning rule names the action its hint gives."""
     warnings = {r.id: r for r in RULES if r.severity == "warning"}
-    assert set(warnings) == {"near-miss", "naming", "benchmark", "duplicates", "flag-unmatched", "before-roles"}
+    assert set(warnings) == {
+        "near-miss",
+        "naming",
+        "benchmark",
+        "identity",
+        "duplicates",
+        "flag-unmatched",
+        "before-roles",
+    }
     for rule, action in [
         ("near-miss", "eee flag"),
+        ("identity", "eee identity alias"),
         ("naming", "eee supersede"),
         ("benchmark", "--benchmark FOLDER"),
         ("duplicates", "eee mark-duplicate"),

@@ -19,8 +19,6 @@ import pytest
 
 from conftest import EXAMPLES, PROJECT, real_records, reference, reference_or_none
 from eee.rules.record import (
-    ALIASES_FILE,
-    benchmark_aliases,
     benchmark_findings,
     main_folder,
     names_match,
@@ -294,14 +292,23 @@ def _doc(dataset: str, evaluation: str = "accuracy", source: str = "inspect_ai")
     }
 
 
-def test_the_alias_table_accepts_a_folder_named_differently_on_purpose() -> None:
+def _store_registry() -> Any:
+    """The identity registry of the project's store (governance/identity/)."""
+    from eee.store import identity
+    from eee.store.tree import WorkTree
+
+    return identity.read(WorkTree(PROJECT))
+
+
+def test_the_registry_s_aliases_let_a_folder_be_named_differently_on_purpose() -> None:
     where = classify("data/ai2_arc/acme/widget/8e6f3a4e-4b7a-4d3e-9c1a-2b3c4d5e6f70.json")
     doc = _doc("arc_easy", "arc_easy")
     assert benchmark_findings(doc, "f", where, aliases={})  # ai2_arc does not spell arc_easy ...
-    assert not benchmark_findings(doc, "f", where)  # ... but the store's table lists it for ai2_arc
+    names = _store_registry()
+    assert not benchmark_findings(doc, "f", where, registry=names)  # ... but the store's registry lists it for ai2_arc
     other = classify("data/hellaswag/acme/widget/8e6f3a4e-4b7a-4d3e-9c1a-2b3c4d5e6f70.json")
-    (finding,) = benchmark_findings(doc, "f", other)
-    assert "it probably belongs in data/ai2_arc/" in finding.message  # the table's folder is suggested
+    (finding,) = benchmark_findings(doc, "f", other, registry=names)
+    assert "it probably belongs in data/ai2_arc/" in finding.message  # the registry's folder is suggested
     assert finding.severity == "warning" and finding.check == "benchmark"
 
 
@@ -327,14 +334,16 @@ def test_a_leaderboard_record_belongs_under_the_leaderboard_not_one_of_its_scena
     assert main_folder(doc) == "helm_lite"
 
 
-def test_the_alias_table_is_documented_and_well_formed() -> None:
-    raw = json.loads(ALIASES_FILE.read_text(encoding="utf-8"))
-    assert raw["description"] and isinstance(raw["aliases"], dict)
-    for folder, entry in raw["aliases"].items():
-        assert isinstance(folder, str) and folder == folder.strip()
-        assert entry["names"] and entry["why"]
-    assert "benchmark_aliases.json" in (PROJECT / "governance" / "CONTRIBUTING.md").read_text(encoding="utf-8")
-    assert isinstance(benchmark_aliases(), dict)
+def test_the_registry_s_benchmarks_are_documented_and_well_formed() -> None:
+    from eee.store import identity
+
+    names = _store_registry()
+    assert names.problems == [] and names.files  # the project's registry reads clean
+    assert names.benchmark_names()["ai2_arc"] and names.folder_prefixes
+    for canonical, entry in names[identity.BENCHMARK].entries.items():
+        assert canonical == canonical.strip() and entry.get("why")
+    contributing = (PROJECT / "governance" / "CONTRIBUTING.md").read_text(encoding="utf-8")
+    assert "governance/identity/benchmarks.yaml" in contributing
 
 
 def _folder_warnings(root: Path) -> tuple[int, list[str]]:

@@ -237,6 +237,30 @@ def test_a_contributors_tool_refuses_a_maintainer_act(store: dict[str, Any], cap
     assert _signature(repo) == f"G{COLE[1]}"
 
 
+def test_a_change_of_the_identity_registry_is_a_maintainers_signed_act(store: dict[str, Any], capsys) -> None:
+    """governance/identity/ is protected (eee.governance.PROTECTED): a contributor's
+    `eee identity alias --commit` is refused before writing, a maintainer's is signed and
+    the audit accepts it."""
+    repo = store["repo"]
+    _genesis(store, capsys)
+    assert eee(["roles", "add", COLE[1], "--key", str(store["cole"]) + ".pub", "--role", "contributor",
+                "--commit", "--store", str(repo)]) == 0  # fmt: skip
+    _configure(repo, COLE, store["cole"])
+    capsys.readouterr()
+    head = git(repo, "rev-parse", "HEAD").stdout
+    argv = ["identity", "alias", "Acme-Labs", "--to", "acme", "--kind", "developer", "--commit", "--store", str(repo)]
+    code, _, err = _run(capsys, *argv)
+    assert code == 1 and "maintainer role (identity)" in err, err
+    assert git(repo, "rev-parse", "HEAD").stdout == head
+    assert git(repo, "status", "--porcelain", "--untracked-files=all").stdout == ""
+    _configure(repo, MIA, store["mia"])
+    code, out, err = _run(capsys, *argv)
+    assert code == 0, out + err
+    assert _signature(repo) == f"G{MIA[1]}"
+    code, out, err = _run(capsys, "audit", "--store", str(repo), "--format", "json")
+    assert json.loads(out)["summary"]["errors"] == 0, out
+
+
 def test_import_commit_refuses_without_signing_in_a_store_with_roles(
     store: dict[str, Any], tmp_path: Path, capsys
 ) -> None:

@@ -44,6 +44,14 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "site": ("eee.commands.site", "write the published site's pages as Markdown (build/docs)"),
     "status": ("eee.commands.status", "a record's path, status, relations and history"),
     "dedup": ("eee.commands.dedup", "list groups of duplicate records, with the evidence"),
+    "export": (
+        "eee.commands.export",
+        "write results for the Hugging Face Hub: a model's .eval_results files, the catalogue as a dataset",
+    ),
+    "identity": (
+        "eee.commands.identity",
+        "the identity registry: groups of likely aliases across the store; alias OLD --to NEW",
+    ),
     "rules": ("eee.commands.rules", "list the rules the store checks, or explain one (eee rules ID)"),
     "roles": ("eee.commands.roles", "who holds which role and may take which act; add or remove a signer"),
 }

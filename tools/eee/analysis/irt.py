@@ -339,7 +339,9 @@ def benchmark_irt(
         read_outcomes,
         records_of,
     )
+    from eee.catalog.table import read_names
 
+    names = read_names(root)  # respondents are named by their canonical model id too
     limit = MAX_ROWS if max_rows is None else max_rows
     out = BenchmarkIRT(benchmark)
     recs = records if records is not None else records_of(root, benchmark, active_only=not include_all)
@@ -388,7 +390,13 @@ def benchmark_irt(
         chosen.append(g)
         fitted.append(rec)
         out.respondents.append(
-            {"record_uuid": rec.uuid, "model_id": rec.model_id, "eval_library": rec.eval_library, "result": g.key}
+            {
+                "record_uuid": rec.uuid,
+                "model_id": rec.model_id,
+                "model_id_canonical": names.canonical_model(rec.model_id),
+                "eval_library": rec.eval_library,
+                "result": g.key,
+            }
         )
     del loaded
     m = len(chosen)
@@ -482,6 +490,7 @@ def write_parquet(res: BenchmarkIRT, folder: Path) -> list[Path]:
         {
             "record_uuid": [r["record_uuid"] for r in res.respondents],
             "model_id": [r["model_id"] for r in res.respondents],
+            "model_id_canonical": [r.get("model_id_canonical") for r in res.respondents],
             "eval_library": [r["eval_library"] for r in res.respondents],
             "result": [r["result"] for r in res.respondents],
             "ability": f.ability,

@@ -143,36 +143,55 @@ def resolve(root: Path, ref: str, ledger: Any = None) -> StoredRecord:
     return StoredRecord(uuid, rel, root / rel, _load_doc(root / rel), _status_of(root, uuid, ledger))
 
 
+def benchmark_folders(root: Path, benchmark: str, names: Any = None) -> list[str]:
+    """The benchmark folders of ``benchmark``: every folder whose canonical id (the identity
+    registry's) is the benchmark's, so an alias and its canonical id are one benchmark."""
+    from eee.catalog.table import read_names
+    from eee.store.identity import BENCHMARK
+
+    names = names if names is not None else read_names(root)
+    wanted = names.canonical(BENCHMARK, benchmark)
+    data = root / "data"
+    found = sorted(p.name for p in data.iterdir() if p.is_dir()) if data.is_dir() else []
+    return [b for b in found if b == benchmark or names.canonical(BENCHMARK, b) == wanted]
+
+
 def records_of(
     root: Path, benchmark: str, model: str | None = None, active_only: bool = True, ledger: Any = None
 ) -> Iterator[StoredRecord]:
-    """The records of one benchmark folder (of one model_info.id when ``model`` is given),
-    active ones only unless ``active_only`` is false."""
-    from eee.catalog.table import is_active
+    """The records of one benchmark (its folders: :func:`benchmark_folders`), of one model
+    when ``model`` is given (its canonical id: every spelling the identity registry makes one
+    model), active ones only unless ``active_only`` is false."""
+    from eee.catalog.table import is_active, read_names
 
     if ledger is None:
         from eee.rules.ledger import read_ledger
 
         ledger = read_ledger(root)
-    folder = root / "data" / benchmark
-    if not folder.is_dir():
-        return
-    for developer in sorted(p.name for p in folder.iterdir() if p.is_dir()):
-        for model_dir in sorted(p.name for p in (folder / developer).iterdir() if p.is_dir()):
-            for path in sorted((folder / developer / model_dir).glob("*.json")):
-                uuid = path.name[: -len(".json")]
-                state = ledger.state(uuid)
-                if active_only and not is_active(state):
-                    continue
-                status = lifecycle(state)
-                try:
-                    doc = _load_doc(path)
-                except Refused:
-                    continue
-                rec = StoredRecord(uuid, f"data/{benchmark}/{developer}/{model_dir}/{path.name}", path, doc, status)
-                if model is not None and rec.model_id != model and f"{developer}/{model_dir}" != model:
-                    continue
-                yield rec
+    names = read_names(root)
+    wanted = names.canonical_model(model) if model is not None else None
+    for bench in benchmark_folders(root, benchmark, names):
+        folder = root / "data" / bench
+        for developer in sorted(p.name for p in folder.iterdir() if p.is_dir()):
+            for model_dir in sorted(p.name for p in (folder / developer).iterdir() if p.is_dir()):
+                for path in sorted((folder / developer / model_dir).glob("*.json")):
+                    uuid = path.name[: -len(".json")]
+                    state = ledger.state(uuid)
+                    if active_only and not is_active(state):
+                        continue
+                    status = lifecycle(state)
+                    try:
+                        doc = _load_doc(path)
+                    except Refused:
+                        continue
+                    rec = StoredRecord(uuid, f"data/{bench}/{developer}/{model_dir}/{path.name}", path, doc, status)
+                    folders = f"{developer}/{model_dir}"
+                    if (
+                        model is None
+                        or model in (folders, rec.model_id)
+                        or names.canonical_model(rec.model_id) == wanted
+                    ):
+                        yield rec
 
 
 def pointer_exists(rec: StoredRecord) -> bool:

@@ -1,7 +1,9 @@
 """Field fill rates: how often records fill the fields that make results comparable.
 
-For each field, the share of records (overall, per source type and per eval library, the
-source format) that give it a real value: present, not null, not ``unknown``. By default
+For each field, the share of records (overall, per source type, per eval library (the
+source format), per developer and per benchmark, these two by their canonical ids in the
+identity registry: one developer under two spellings is one row) that give it a real
+value: present, not null, not ``unknown``. By default
 only active records count (not retracted, superseded or duplicate, by the governance
 fold); ``include_all`` counts every record.
 """
@@ -69,8 +71,8 @@ FIELDS: dict[str, Callable[[dict[str, Any]], bool]] = {
 
 
 def _facts(root: Path, rel: str) -> list[Any] | None:
-    """What the fill rates need of one record: [source type, eval library, fields filled],
-    or None when it cannot be read."""
+    """What the fill rates need of one record: [source type, eval library, fields filled,
+    the developer part of model_info.id], or None when it cannot be read."""
     from eee.store.limits import RECORD_MAX_BYTES, read_regular
     from eee.store.strictjson import JSONProblem, loads
 
@@ -80,10 +82,13 @@ def _facts(root: Path, rel: str) -> list[Any] | None:
         return None
     if not isinstance(doc, dict):
         return None
+    model_id = _get(doc, "model_info", "id")
+    developer = model_id.split("/", 1)[0] if isinstance(model_id, str) and "/" in model_id else None
     return [
         str(_get(doc, "source_metadata", "source_type") or "unknown"),
         str(_get(doc, "eval_library", "name") or "unknown"),
         [field for field, test in FIELDS.items() if test(doc)],  # each test once per record
+        developer,
     ]
 
 
@@ -94,9 +99,12 @@ def fill_rates(
     store manifest) and ``cache``: what an earlier run read of each record, by path, as
     [sha256, facts]; with both, only records whose sha256 changed are read again, and
     ``cache`` is brought up to date in place (records gone are dropped)."""
+    from eee.catalog.table import read_names
     from eee.rules.ledger import read_ledger
+    from eee.store.identity import BENCHMARK, DEVELOPER
 
     ledger = read_ledger(root)
+    names = read_names(root)
     seen: set[str] = set()
     # (dimension, value) -> [records, how many of them fill each field]
     groups: dict[tuple[str, str], tuple[list[int], Counter[str]]] = {}
@@ -119,8 +127,18 @@ def fill_rates(
         if facts is None:
             unreadable += 1
             continue
-        source_type, library, filled = facts
-        for key in (("overall", ""), ("source_type", source_type), ("eval_library", library)):
+        source_type, library, filled = facts[:3]
+        said = facts[3] if len(facts) > 3 else None
+        _, benchmark, developer = rel.split("/", 3)[:3]
+        developer = names.canonical(DEVELOPER, said or developer)
+        benchmark = names.canonical(BENCHMARK, benchmark)
+        for key in (
+            ("overall", ""),
+            ("source_type", source_type),
+            ("eval_library", library),
+            ("developer", developer),
+            ("benchmark", benchmark),
+        ):
             count, fields = groups.setdefault(key, ([0], Counter()))
             count[0] += 1
             fields.update(filled)
@@ -148,4 +166,6 @@ def fill_rates(
         "overall": shares(("overall", "")),
         "by_source_type": by("source_type"),
         "by_eval_library": by("eval_library"),
+        "by_developer": by("developer"),  # canonical ids (the identity registry's)
+        "by_benchmark": by("benchmark"),
     }

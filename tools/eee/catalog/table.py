@@ -36,7 +36,9 @@ from eee.governance.relations import derived_from
 from eee.governance.status import FIELDS as GOVERNANCE_FIELDS
 from eee.governance.status import Ledger
 from eee.rules.record import as_float as _f
+from eee.store import identity
 from eee.store.fsutil import replace_file, replace_folder
+from eee.store.identity import Registry as Names
 from eee.store.paths import RECORD_SUFFIX
 
 CATALOG_DIR = "build/catalog"  # where the pipeline writes it (dvc.yaml): one folder, hive-partitioned
@@ -50,9 +52,20 @@ COLUMNS: list[tuple[str, str, str]] = [
     ("record_uuid", "string", "uuid of the record (its file name)"),
     ("record_path", "string", "repository path of the record"),
     ("benchmark", "string", "benchmark folder"),
+    ("benchmark_canonical", "string", "the benchmark's canonical id (the identity registry's for the folder)"),
     ("developer", "string", "developer folder (from model_info.id)"),
+    (
+        "developer_canonical",
+        "string",
+        "the developer's canonical id (the identity registry's for the developer part of model_info.id)",
+    ),
     ("model", "string", "model folder (from model_info.id)"),
     ("model_id", "string", "model_info.id"),
+    (
+        "model_id_canonical",
+        "string",
+        "the model's canonical id (the identity registry's, else model_info.id with its developer canonical)",
+    ),
     ("model_name", "string", "model_info.name"),
     ("schema_version", "string", "the version the record declares"),
     ("read_as", "string", "the version the row was read as (the current one when a migration exists)"),
@@ -70,6 +83,7 @@ COLUMNS: list[tuple[str, str, str]] = [
     ("dataset_name", "string", "source_data.dataset_name"),
     ("source_data_type", "string", "url, hf_dataset or other"),
     ("metric_id", "string", "metric_config.metric_id"),
+    ("metric_id_canonical", "string", "the metric's canonical id (the identity registry's for metric_id)"),
     ("metric_name", "string", "metric_config.metric_name"),
     ("metric_kind", "string", "metric_config.metric_kind"),
     ("metric_unit", "string", "metric_config.metric_unit"),
@@ -105,6 +119,14 @@ COLUMN_NAMES = [c[0] for c in COLUMNS]
 # records still stand (their status column says so): "active" is one meaning everywhere.
 WITHDRAWN = ("retracted", "superseded")
 LEFT_OUT = (*WITHDRAWN, "duplicate")
+
+
+def read_names(root: Path) -> Names:
+    """The identity registry of the store at ``root`` (its work tree): the canonical ids the
+    catalogue's ``*_canonical`` columns give."""
+    from eee.store.tree import WorkTree
+
+    return identity.read(WorkTree(str(root)))
 
 
 def exclusion(state: Any) -> str | None:
@@ -255,16 +277,23 @@ def rows_for(
     read_as: str | None,
     filled: str | None,
     ledger: Ledger,
+    names: Names | None = None,
 ) -> list[dict[str, Any]]:
     _, benchmark, developer, model, _ = rel.split("/")
     info, source, library = _d(doc.get("model_info")), _d(doc.get("source_metadata")), _d(doc.get("eval_library"))
+    names = names if names is not None else identity.EMPTY
+    model_id = _s(info.get("id"))
+    said_developer = model_id.split("/", 1)[0] if model_id and "/" in model_id else developer
     base = {
         "record_uuid": uuid,
         "record_path": rel,
         "benchmark": benchmark,
+        "benchmark_canonical": names.canonical(identity.BENCHMARK, benchmark),
         "developer": developer,
+        "developer_canonical": names.canonical(identity.DEVELOPER, said_developer),
         "model": model,
-        "model_id": _s(info.get("id")),
+        "model_id": model_id,
+        "model_id_canonical": names.canonical_model(model_id),
         "model_name": _s(info.get("name")),
         "schema_version": declared,
         "read_as": read_as,
@@ -307,6 +336,7 @@ def rows_for(
                 "dataset_name": _s(data.get("dataset_name")),
                 "source_data_type": _s(data.get("source_type")),
                 "metric_id": _s(config.get("metric_id")),
+                "metric_id_canonical": names.canonical(identity.METRIC, _s(config.get("metric_id"))),
                 "metric_name": _s(config.get("metric_name")),
                 "metric_kind": _s(config.get("metric_kind")),
                 "metric_unit": _s(config.get("metric_unit")),
@@ -395,6 +425,7 @@ def iter_rows(
 
     loader = loader or default_loader()
     ledger = with_signers(root, ledger if ledger is not None else read_ledger(root))
+    names = read_names(root)
     for uuid, rel in record_paths(root) if paths is None else paths:
         try:
             doc, declared, read_as, filled = loader(root / rel)
@@ -406,7 +437,7 @@ def iter_rows(
             if skipped is not None:
                 skipped.append(f"{rel}: not a JSON object")
             continue
-        yield from rows_for(uuid, rel, doc, declared, read_as, filled, ledger)
+        yield from rows_for(uuid, rel, doc, declared, read_as, filled, ledger, names)
 
 
 def _table(rows: list[dict[str, Any]], schema: Any) -> Any:
@@ -595,7 +626,8 @@ def update_catalog(
     out = Path(out)
     check_replaceable(out, _ours, "a catalogue")
     ledger = with_signers(root, ledger if ledger is not None else read_ledger(root))
-    keys = partition_keys(manifest, ledger, code_version())
+    # the canonical columns follow the identity registry: a change of it rewrites every partition
+    keys = partition_keys(manifest, ledger, code_version() + read_names(root).digest)
     old = _read_keys(out)
     out.mkdir(parents=True, exist_ok=True)
     done = Written()

@@ -20,8 +20,15 @@ def main(argv: list[str]) -> int:
     )
     add_store(p)
     p.add_argument("records", nargs="*", metavar="RECORD", help="two records: uuids or unique prefixes (8+ hex digits)")
-    p.add_argument("--model", metavar="M", help="compare every record of this model_info.id (with --benchmark)")
-    p.add_argument("--benchmark", metavar="B", help="the benchmark folder (with --model)")
+    p.add_argument(
+        "--model",
+        metavar="M",
+        help="compare every record of this model (with --benchmark): its model_info.id, every spelling the "
+        "identity registry makes one model",
+    )
+    p.add_argument(
+        "--benchmark", metavar="B", help="the benchmark (with --model): its folder, and its aliases' folders"
+    )
     p.add_argument(
         "--result-a", metavar="KEY", help="the result (evaluation_result_id) of A to compare (default: matched)"
     )
@@ -78,7 +85,11 @@ def main(argv: list[str]) -> int:
             a, b = (resolve(root, ref, ledger) for ref in args.records)
             if a.uuid == b.uuid:
                 raise Refused(Finding(a.rel, "$", "A and B are the same record", check="analysis"))
-            if a.benchmark != b.benchmark:
+            from eee.catalog.table import read_names
+            from eee.store.identity import BENCHMARK
+
+            names = read_names(root)
+            if names.canonical(BENCHMARK, a.benchmark) != names.canonical(BENCHMARK, b.benchmark):
                 raise Refused(
                     Finding(
                         b.rel,

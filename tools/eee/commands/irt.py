@@ -34,7 +34,12 @@ def main(argv: list[str]) -> int:
         "benchmark: one ability per record, one difficulty per sample, with standard errors and fit statistics.",
     )
     add_store(p)
-    p.add_argument("--benchmark", required=True, metavar="B", help="the benchmark folder under data/")
+    p.add_argument(
+        "--benchmark",
+        required=True,
+        metavar="B",
+        help="the benchmark: its folder under data/, with the folders of its aliases in the identity registry",
+    )
     p.add_argument(
         "--result",
         metavar="KEY",
@@ -55,7 +60,9 @@ def main(argv: list[str]) -> int:
     add_format(p, OUTPUT_FORMATS)
     args = p.parse_args(argv)
     root = args.store
-    if not (root / "data" / args.benchmark).is_dir():
+    from eee.analysis.samples import benchmark_folders
+
+    if not benchmark_folders(root, args.benchmark):
         from eee.reporting.reporters import text_lines
 
         for line in text_lines(

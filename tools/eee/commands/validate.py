@@ -90,6 +90,13 @@ def main(argv: list[str]) -> int:
 
     # the results go to the report as they come: the run keeps the counts and the findings only
     report = Streamed(SECTIONS, accepted)
+    from contextlib import ExitStack
+
+    from eee.store import identity
+
+    home = ExitStack()
+    if options.repo_checks:  # a snapshot without an identity registry of its own is read with the store's
+        home.enter_context(identity.home_registry(args.store))
     try:
         if show_progress:
             from eee.reporting.progress import bar
@@ -112,6 +119,7 @@ def main(argv: list[str]) -> int:
         summary = report.summary()
     finally:
         report.close()
+        home.close()
     if args.metrics:
         import json
 

@@ -186,6 +186,48 @@ class BatchReader:
         self.close()
 
 
+class BatchCheck:
+    """One long-lived ``git cat-file --batch-check``: which objects exist, one question at a
+    time (``rev:path`` names), for a reader that asks as it goes (the identity rule asks
+    whether a record was in the commit an alias names)."""
+
+    def __init__(self, cwd: Where = None) -> None:
+        self.cwd = cwd
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def kind(self, name: str) -> str | None:
+        """The type of the object ``name`` names (blob, tree, commit, tag), or None."""
+        if "\n" in name or "\r" in name:
+            return None
+        if self.proc is None or self.proc.poll() is not None:
+            self.proc = subprocess.Popen(
+                ["git", "cat-file", "--batch-check=%(objecttype)"],
+                cwd=self.cwd,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+                env=environment(),
+            )
+        stdin, stdout = self.proc.stdin, self.proc.stdout
+        assert stdin is not None and stdout is not None
+        try:
+            stdin.write(name.encode("utf-8", "surrogateescape") + b"\n")
+            stdin.flush()
+            line = stdout.readline().strip()
+        except (BrokenPipeError, OSError):
+            return None
+        return line.decode() if line in (b"blob", b"tree", b"commit", b"tag") else None
+
+    def close(self) -> None:
+        if self.proc is not None:
+            if self.proc.stdin:
+                self.proc.stdin.close()
+            self.proc.wait()
+            if self.proc.stdout:
+                self.proc.stdout.close()
+            self.proc = None
+
+
 def read_blobs(names: list[str], cwd: Where = None, limit: int | None = None) -> Iterator[tuple[str, bytes | None]]:
     """(name, bytes or None) of each name through one :class:`BatchReader` (None, too, for
     a blob larger than ``limit``)."""

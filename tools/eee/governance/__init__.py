@@ -175,6 +175,7 @@ AUTHORITY: tuple[Authority, ...] = (
     Authority("settings", MAINTAINER, f"change the store's settings ({SETTINGS_PATH})"),
     Authority("roles", MAINTAINER, f"change the roles ({ALLOWED_SIGNERS}, {ROLES_FILE}, .github/CODEOWNERS)"),
     Authority("forge", MAINTAINER, "change the forge set-up (.github/: the audit workflow)"),
+    Authority("identity", MAINTAINER, "change the identity registry (governance/identity/: canonical ids, aliases)"),
 )
 AUTHORITY_BY_ACT = {a.act: a for a in AUTHORITY}
 
@@ -191,6 +192,7 @@ PROTECTED: tuple[tuple[str, str], ...] = (
     (ROLES_FILE, "roles"),
     (".github/CODEOWNERS", "roles"),
     (".github/", "forge"),
+    ("governance/identity/", "identity"),
 )
 
 

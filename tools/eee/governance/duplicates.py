@@ -2,9 +2,10 @@
 
 Two records are **duplicates** when either holds (governance/README.md, "Duplicates"):
 
-1. **same evaluation**: they share a result with the same model (``model_info.id``),
-   benchmark (``source_data.dataset_name``, else ``evaluation_name``), metric
-   (``metric_config.metric_id``, else ``metric_name``), configuration (``generation_config``
+1. **same evaluation**: they share a result with the same model (``model_info.id``, by its
+   canonical id in the identity registry: two spellings of one model are one), benchmark
+   (``source_data.dataset_name``, else ``evaluation_name``), metric
+   (``metric_config.metric_id``, canonical, else ``metric_name``), configuration (``generation_config``
    and the eval library: HELM and lm-evaluation-harness runs are different evaluations) and
    ``evaluation_id``, whoever the evaluator (a differing evaluator is named in the warning);
 2. **identical content**: their JSON is the same apart from ``evaluation_id``,
@@ -13,7 +14,8 @@ Two records are **duplicates** when either holds (governance/README.md, "Duplica
 
 Each record gets keys (one content key, one key per result); records sharing a key are
 duplicates. The keys live in an index (SQLite in the git directory, never committed)
-that follows HEAD's ``data/`` tree by diffing trees, so the hook checks a staged record
+that follows HEAD's ``data/`` tree by diffing trees (and is built again when HEAD's
+identity registry changes, whose canonical ids the keys hold), so the hook checks a staged record
 with a few lookups whatever the store's size. The rule that warns about them, and leaves
 alone pairs linked by supersession (one version chain) or by a ``duplicate`` event, is
 :mod:`eee.rules.duplicates`.
@@ -45,7 +47,7 @@ INDEX_FILE = "eee-duplicates.sqlite"
 # the audit's own index (it follows the commit audited, so the hook's keeps following HEAD);
 # in a bare repository the server gate builds it at install and keeps it at HEAD (post-receive)
 AUDIT_INDEX_FILE = "eee-duplicates-audit.sqlite"
-INDEX_VERSION = "2"  # bump when the keys or the layout change: the index is rebuilt
+INDEX_VERSION = "3"  # bump when the keys or the layout change: the index is rebuilt
 IGNORED = ("evaluation_id", "retrieved_timestamp")
 
 
@@ -83,9 +85,12 @@ def normalised_hash(doc: dict[str, Any]) -> str:
     return _h(copy)
 
 
-def facts(uuid: str, doc: dict[str, Any]) -> Facts:
+def facts(uuid: str, doc: dict[str, Any], names: Any = None) -> Facts:
+    """What the index keeps of a record; ``names``: the identity registry whose canonical
+    model and metric ids the keys hold (none: the ids as written)."""
     info, source, library = _d(doc.get("model_info")), _d(doc.get("source_metadata")), _d(doc.get("eval_library"))
-    model = str(info.get("id"))
+    model_id = info.get("id")
+    model = str(names.canonical_model(model_id) if names is not None and isinstance(model_id, str) else model_id)
     lib = str(library.get("name", "unknown"))
     evaluation_id = str(doc.get("evaluation_id"))
     results = []
@@ -94,7 +99,10 @@ def facts(uuid: str, doc: dict[str, Any]) -> Facts:
             continue
         data, config = _d(result.get("source_data")), _d(result.get("metric_config"))
         benchmark = str(data.get("dataset_name") or result.get("evaluation_name"))
-        metric = str(config.get("metric_id") or config.get("metric_name") or result.get("evaluation_name"))
+        metric_id = config.get("metric_id")
+        if names is not None and isinstance(metric_id, str):
+            metric_id = names.canonical("metric", metric_id)
+        metric = str(metric_id or config.get("metric_name") or result.get("evaluation_name"))
         key = "e" + _h([model, benchmark, metric, result.get("generation_config"), lib, evaluation_id])
         results.append((key, benchmark, metric))
     return Facts(
@@ -188,12 +196,12 @@ def _kb(key: str) -> bytes:
     return key[:1].encode() + bytes.fromhex(key[1:])
 
 
-def record_keys(path: str, data: bytes | None) -> list[bytes] | None:
+def record_keys(path: str, data: bytes | None, names: Any = None) -> list[bytes] | None:
     """The stored keys of the record ``data`` at ``path`` (None when it is no record)."""
     doc = _parse(data)
     if doc is None:
         return None
-    f = facts(uuid_of(path), doc)
+    f = facts(uuid_of(path), doc, names)
     return sorted({_kb(f.content), *(_kb(r[0]) for r in f.results)})
 
 
@@ -231,20 +239,30 @@ def _first(items: Iterator[tuple[str, str, str]], limit: int) -> tuple[list[tupl
 
 
 _worker_reader: BatchReader | None = None
+_worker_names: Any = None
 
 
-def _worker_start(root: str) -> None:
-    global _worker_reader
+def _worker_start(root: str, names: dict[str, Any] | None, digest: str) -> None:
+    global _worker_reader, _worker_names
     _worker_reader = BatchReader(root)
+    if names is not None:
+        from eee.store.identity import Registry
+
+        _worker_names = Registry.from_json(names, digest)
 
 
 def _worker_keys(items: list[tuple[str, str]]) -> list[tuple[str, str, list[bytes] | None]]:
     assert _worker_reader is not None
     blobs = _worker_reader.blobs([b for _, b in items], RECORD_MAX_BYTES)
-    return [(path, blob, record_keys(path, data)) for (path, blob), (_, data) in zip(items, blobs, strict=True)]
+    return [
+        (path, blob, record_keys(path, data, _worker_names))
+        for (path, blob), (_, data) in zip(items, blobs, strict=True)
+    ]
 
 
-def keyed(root: Path, items: Iterable[tuple[str, str]], jobs: int = 1) -> Iterator[tuple[str, str, list[bytes] | None]]:
+def keyed(
+    root: Path, items: Iterable[tuple[str, str]], jobs: int = 1, names: Any = None
+) -> Iterator[tuple[str, str, list[bytes] | None]]:
     """(path, blob, keys) of each (path, blob), in order, read a chunk at a time; with
     ``jobs`` > 1 and more than one chunk, in that many worker processes (each with its own
     ``git cat-file``), a few chunks in flight: memory stays bounded."""
@@ -257,7 +275,7 @@ def keyed(root: Path, items: Iterable[tuple[str, str]], jobs: int = 1) -> Iterat
             while chunk:
                 blobs = reader.blobs([b for _, b in chunk], RECORD_MAX_BYTES)  # a larger one is no record
                 for (path, blob), (_, data) in zip(chunk, blobs, strict=True):
-                    yield path, blob, record_keys(path, data)
+                    yield path, blob, record_keys(path, data, names)
                 chunk, second = second, list(itertools.islice(it, _CHUNK))
         finally:
             reader.close()
@@ -266,8 +284,9 @@ def keyed(root: Path, items: Iterable[tuple[str, str]], jobs: int = 1) -> Iterat
     import multiprocessing
 
     method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
+    shipped = (names.to_json(), names.digest) if names is not None else (None, "")
     with concurrent.futures.ProcessPoolExecutor(
-        jobs, mp_context=multiprocessing.get_context(method), initializer=_worker_start, initargs=(str(root),)
+        jobs, mp_context=multiprocessing.get_context(method), initializer=_worker_start, initargs=(str(root), *shipped)
     ) as pool:
         pending = collections.deque([pool.submit(_worker_keys, chunk), pool.submit(_worker_keys, second)])
         while pending:
@@ -311,6 +330,7 @@ class DuplicateIndex:
         self.target = os.path.join(git_dir.decode().strip(), name) if git_dir else ":memory:"
         self.timeout = timeout
         self._reader: BatchReader | None = None
+        self.names: Any = None  # the identity registry of the tree the index follows (set by sync)
         try:
             self.db = self._open(self.target)
         except sqlite3.DatabaseError:  # a damaged cache, or the older layout: it is only a cache, start again
@@ -365,10 +385,28 @@ class DuplicateIndex:
         """Bring the index to the ``data/`` tree of ``rev`` (outside git: the work tree) and
         return how many records were (re)read. With ``limit``, read at most that many:
         when more would be needed, raise :class:`Stale` and change nothing (what a hook does)."""
+        from eee.store import identity
+        from eee.store.tree import GitTree, WorkTree
+
         if not self.git:
+            self.names = identity.read(WorkTree(str(self.root)))
             return self._sync_folder()
         if limit is None:
             self.db.executescript(_UUID_INDEX)  # an index built before the uuid index gets it here
+        self.names = identity.EMPTY
+        if resolve(f"{rev}^{{commit}}", self.root):
+            tree = GitTree(self.root, rev)
+            try:
+                self.names = identity.read(tree)
+            finally:
+                tree.close()
+        if self._meta("tree") is not None and self._meta("names") != self.names.digest:
+            # built for another identity registry: every key changes, so it is built again (never by a hook)
+            if limit is not None:
+                raise Stale(f"the duplicates index was built for another identity registry than {rev}'s")
+            self.db.executescript("DELETE FROM records; DELETE FROM keys; DELETE FROM meta WHERE k = 'tree';")
+        if self._meta("names") != self.names.digest:
+            self.db.execute("INSERT OR REPLACE INTO meta (k, v) VALUES ('names', ?)", (self.names.digest,))
         current = self._data_tree(rev)
         old = self._meta("tree")
         if old == current:
@@ -413,7 +451,7 @@ class DuplicateIndex:
                     if status == "D":
                         db.execute("DELETE FROM records WHERE id = ?", row)
             wanted = [(p, b) for s, p, b in changes if s != "D"]
-            n = self._insert(db, keyed(self.root, wanted, jobs), progress)
+            n = self._insert(db, keyed(self.root, wanted, jobs, self.names), progress)
             db.execute("INSERT OR REPLACE INTO meta (k, v) VALUES ('tree', ?)", (tree,))
             db.execute("COMMIT")
         except BaseException:
@@ -456,10 +494,14 @@ class DuplicateIndex:
         try:
             db.executescript("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;" + _SCHEMA)
             db.execute("BEGIN")
-            n = self._insert(db, keyed(self.root, ((p, b) for _, p, b in _listing(self.root, tree)), jobs), progress)
+            listed = ((p, b) for _, p, b in _listing(self.root, tree))
+            n = self._insert(db, keyed(self.root, listed, jobs, self.names), progress)
             db.execute("COMMIT")
             db.executescript(_KEY_INDEXES + _UUID_INDEX)  # after the rows: one sort instead of an update a row
-            db.executemany("INSERT INTO meta (k, v) VALUES (?, ?)", [("version", INDEX_VERSION), ("tree", tree)])
+            digest = self.names.digest if self.names is not None else ""
+            db.executemany(
+                "INSERT INTO meta (k, v) VALUES (?, ?)", [("version", INDEX_VERSION), ("tree", tree), ("names", digest)]
+            )
             db.close()
             self.db.close()
             for leftover in (self.target + "-wal", self.target + "-shm", self.target + "-journal"):
@@ -487,7 +529,7 @@ class DuplicateIndex:
                     except OSError:
                         continue
                     self._local[rel] = raw
-                    self._insert(self.db, [(rel, "", record_keys(rel, raw))], None)
+                    self._insert(self.db, [(rel, "", record_keys(rel, raw, self.names))], None)
                     n += 1
         return n
 
@@ -507,7 +549,7 @@ class DuplicateIndex:
                 self._reader = BatchReader(self.root)
             ((_, data),) = self._reader.blobs([row[0]], RECORD_MAX_BYTES)
         doc = _parse(data)
-        return facts(uuid_of(path), doc) if doc is not None else None
+        return facts(uuid_of(path), doc, self.names) if doc is not None else None
 
     def has_uuid_index(self) -> bool:
         """Whether the index by uuid is there (else :meth:`paths_of` scans the table)."""

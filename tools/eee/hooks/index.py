@@ -18,7 +18,11 @@ from eee.governance.duplicates import HOOK_LIMIT, DuplicateIndex, Stale, build_c
 
 
 def main(argv: list[str]) -> int:
-    root = Path.cwd()
+    return follow(Path.cwd())
+
+
+def follow(root: Path) -> int:
+    """Bring the duplicates index of the store at ``root`` to HEAD, here or in the background."""
     index = DuplicateIndex(root, timeout=2)
     try:
         index.sync(limit=HOOK_LIMIT)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from eee.hooks import data_paths, emit
 from eee.rules.commit import naming_findings
+from eee.store import identity
 from eee.store.jsonlite import tree_object
 from eee.store.staged import index_tree
 
@@ -19,11 +20,12 @@ def main(argv: list[str]) -> int:
     if not paths:
         return 0
     index = index_tree()
+    names = identity.read(index)  # the registry the commit will hold: its folder conventions
     findings = []
     for path in paths:
         # an unreadable record gives None here; the validate hook says why
         doc = tree_object(index, path) if path.endswith(".json") else None
-        found = naming_findings(path, doc, index.names)
+        found = naming_findings(path, doc, index.names, spellings=names)
         if found and doc is not None:  # the line of each finding's JSON location (errors only pay)
             from eee.store.strictjson import (
                 attach_lines,  # lazy: orjson stays off this hook unless a finding needs its line

@@ -322,10 +322,12 @@ def naming_findings(
     doc: dict[str, Any] | None,
     siblings: Any,
     where: Callable[[str], str] = lambda p: p,
+    spellings: Any = None,
 ) -> list[Finding]:
-    """Layout, uuid, portable names, case-only collisions, folders from model_info.id.
-    ``siblings``: a tree (which keeps each folder's case index for the next file) or a
-    function listing a folder's names (:func:`eee.rules.layout.case_clash`)."""
+    """Layout, uuid, portable names, case-only collisions, folders from model_info.id (or
+    spelt by a convention of the identity registry ``spellings``). ``siblings``: a tree
+    (which keeps each folder's case index for the next file) or a function listing a
+    folder's names (:func:`eee.rules.layout.case_clash`)."""
     file = where(path)
     out = [Finding(file, "$", msg, hint, check="layout") for msg, hint in layout_problems(path)]
     clash = case_clash(siblings, path)
@@ -342,5 +344,5 @@ def naming_findings(
         )
     sp = classify(path)
     if doc is not None and sp.kind == "record":
-        out += folder_findings(doc, file, sp, severity=ERROR)
+        out += folder_findings(doc, file, sp, severity=ERROR, spellings=spellings)
     return out

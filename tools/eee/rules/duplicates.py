@@ -114,20 +114,23 @@ def staged_findings(
     ``limit``: read at most that many records to bring the index to HEAD (what the hook
     allows); when it would need more, the staged records are checked only against each
     other and ``notice`` is told why, in one line that names the command that builds it."""
-    mine: dict[str, Facts] = {}
+    docs: dict[str, dict[str, Any]] = {}
     for path in paths:
         if is_record(path):
             doc = load(path)
             if doc is not None:
-                mine[path] = facts(uuid_of(path), doc)
-    if not mine:
+                docs[path] = doc
+    if not docs:
         return []
     own = index is None
     found: list[tuple[str, Facts, Match]] = []
+    names: Any = None
     try:
         index = index or DuplicateIndex(root, timeout=2 if limit is not None else 30)
         index.sync(limit=limit)
+        names = index.names
     except Stale as exc:
+        names = index.names if index is not None else None
         if own and index is not None:
             index.close()
         own, index = False, None
@@ -136,6 +139,7 @@ def staged_findings(
                 f"not checked against the committed records: {exc}; build it with `{build_command()}` "
                 "(the staged records were checked against each other)"
             )
+    mine = {path: facts(uuid_of(path), doc, names) for path, doc in docs.items()}  # the index's canonical ids
     try:
         for path, f in mine.items():
             if index is not None:

@@ -11,13 +11,17 @@ from collections.abc import Callable, Iterable
 from functools import lru_cache
 from itertools import repeat
 from operator import itemgetter, le
-from pathlib import Path
 from typing import Any
 
 from eee.reporting.findings import WARNING, FileResult, Finding
+from eee.reporting.shown import command
+from eee.rules.identity import record_findings as identity_findings
 from eee.rules.layout import link_finding
 from eee.rules.schema import document_findings
 from eee.rules.sidecar import DEFAULT_CAP, declared_sidecar_findings
+from eee.store import identity
+from eee.store.identity import Registry as Names
+from eee.store.identity import folder_spelt, strip_prefix
 from eee.store.jsonpath import format_path
 from eee.store.limits import RECORD_MAX_BYTES
 from eee.store.paths import DATA_DIR, StorePath, canonical_folders, sidecar_path_for
@@ -172,9 +176,13 @@ def score_findings(doc: dict[str, Any], file: str, schema_valid: bool = False) -
     return out
 
 
-def folder_findings(doc: dict[str, Any], file: str, where: StorePath, severity: str = WARNING) -> list[Finding]:
+def folder_findings(
+    doc: dict[str, Any], file: str, where: StorePath, severity: str = WARNING, spellings: Names | None = None
+) -> list[Finding]:
     """The <developer>/<model> folders must come from model_info.id (a warning for the
-    validator; the naming hook passes ``severity=ERROR`` for records being added)."""
+    validator; the naming hook passes ``severity=ERROR`` for records being added). A model
+    folder spelt by a convention of the identity registry (``spellings``: a dot as a dash,
+    as the public datastore writes ``google/gemini-2-0-flash``) comes from it too."""
     info = doc.get("model_info")
     model_id = info.get("id") if isinstance(info, dict) else None
     if not isinstance(model_id, str) or where.developer is None:
@@ -192,6 +200,13 @@ def folder_findings(doc: dict[str, Any], file: str, where: StorePath, severity: 
             )
         ]
     if (where.developer, where.model) != folders:
+        if (
+            spellings is not None
+            and where.developer == folders[0]
+            and where.model is not None
+            and folder_spelt(where.model, model_id.split("/", 1)[1], spellings)
+        ):
+            return []
         return [
             Finding(
                 file,
@@ -242,7 +257,6 @@ def sidecar_pointer_findings(doc: dict[str, Any], file: str, where: StorePath) -
 
 # --- the benchmark folder ------------------------------------------------------------------------
 
-ALIASES_FILE = Path(__file__).resolve().parent / "benchmark_aliases.json"
 _WORD = re.compile(r"[a-z]+|[0-9]+")
 
 
@@ -338,29 +352,6 @@ def _first_names(doc: dict[str, Any]) -> list[str]:
     return out + [part for name in out if "/" in name for part in name.split("/") if part.strip()]
 
 
-_ALIASES: dict[str, list[str]] | None = None
-
-
-def benchmark_aliases(path: Path | None = None) -> dict[str, list[str]]:
-    """The alias table: folder -> the other names its records may carry."""
-    global _ALIASES
-    if path is None and _ALIASES is not None:
-        return _ALIASES
-    import json  # lazy: once per process, when the first record is checked
-
-    try:
-        raw = json.loads((path or ALIASES_FILE).read_text(encoding="utf-8")).get("aliases") or {}
-        table = {
-            str(folder): [str(n) for n in (entry.get("names") if isinstance(entry, dict) else entry) or []]
-            for folder, entry in raw.items()
-        }
-    except (OSError, ValueError, AttributeError, TypeError):
-        table = {}
-    if path is None:
-        _ALIASES = table
-    return table
-
-
 def main_folder(doc: dict[str, Any]) -> str | None:
     """The benchmark folder a record's main name asks for (None when it names none)."""
     names = record_names(doc)
@@ -377,18 +368,23 @@ def benchmark_findings(
     where: StorePath,
     aliases: dict[str, list[str]] | None = None,
     folders: Callable[[], Iterable[str]] | None = None,
+    registry: Names | None = None,
 ) -> list[Finding]:
     """A warning when the benchmark folder matches none of the names the record gives its benchmark.
 
-    The folder suggested is the alias table's for the record's main name, else an existing
-    benchmark folder (``folders()``, asked only when there is a warning) that matches it,
-    else the main name written as a folder.
+    ``registry``: the identity registry, whose benchmark aliases a folder accepts
+    (:meth:`eee.store.identity.Registry.benchmark_names`, unless ``aliases`` gives them) and
+    whose folder prefixes (``hal-``) a folder may carry before the benchmark's name. The
+    folder suggested is the registry's for the record's main name, else an existing
+    benchmark folder (``folders()``, asked only when there is a warning) that matches it
+    (with or without a registered prefix), else the main name written as a folder.
     """
     folder = where.benchmark
     if not folder:
         return []
-    table = benchmark_aliases() if aliases is None else aliases
-    accepted = [folder, *table.get(folder, [])]
+    table = aliases if aliases is not None else registry.benchmark_names() if registry is not None else {}
+    bare = strip_prefix(folder, registry) if registry is not None else None
+    accepted = [folder, *table.get(folder, [])] + ([bare, *table.get(bare, [])] if bare else [])
     if any(names_match(a, n) for a in accepted for n in _first_names(doc)):
         return []  # the common case, without reading every result
     names = record_names(doc)
@@ -398,10 +394,12 @@ def benchmark_findings(
     target = next((f for f, others in table.items() if any(names_match(a, main) for a in [f, *others])), None)
     if target is None and folders is not None:
         existing = sorted(f for f in folders() if f != folder)
+        unprefixed = {f: (strip_prefix(f, registry) if registry is not None else None) or f for f in existing}
         tiers = (
             lambda f: "".join(_WORD.findall(f.casefold())) == "".join(_WORD.findall(main.casefold())),
             lambda f: name_tokens(f) == name_tokens(main),
             lambda f: names_match(f, main),
+            lambda f: unprefixed[f] != f and names_match(unprefixed[f], main),
         )
         target = next((f for same in tiers for f in existing if same(f)), None)
     target = target or _slug(main.split("/")[-1])
@@ -414,8 +412,8 @@ def benchmark_findings(
             f"the benchmark folder {folder!r} matches none of the record's benchmark names ({shown}); "
             f"it probably belongs in data/{target}/",
             f"place the record under data/{target}/{rest + '/' if rest else ''} (the catalogue lists records by "
-            f"folder); if {folder!r} is the right folder on purpose, add its names to tools/eee/rules/"
-            "benchmark_aliases.json",
+            f"folder); if {folder!r} is the right folder on purpose, a maintainer registers the record's name as "
+            f"an alias of it: `{command('identity', 'alias', main, '--to', folder, '--kind', 'benchmark', '--commit')}`",
             severity=WARNING,
             check="benchmark",
         )
@@ -501,8 +499,12 @@ def check_record(
     if repo_checks:
         findings.extend(score_findings(doc, file, schema_valid))
         if where is not None and where.kind == "record" and where.benchmark is not None:
-            findings.extend(folder_findings(doc, file, where))
-            findings.extend(benchmark_findings(doc, file, where, folders=lambda: benchmark_folders(tree)))
+            names = identity.read(tree)
+            findings.extend(folder_findings(doc, file, where, spellings=names))
+            findings.extend(
+                benchmark_findings(doc, file, where, folders=lambda: benchmark_folders(tree), registry=names)
+            )
+            findings.extend(identity_findings(doc, file, where, tree, names))
             if "detailed_evaluation_results" in doc:
                 findings.extend(sidecar_pointer_findings(doc, file, where))
         findings.extend(declared_sidecar_findings(doc, file))

@@ -157,17 +157,36 @@ RULES: tuple[Rule, ...] = (
         "warning",
         "record",
         "the benchmark folder matches none of the record's benchmark names",
-        "place the record under the folder of its benchmark (before the commit), or add the folder's names to the aliases",
+        "place the record under the folder of its benchmark (before the commit), or register the folder's names as aliases",
         True,
         ("benchmark-folder", "folder", "dataset", "dataset_name"),
         "The record's first folder under data/ is not a name of any benchmark the record's results name "
-        "(source_data.dataset_name, evaluation_name), nor one of their aliases "
-        "(tools/eee/rules/benchmark_aliases.json).",
+        "(source_data.dataset_name, evaluation_name), nor one of their aliases in the identity registry "
+        "(governance/identity/benchmarks.yaml), even with a registered folder prefix (hal-) left out.",
         "The catalogue lists records by benchmark folder; a record in the wrong one is missed by whoever "
         "looks for its benchmark.",
         "Move the record before it is committed, or add the folder to the aliases. A committed record never "
         "moves: it is superseded by a copy under the right folder (`eee supersede <uuid> <the record's file> "
         "--benchmark FOLDER --reason ... --commit`), or " + _FLAG.format(id="benchmark") + ". " + _COMMITTED + ".",
+    ),
+    Rule(
+        "identity",
+        "warning",
+        "record",
+        "a developer, model, benchmark or metric id that is not canonical: an alias, or one by case, punctuation or a near miss",
+        "write the canonical id the message names, or settle the spelling in the identity registry",
+        True,
+        ("alias", "aliases", "canonical", "spelling", "rename", "identity-alias"),
+        "The record's developer (the developer part of model_info.id), model (model_info.id), benchmark (its "
+        "folder) or a metric_id is not a canonical id of the identity registry (governance/identity/) but an "
+        "alias of one, added after the alias was made, or the same as one but for letter case, punctuation or "
+        "one letter (a near miss).",
+        "One developer under two folder names is two developers to every query and analysis: names are data, "
+        "and the registry says which spelling stands for which thing, so readers group by one id.",
+        "Before the commit, write the canonical id. Once committed, a maintainer settles the spelling: `eee "
+        "identity alias OLD --to CANONICAL --kind KIND --commit` makes it an alias and settles the records "
+        "already under it (records added under it later are warned), `eee identity canonical NAME --kind KIND "
+        "--commit` declares it another thing; or " + _FLAG.format(id="identity") + ". " + _COMMITTED + ".",
     ),
     Rule(
         "duplicates",
@@ -244,7 +263,7 @@ RULES: tuple[Rule, ...] = (
         "one uuid names two records",
         "give the later record a fresh uuid",
         False,
-        ("identity", "collision", "same-uuid", "impostor", "taken"),
+        ("collision", "same-uuid", "uuid-collision", "impostor", "taken"),
         "A record carries a uuid that another path already holds: in published history (records are never "
         "deleted from it, so retracted and superseded records keep theirs), in the commit being checked, or "
         "in the store a tool writes into. The gate (against the next commit, through the duplicates index), "
@@ -271,6 +290,23 @@ RULES: tuple[Rule, ...] = (
         "check (a warning), or a file cannot be read: not a regular file, too big, unreadable.",
         "A wrong path in CI would otherwise pass without checking anything; every read is bounded.",
         "Fix the path, or the file. " + _NEVER + ".",
+    ),
+    Rule(
+        "identity-registry",
+        "error",
+        "store",
+        "a file of the identity registry (governance/identity/) that cannot be used",
+        "fix the file and place the message names; `eee identity alias` writes aliases right",
+        False,
+        ("registry-file", "developers.yaml", "models.yaml", "benchmarks.yaml", "metrics.yaml"),
+        "A file of governance/identity/ is not plain YAML, breaks the pinned schema "
+        "(schemas/identity/registry.schema.json), names an alias twice or as a canonical id too, is not one "
+        "of developers.yaml, models.yaml, benchmarks.yaml and metrics.yaml, or has an alias whose settled_at "
+        "is not a commit of the store's history.",
+        "Every reader groups results by the registry's canonical ids, and an alias settles records by the "
+        "commit it names: the registry must mean one thing, checked like every governance file.",
+        "Fix the file before it is committed (the file is left out of the registry meanwhile). Changing the "
+        "registry is a maintainer's act. " + _NEVER + ".",
     ),
     Rule(
         "registry",

@@ -122,6 +122,16 @@ def committed_hint(finding: Finding, rel: str, root: Path | None = None) -> str 
             f"`{supersede_command(uuid, path, f'placed under data/{folder}/', benchmark=folder)}`; or a maintainer "
             f"accepts the folder: `{flag_command(uuid, rule, finding.pointer, _accepted(rule, finding.pointer))}`"
         )
+    if rule == "identity":
+        said = re.findall(r"`([^`]*identity (?:alias|canonical) [^`]*)`", finding.hint or "")
+        if not said:
+            return None
+        other = f"; or it is another one: `{said[1]}`" if len(said) > 1 else ""
+        return (
+            f"{first}: a maintainer settles the spelling in the identity registry (the records now under it): "
+            f"`{said[0]}`{other}; or accepts this record as it is: "
+            f"`{flag_command(uuid, rule, finding.pointer, _accepted(rule, finding.pointer))}`"
+        )
     if rule == "naming" and "has no developer part" not in finding.message:
         return (
             f"{first}: a maintainer (or its author) supersedes it with a copy placed in the folders of its "
@@ -194,8 +204,9 @@ def settles_by_status(finding: Finding) -> bool:
 class Settled:
     """What one ledger (the head's) settles (see the module docstring)."""
 
-    def __init__(self, ledger: Any) -> None:
+    def __init__(self, ledger: Any, names: Any = None) -> None:
         self.ledger = ledger
+        self.names = names  # the tree at the head, whose identity registry judges `identity` findings
         self._flags: dict[str, tuple[str, bool]] | None = None
 
     def record_counts(self, uuid: str) -> bool:
@@ -221,7 +232,24 @@ class Settled:
         if not settles_by_status(finding):
             return False
         uuid = record_uuid(rel) if rel.startswith(DATA_DIR + "/") else None
-        return uuid is not None and not self.record_counts(uuid)
+        if uuid is not None and not self.record_counts(uuid):
+            return True
+        return finding.check == "identity" and self.names is not None and self._named_at_head(finding, rel)
+
+    def _named_at_head(self, finding: Finding, rel: str) -> bool:
+        """Whether the identity registry at the head settles an ``identity`` finding: the
+        record, judged there (an alias made or settled since, a spelling declared), has no
+        such finding any more."""
+        from eee.rules.identity import record_findings
+        from eee.store.jsonlite import tree_object
+        from eee.store.paths import classify
+
+        doc = tree_object(self.names, rel)
+        if doc is None:
+            return False
+        said = finding.message.split(" ", 2)[:2]  # "<kind> '<spelling>'"
+        now = record_findings(doc, rel, classify(rel), self.names)
+        return not any(f.pointer == finding.pointer and f.message.split(" ", 2)[:2] == said for f in now)
 
 
 def unsettled(findings: Iterable[Finding], settled: Settled, rel_of: Callable[[Finding], str | None]) -> list[Finding]:

@@ -55,9 +55,12 @@ WANTED = (
     "record_uuid",
     "record_path",
     "benchmark",
+    "benchmark_canonical",
     "developer",
+    "developer_canonical",
     "model",
     "model_id",
+    "model_id_canonical",
     "model_name",
     "schema_version",
     "read_as",
@@ -130,9 +133,19 @@ class Summary:
             benchmark_page(name),
             records=len({r["record_uuid"] for r in rows}),
             results=len(rows),
-            models=len({r.get("model_id") or f"{r['developer']}/{r['model']}" for r in rows}),
+            models=len({_model_key(r) for r in rows}),
             statuses=Counter(st for _, st in {(r["record_uuid"], r.get("status") or "active") for r in rows}),
         )
+
+
+def _model_key(row: dict[str, Any]) -> str:
+    """A model as the index counts it: its canonical id (one model under two spellings is one)."""
+    return row.get("model_id_canonical") or row.get("model_id") or f"{row['developer']}/{row['model']}"
+
+
+def benchmark_of(row: dict[str, Any]) -> str:
+    """The benchmark a row is listed under: its canonical id (the folders of its aliases share its page)."""
+    return row.get("benchmark_canonical") or row["benchmark"]
 
 
 def load_table(root: Path, ledger: Ledger) -> tuple[Any, str]:
@@ -401,7 +414,7 @@ def record_page(
         record_href=record_href,
         event_link=lambda event_id: _event_link(ctx, event_id),
         signed_by=signed_by or (lambda _event: None),
-        benchmark_href=ctx.href(benchmark_page(first["benchmark"]), page),
+        benchmark_href=ctx.href(benchmark_page(benchmark_of(first)), page),
         source=_source(first),
         library=_library(first),
         relations=_relations(first),
@@ -480,7 +493,7 @@ def record_section(ctx: SiteContext, uuid: str, rows: list[dict[str, Any]]) -> s
         uuid=uuid,
         first=first,
         repo=ctx.repo_link(first["record_path"]),
-        benchmark_href=ctx.href(benchmark_page(first["benchmark"]), page),
+        benchmark_href=ctx.href(benchmark_page(benchmark_of(first)), page),
         source=_source(first),
         library=_library(first),
         model=model,
@@ -573,8 +586,15 @@ def generate(ctx: SiteContext, opts: Options, parquet: list[str] | None = None) 
     searchable = table_.num_rows <= opts.search_rows
 
     if table_.num_rows:
-        table_ = table_.sort_by([(c, "ascending") for c in ("benchmark", "developer", "model", "record_path")])
-    names = table_["benchmark"].to_pylist() if table_.num_rows else []
+        import pyarrow as pa
+
+        # one page per canonical benchmark: the folders of its aliases are listed with it
+        listed_as = pc.coalesce(table_["benchmark_canonical"], table_["benchmark"])
+        table_ = table_.append_column("_listed_as", pa.array(listed_as.to_pylist(), pa.string()))
+        table_ = table_.sort_by(
+            [(c, "ascending") for c in ("_listed_as", "benchmark", "developer", "model", "record_path")]
+        )
+    names = table_["_listed_as"].to_pylist() if table_.num_rows else []
     listed = len(set(names)) <= NAV_BENCHMARKS
     pages: list[GeneratedPage] = []
     summaries: list[Summary] = []
@@ -589,9 +609,8 @@ def generate(ctx: SiteContext, opts: Options, parquet: list[str] | None = None) 
         rows = table_.slice(start, end - start).to_pylist()
         tell_apart(rows)
         s = Summary.of(names[start], rows)
-        pages += _benchmark_pages(
-            ctx, s, rows, opts, searchable, listed, partitions(parquet, s.name), len(ctx.record_pages) < len(uuids)
-        )
+        files = [f for folder in sorted({r["benchmark"] for r in rows}) for f in partitions(parquet, folder)]
+        pages += _benchmark_pages(ctx, s, rows, opts, searchable, listed, files, len(ctx.record_pages) < len(uuids))
         summaries.append(s)
         grouped: dict[str, list[dict[str, Any]]] = defaultdict(list)
         for r in rows:

@@ -37,12 +37,7 @@ class SiteContext:
 
     def page_url(self, src_uri: str) -> str:
         """The URL (from the site root) MkDocs gives the page ``src_uri``."""
-        stem = src_uri[: -len(".md")]
-        if not self.use_directory_urls:
-            return stem + ".html"
-        if stem == "index" or stem.endswith("/index"):
-            return stem[: -len("index")]
-        return stem + "/"
+        return page_url(src_uri, self.use_directory_urls)
 
     def href(self, target: str, page: str) -> str:
         """A relative URL from the page ``page`` to the page ``target`` (both docs paths,
@@ -70,6 +65,25 @@ class SiteContext:
         if uuid and uuid in self.grouped:
             return f"{group_page(uuid)}#{uuid}"
         return None
+
+
+def page_url(src_uri: str, use_directory_urls: bool = True) -> str:
+    """The URL (from the site root) MkDocs gives the page ``src_uri``."""
+    stem = src_uri[: -len(".md")]
+    if not use_directory_urls:
+        return stem + ".html"
+    if stem == "index" or stem.endswith("/index"):
+        return stem[: -len("index")]
+    return stem + "/"
+
+
+def published_record_url(site_url: str, uuid: str, own_page: bool, use_directory_urls: bool = True) -> str:
+    """The address of a record's page on the published site at ``site_url``: its own page,
+    or its section of a shared page (a large store: :func:`group_page`), as
+    :func:`eee.site.cataloguepages.generate` decides (``own_page``)."""
+    src = f"catalogue/records/{uuid}.md" if own_page else group_page(uuid)
+    url = site_url.rstrip("/") + "/" + quote(page_url(src, use_directory_urls), safe="/._-~")
+    return url if own_page else f"{url}#{uuid}"
 
 
 def group_key(uuid: str) -> str:

@@ -33,6 +33,8 @@ NAV: list[dict[str, Any]] = [
             {"Importing a datastore": "guide/import.md"},
             {"Sidecars and DVC": "guide/sidecars.md"},
             {"Catalogue and analysis": "guide/catalogue.md"},
+            {"Names and the identity registry": "guide/identity.md"},
+            {"To the Hugging Face Hub": "guide/hub.md"},
             {"Schemas and migration": "guide/schemas.md"},
             {"The published site": "guide/site.md"},
             {"Scale and benchmarks": "guide/scale.md"},

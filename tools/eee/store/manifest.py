@@ -2,7 +2,8 @@
 
 DVC cannot depend on ``data/`` itself: the folder holds DVC-tracked sidecars, and in a
 fresh clone (sidecars not pulled) DVC refuses to hash it ("missing data"). The manifest
-lists what git tracks there (records, sidecar pointers, governance events) with their
+lists what git tracks there (records, sidecar pointers, governance events, the identity
+registry's files) with their
 sha256, plus the sha256 of the sidecars present in the work tree, so a stage reruns
 exactly when one of them changes and works whether or not the sidecars were pulled.
 The manifest is the same in every clone with the same content. Hashes are cached by (size,
@@ -21,6 +22,7 @@ from typing import Any
 
 from eee.reporting.shown import command
 from eee.store.fsutil import replace_file
+from eee.store.identity import IDENTITY_DIR
 from eee.store.limits import SIDECAR_MAX_BYTES, Unreadable, iter_chunks
 from eee.store.paths import EVENTS_DIR, POINTER_SUFFIX, RECORD_SUFFIX, SIDECAR_SUFFIX
 
@@ -78,7 +80,7 @@ def build(root: Path, cache: dict[str, Any] | None = None) -> tuple[dict[str, An
     fresh: dict[str, Any] = {}
     files: dict[str, str] = {}
     sidecars: dict[str, str] = {}
-    for top in (root / "data", root / EVENTS_DIR):
+    for top in (root / "data", root / EVENTS_DIR, root / IDENTITY_DIR):
         for dirpath, _dirs, names in os.walk(top):
             for name in names:
                 path = Path(dirpath, name)

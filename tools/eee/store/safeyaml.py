@@ -99,3 +99,36 @@ def load(text: str) -> Any:
             raise YAMLRefused(f"not valid YAML: {str(problem).strip().splitlines()[0]}{where}") from None
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
         raise YAMLRefused(f"not valid YAML: {first[:200]}") from None
+
+
+def lines(text: str) -> dict[tuple[str | int, ...], int]:
+    """The line (1-based) of every key and list item of the one document in ``text``, by its
+    path (``("entries", "Qwen", "aliases", 0)``), for messages that name a line. The text is
+    composed again with the same refusals as :func:`load` (call it only for a file with a
+    finding); an empty mapping when it cannot be."""
+    global _LOADER
+    if _LOADER is None:
+        _LOADER = _loader()
+    try:
+        node = _LOADER.compose(text)
+    except Exception:  # refused or broken: load() has said why
+        _LOADER = None
+        return {}
+    out: dict[tuple[str | int, ...], int] = {}
+
+    def walk(node: Any, path: tuple[str | int, ...]) -> None:
+        value = getattr(node, "value", None)
+        if isinstance(value, list) and value and isinstance(value[0], tuple):  # a mapping
+            for key, child in value:
+                name = getattr(key, "value", None)
+                if isinstance(name, str):
+                    out[(*path, name)] = key.start_mark.line + 1
+                    walk(child, (*path, name))
+        elif isinstance(value, list):  # a sequence
+            for i, child in enumerate(value):
+                out[(*path, i)] = child.start_mark.line + 1
+                walk(child, (*path, i))
+
+    if node is not None:
+        walk(node, ())
+    return out

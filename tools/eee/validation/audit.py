@@ -33,7 +33,8 @@ from eee.rules.ledger import check_events
 from eee.rules.push import Push
 from eee.rules.settle import Settled, unsettled, with_committed_hints
 from eee.rules.uuids import TreeRecords, record_uuid, uuid_findings
-from eee.store import settings
+from eee.store import identity, settings
+from eee.store.identity import is_registry_file
 from eee.store.limits import RECORD_MAX_BYTES
 from eee.store.paths import (
     DATA_DIR,
@@ -212,12 +213,18 @@ def _audit(
 
         brought = {c.path for c in present if c.path in added_manifests and _in_a_parent(c, parents[1:], cwd)}
         findings += check_manifests(added_manifests, commit, cwd, where, inherited=brought)
+    added_names = [c.path for c in present if is_registry_file(c.path)]
+    if added_names:  # the identity registry's files: plain YAML, schema, consistency, settled_at in history
+        from eee.rules.identity import check_files
+
+        findings += [f for result in check_files(tree, added_names) for f in result.findings]
     data_changes = [c.path for c in present if c.path.startswith(DATA_DIR + "/")]
     gone = [c.path for c in changes if c.status == "D" and record_uuid(c.path)]
     if not data_changes:
         if gone and records is not None:
             records.forget(gone)
         return findings, 0
+    names = identity.read(tree)
 
     # one uuid, one record: against the parents' records and the published ones they grew
     # from (records are never deleted from published history), git objects only
@@ -238,7 +245,9 @@ def _audit(
             findings += [f for f in naming_findings(path, None, tree, where) if f.message.endswith("in the tree")]
             continue
         docs[path] = _doc(tree, path) if path.endswith(RECORD_SUFFIX) else None
-        findings += naming_findings(path, docs[path], tree, where)  # the tree keeps its folders' case index
+        findings += naming_findings(
+            path, docs[path], tree, where, spellings=names
+        )  # the tree keeps its folders' case index
     data_changes = [p for p in data_changes if p not in clash_only]
     if not data_changes:
         return findings, 0
@@ -377,7 +386,7 @@ def audit(
         results.append(FileResult("history", "history", findings=history))
     published = Published(cwd, trust[0] if trust else None, refs=push is not None)
     unpublished = published.unpublished(head)
-    settled = Settled(ledger_at(cwd, head))
+    settled = Settled(ledger_at(cwd, head), names=GitTree(cwd, head))
     anchored = _anchor_commit(trust, cwd)
     authority = Judge(cwd, anchored, adopt_without_anchor=adopt_without_anchor)
     authority.prepare(commits)

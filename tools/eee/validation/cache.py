@@ -115,7 +115,11 @@ def run_cached(
     for rel in data:
         by_folder[rel.rsplit("/", 1)[0]].append(rel)
     benchmarks = sorted(n for n in tree.names(DATA_DIR) if not n.startswith("."))
-    common = json.dumps([FORMAT, code_digest(FORMAT), options.cap, options.repo_checks, benchmarks])
+    from eee.store import identity
+
+    # the identity registry judges every record (aliases, folder conventions): a change of it checks all again
+    names = identity.read(tree).digest
+    common = json.dumps([FORMAT, code_digest(FORMAT), options.cap, options.repo_checks, benchmarks, names])
     digests = digests or {}
     memo: dict[str, dict[str, list[str]]] = {}
 

@@ -18,6 +18,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from eee.reporting.findings import WARNING, Finding
+from eee.store.identity import IDENTITY_DIR, registry_paths
 from eee.store.paths import DATA_DIR, EVENT_SUFFIX, EVENTS_DIR, RECORD_SUFFIX, SIDECAR_SUFFIX, find_store_root
 from eee.store.tree import SYMLINK, Tree, WorkTree
 
@@ -119,12 +120,39 @@ def walk_folders(
         events = os.path.join(top, EVENTS_DIR)
         if os.path.isdir(events):
             yield from walk_folders(events, listings, problems)
+        yield from _identity_folder(top, listings, problems)
+        return
+    if not under_data and parts[-2:] == IDENTITY_DIR.split("/"):  # the identity registry's folder itself
+        yield from _identity_folder(os.sep.join(parts[:-2]) or os.sep, listings, problems)
         return
     if not under_data and parts[-1] == "governance" and os.path.isdir(os.path.join(top, "events")):
         yield from walk_folders(os.path.join(top, "events"), listings, problems)
+        yield from _identity_folder(os.sep.join(parts[:-1]) or os.sep, listings, problems)
         return
     in_events = top.endswith(os.sep + EVENTS_DIR.replace("/", os.sep))
     yield from _walk_folder(top, under_data, in_events, listings, problems)
+
+
+def _identity_folder(
+    top: str, listings: dict[str, list[str]] | None, problems: list[Finding] | None
+) -> Iterator[tuple[str, list[str]]]:
+    """The identity registry's folder of the store at ``top``: every entry of it but hidden
+    files (a file that is not the registry's is reported, not skipped)."""
+    folder = os.path.join(top, IDENTITY_DIR.replace("/", os.sep))
+    if not os.path.isdir(folder) or os.path.islink(folder):
+        return
+    try:
+        names = sorted(name for name in os.listdir(folder) if not name.startswith("."))
+    except OSError as exc:
+        if problems is not None:
+            problems.append(
+                Finding(folder, "$", f"cannot read the folder: {exc.strerror}", "check its permissions", check="input")
+            )
+        return
+    if listings is not None:
+        listings[folder] = names
+    if names:
+        yield folder, names
 
 
 def _walk_folder(
@@ -209,10 +237,12 @@ def store_files(tree: Tree) -> list[str]:
         if "/" not in rel[len(EVENTS_DIR) + 1 :]
         and (tree.mode(rel) == SYMLINK or (rel.endswith(EVENT_SUFFIX) and not rel.rsplit("/", 1)[-1].startswith(".")))
     ]
-    return tree.files(DATA_DIR) + events
+    names = registry_paths(tree) if tree.exists(IDENTITY_DIR) else []
+    return tree.files(DATA_DIR) + events + [rel for rel in names if not rel.rsplit("/", 1)[-1].startswith(".")]
 
 
 EVENTS_MARKER = os.sep + EVENTS_DIR.replace("/", os.sep) + os.sep
+IDENTITY_MARKER = os.sep + IDENTITY_DIR.replace("/", os.sep) + os.sep
 LOOSE = "/"  # loose files are read through a work tree of the file system's root
 
 
@@ -230,6 +260,8 @@ def items(files: Iterable[str], root: str | Path | None, listings: dict[str, lis
     for absolute in files:
         if absolute.endswith(EVENT_SUFFIX) and EVENTS_MARKER in absolute:
             store: str | None = absolute[: absolute.rindex(EVENTS_MARKER)]
+        elif IDENTITY_MARKER in absolute and absolute.count(os.sep, absolute.rindex(IDENTITY_MARKER)) == 3:
+            store = absolute[: absolute.rindex(IDENTITY_MARKER)]
         elif fixed:
             store = fixed
         else:

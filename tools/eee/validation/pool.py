@@ -24,10 +24,11 @@ from pathlib import Path
 from typing import Any
 
 from eee.reporting.findings import FileResult, Finding, Summary, Tally
+from eee.store.identity import is_registry_file
 from eee.store.paths import DATA_DIR, EVENT, EVENT_SUFFIX, RECORD_SUFFIX, SIDECAR_SUFFIX, file_kind, find_store_root
 from eee.store.schemas import EVAL, INSTANCE
 from eee.store.tree import WorkTree
-from eee.validation.collect import EVENTS_MARKER, LOOSE, Item, nothing_here, walk_folders
+from eee.validation.collect import EVENTS_MARKER, IDENTITY_MARKER, LOOSE, Item, nothing_here, walk_folders
 
 Progress = Callable[[int, int], None]
 # the check of one chunk: (store, records, sidecars, others), each (index, item), -> its results
@@ -328,6 +329,7 @@ def plan_walk(
             folders.add(directory)
         inside = directory + os.sep
         marker = inside.rfind(EVENTS_MARKER)
+        names_marker = inside.rfind(IDENTITY_MARKER)
         parent, _, name = directory.rpartition(os.sep)
         if fixed:
             root = fixed
@@ -338,13 +340,15 @@ def plan_walk(
             root = known[1]
         for name in names:
             here = inside[:marker] if marker >= 0 and name.endswith(EVENT_SUFFIX) else root
+            if names_marker >= 0 and inside.endswith(IDENTITY_MARKER):
+                here = inside[:names_marker]  # the identity registry of the store above it
             base = here + os.sep if here and here != os.sep else here
             if here and inside.startswith(base):
                 tree, rel, in_store = tree_at(here), inside[len(base) :] + name, True
             else:
                 tree, rel, in_store = tree_at(LOOSE), (inside + name).lstrip(os.sep), False
-            if file_kind(rel) == EVENT:
-                events.append(Item(tree, rel, in_store))
+            if file_kind(rel) == EVENT or (in_store and is_registry_file(rel)):
+                events.append(Item(tree, rel, in_store))  # governance files: checked by the store they belong to
             elif rel.endswith(RECORD_SUFFIX):
                 sections[0].append((tree.root, rel, in_store, 0))
                 count += 1

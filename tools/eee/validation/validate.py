@@ -26,6 +26,7 @@ from eee.rules.layout import layout_findings, link_finding
 from eee.rules.pointer import orphan_pointer_finding, pointer_findings, read_pointer
 from eee.rules.record import check_record
 from eee.rules.sidecar import DEFAULT_CAP, NO_RECORD, check_sidecar, missing_sidecar_finding, pairing_findings
+from eee.store.identity import is_registry_file
 from eee.store.limits import RECORD_MAX_BYTES
 from eee.store.paths import (
     DVC_POINTER,
@@ -210,17 +211,24 @@ def check_chunk(
 
 
 def _check_events(events: list[Item]) -> list[FileResult]:
-    """Event files, grouped by the store they belong to (the ledger is per store)."""
-    by_tree: dict[int, tuple[Tree, list[str]]] = {}
+    """Event files and the identity registry's files, grouped by the store they belong to
+    (the ledger and the registry are per store)."""
+    by_tree: dict[int, tuple[Tree, list[str], list[str]]] = {}
     for item in events:
-        by_tree.setdefault(id(item.tree), (item.tree, []))[1].append(item.rel)
+        entry = by_tree.setdefault(id(item.tree), (item.tree, [], []))
+        (entry[2] if is_registry_file(item.rel) else entry[1]).append(item.rel)
     if not by_tree:
         return []
-    from eee.rules.ledger import check_events  # lazy: the ledger's modules load only when an event is checked
-
     out: list[FileResult] = []
-    for tree, rels in sorted(by_tree.values(), key=lambda entry: entry[0].display("")):
-        out.extend(check_events(tree, rels))
+    for tree, rels, names in sorted(by_tree.values(), key=lambda entry: entry[0].display("")):
+        if rels:
+            from eee.rules.ledger import check_events  # lazy: the ledger's modules load only when an event is checked
+
+            out.extend(check_events(tree, rels))
+        if names:
+            from eee.rules.identity import check_files
+
+            out.extend(check_files(tree, names))
     return out
 
 
@@ -285,7 +293,8 @@ def _validate(
         else:
             files: list[Item] = []
             for item in named:
-                (events if file_kind(item.rel) == EVENT else files).append(item)
+                governance = file_kind(item.rel) == EVENT or (item.in_store and is_registry_file(item.rel))
+                (events if governance else files).append(item)
             run_planned(check_chunk, store, files, len(files) + len(events), progress, sink)
     if problems:
         sink.add(INPUT, [FileResult(p.file, "input", findings=[p]) for p in problems])

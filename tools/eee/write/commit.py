@@ -55,7 +55,8 @@ from eee.reporting.findings import Finding, Refused, refusal
 from eee.store.fsutil import Unconfined, confined, make_folders, replace_file, write_new
 
 # The folders (and the few files) a writer writes: nothing outside them is ever written,
-# journaled or undone. The roles files and CODEOWNERS are written whole by `eee roles`.
+# journaled or undone. The roles files and CODEOWNERS are written whole by `eee roles`, the identity
+# registry by `eee identity`.
 WRITABLE = (
     "data",
     "governance/events",
@@ -63,6 +64,7 @@ WRITABLE = (
     "governance/allowed_signers",
     "governance/roles.yaml",
     ".github/CODEOWNERS",
+    "governance/identity",
 )
 JOURNAL = "eee-journal.jsonl"
 LOCK = "eee-ledger.lock"
@@ -226,6 +228,49 @@ class Transaction:
             self._stage([rel for rel, _ in files])
         return written
 
+    def replace(self, files: list[tuple[str, bytes]], *, stage: bool = True) -> None:
+        """Write every file (``rel``, bytes) in place of what it holds, or as a new file,
+        atomically (a temporary file beside it, renamed over it: :mod:`eee.store.fsutil`);
+        journaled first with the content it replaces (kept as a blob in git's object store)
+        and its index entry, so that a rollback or a dead run's recovery puts it back. For
+        the files the tools keep up to date (the identity registry); records and events are
+        only ever :meth:`write`-n new."""
+        lines: list[dict[str, Any]] = []
+        targets = [(rel, data, self._target(rel)) for rel, data in files]
+        for rel, _, path in targets:
+            if os.path.lexists(path) and (path.is_symlink() or not path.is_file()):
+                raise refusal(f"{rel} is not a regular file: the tools never write through it", check="refused")
+        changed = [rel for rel, _, path in targets if os.path.lexists(path)]
+        before = _index_entries(self.root, changed) if self.stage and changed else {}
+        folders: list[str] = []
+        for rel, _, _ in targets:
+            parts = rel.split("/")[:-1]
+            for i in range(1, len(parts) + 1):
+                folder = "/".join(parts[:i])
+                if folder not in folders and not (self.root / folder).is_dir():
+                    folders.append(folder)
+        lines += [{"folder": f} for f in folders if any(f.startswith(w + "/") for w in WRITABLE)]
+        for rel, data, _path in targets:
+            restore = None
+            if rel in changed:
+                restore = cli.git("hash-object", "-w", "--no-filters", "--", rel, cwd=self.root).decode().strip()
+            line: dict[str, Any] = {"file": rel, "sha256": _sha256(data), "restore": restore}
+            if self.stage and restore is not None:
+                line["index"] = before.get(rel)
+            lines.append(line)
+        self._log(lines)
+        for rel, data, path in targets:
+            make_folders(self.root, rel.rpartition("/")[0])
+            tmp = path.with_name(f".{path.name}.{os.urandom(6).hex()}.tmp")
+            write_new(tmp, data, durable=self.durable)
+            try:
+                replace_file(tmp, path)
+            finally:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(tmp)
+        if stage:
+            self._stage([rel for rel, _ in files])
+
     @contextlib.contextmanager
     def others(self, new: list[str], changed: list[str]) -> Iterator[None]:
         """Files another program writes for this run inside the block (DVC: a sidecar's
@@ -272,26 +317,6 @@ class Transaction:
         for rel in present:
             os.unlink(self.root / rel)
         self._stage(present)
-
-    def replace(self, files: list[tuple[str, bytes]]) -> None:
-        """Write each file (``rel``, bytes) whole, in place of the one there (its content
-        kept in git's object store first, so that a rollback puts it back) or as a new file;
-        atomically (:func:`eee.store.fsutil.replace_file`), journaled, staged when the
-        transaction stages."""
-        for rel, _ in files:
-            self._target(rel)
-        new = [rel for rel, _ in files if not os.path.lexists(self.root / rel)]
-        changed = [rel for rel, _ in files if rel not in new]
-        with self.others(new=new, changed=changed):
-            for rel, data in files:
-                target = self._target(rel)
-                make_folders(self.root, rel.rpartition("/")[0])
-                if os.path.lexists(target):
-                    tmp = target.with_name(f".{target.name}.{os.urandom(6).hex()}.tmp")
-                    write_new(tmp, data, durable=self.durable)
-                    replace_file(tmp, target)
-                else:
-                    write_new(target, data, durable=self.durable)
 
     def _stage(self, rels: list[str]) -> None:
         """Mark ``rels`` to be staged: all at once, at the next commit or at the end (one
