@@ -58,7 +58,7 @@ CLAUSE_RUN = re.compile(r"^run `([^`]+)` as `([^`]+)`")
 
 # the stores a block can run in
 STORES = {
-    "copy": "this repository as a fresh clone has it (tracked files and any uncommitted change, one commit)",
+    "copy": "this repository as a fresh clone has it (its history, and any uncommitted change as one more commit)",
     "empty": "this repository without its records, ledger and import manifests",
     "analysis": "a copy whose DVC-tracked sidecars (not in git) are stood in for by synthetic rows made for each record",
 }
@@ -205,27 +205,12 @@ def make_store(tmp: Path, kind: str) -> Path:
     (``python3 tools/dev.py setup``), with ``tmp/shared/reference`` beside it when the
     reference material is there."""
     store = tmp / "store"
-    store.mkdir(parents=True)
-    listed = subprocess.run(
-        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-        cwd=PROJECT,
-        capture_output=True,
-        check=True,
-    ).stdout.decode()
-    ledger = ("data/", "governance/events/", "governance/imports/")
-    for rel in filter(None, listed.split("\0")):
-        source = PROJECT / rel
-        if not source.exists() and not source.is_symlink():
-            continue  # deleted in the work tree
-        if kind == "empty" and rel.startswith(ledger) and Path(rel).name != "README.md":
-            continue
-        target = store / rel
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(source, target, follow_symlinks=False)
+    tmp.mkdir(parents=True, exist_ok=True)
     env = environment(tmp)
-    git(store, "init", "-q", "-b", "main", env=env)
-    git(store, "add", "-A", env=env)
-    git(store, "commit", "-q", "--no-verify", "-m", f"the store ({kind})", env=env)
+    if kind == "empty":
+        _fresh_repository(store, env)
+    else:
+        _clone(store, env)
     link_environment(store)
     if REFERENCE.exists():
         (tmp / "shared").mkdir(exist_ok=True)
@@ -235,6 +220,86 @@ def make_store(tmp: Path, kind: str) -> Path:
     if kind == "analysis":
         stand_in_sidecars(store)
     return store
+
+
+def _listed() -> list[str]:
+    """The project's files as its work tree has them: tracked and untracked, not ignored."""
+    listed = subprocess.run(
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        cwd=PROJECT,
+        capture_output=True,
+        check=True,
+    ).stdout.decode()
+    return [rel for rel in filter(None, listed.split("\0")) if (PROJECT / rel).exists() or (PROJECT / rel).is_symlink()]
+
+
+def _clone(store: Path, env: dict[str, str]) -> None:
+    """A clone of this repository, its whole history (an event is judged by the time of the
+    commit that added it, an alias by the commit it names), with any uncommitted change of
+    the work tree as one more commit; no remote, so nothing a page runs reaches the project."""
+    subprocess.run(["git", "clone", "-q", "--no-hardlinks", str(PROJECT), str(store)], check=True, env=env)
+    git(store, "remote", "remove", "origin", env=env)
+    git(store, "checkout", "-q", "-B", "main", env=env)
+    listed = _listed()
+    keep = set(listed)
+    for rel in filter(None, git(store, "ls-files", "-z", env=env).split("\0")):
+        if rel not in keep:
+            (store / rel).unlink()
+    for rel in listed:
+        source, target = PROJECT / rel, store / rel
+        if target.is_symlink() or target.exists():
+            if not source.is_symlink() and not target.is_symlink() and source.read_bytes() == target.read_bytes():
+                continue
+            target.unlink()
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(source, target, follow_symlinks=False)
+    git(store, "add", "-A", env=env)
+    if subprocess.run(["git", "diff", "--cached", "--quiet"], cwd=store, env=env).returncode:
+        git(store, "commit", "-q", "--no-verify", "-m", "the work tree's uncommitted changes", env=env)
+
+
+def _fresh_repository(store: Path, env: dict[str, str]) -> None:
+    """This repository's files but its records, ledger and import manifests, in a repository
+    of its own (the identity registry's aliases settled at its first commit)."""
+    store.mkdir(parents=True)
+    ledger = ("data/", "governance/events/", "governance/imports/")
+    for rel in _listed():
+        if rel.startswith(ledger) and Path(rel).name != "README.md":
+            continue
+        target = store / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(PROJECT / rel, target, follow_symlinks=False)
+    git(store, "init", "-q", "-b", "main", env=env)
+    settle = _unsettle(store)
+    git(store, "add", "-A", env=env)
+    git(store, "commit", "-q", "--no-verify", "-m", "the store (empty)", env=env)
+    if settle:
+        _settle(store, settle, git(store, "rev-parse", "HEAD", env=env).strip())
+        git(store, "add", "-A", env=env)
+        git(store, "commit", "-q", "--no-verify", "-m", "the identity registry's aliases, settled", env=env)
+
+
+_SETTLED_AT = re.compile(r'^(\s*)settled_at: "?[0-9a-f]{40}"?\n', re.M)
+
+
+def _unsettle(store: Path) -> list[Path]:
+    """The empty store has none of the project's history, so an alias's ``settled_at`` (a
+    commit of that history) would name no commit there: its first commit holds the registry
+    without them, and :func:`_settle` names that commit, as ``eee identity alias`` in that
+    store would have. Returns the files changed."""
+    changed = []
+    for path in sorted((store / "governance" / "identity").glob("*.yaml")):
+        text = path.read_text()
+        if _SETTLED_AT.search(text):
+            path.write_text(_SETTLED_AT.sub("", text))
+            changed.append(path)
+    return changed
+
+
+def _settle(store: Path, files: list[Path], commit: str) -> None:
+    for path in files:
+        source = (PROJECT / path.relative_to(store)).read_text()
+        path.write_text(_SETTLED_AT.sub(lambda m: f'{m.group(1)}settled_at: "{commit}"\n', source))
 
 
 def stand_in_sidecars(store: Path) -> None:

@@ -210,6 +210,29 @@ def test_the_gate_warns_on_an_alias_and_settles_the_records_already_under_it(tmp
 
 
 @pytest.mark.slow
+def test_a_shallow_clone_warns_where_it_cannot_check_a_settled_at(tmp_path: Path) -> None:
+    """A CI checkout is often shallow (depth 1): an alias settled at a commit before its cut-off
+    cannot be checked there, which is a warning naming the fix, never an error; the full clone
+    checks it."""
+    repo = make_store(tmp_path)
+    place_record(repo, record_of(QWEN_MODEL), benchmark="wikitext", record_uuid=str(uuidlib.uuid4()))
+    git(repo, "add", "-A")
+    assert commit(repo, "a qwen record").returncode == 0
+    head = git(repo, "rev-parse", "HEAD").stdout.strip()
+    text = f'kind: developer\nentries:\n  "Qwen":\n    aliases:\n      - name: "qwen"\n        settled_at: "{head}"\n'
+    assert _registry_commit(repo, text).returncode == 0
+    shallow = tmp_path / "shallow"
+    subprocess.run(["git", "clone", "-q", "--depth", "1", repo.as_uri(), str(shallow)], check=True, env=hook_env())
+    checked = eee(shallow, "validate", DEV)
+    said = checked.stdout + checked.stderr
+    assert checked.returncode == 2, said
+    assert f"{DEV}:6::$.entries.Qwen.aliases[0].settled_at: [identity-registry] warning: settled_at {head[:12]}" in said
+    assert "cannot be checked: the clone is shallow" in said and "git fetch --unshallow" in said
+    subprocess.run(["git", "fetch", "-q", "--unshallow"], cwd=shallow, check=True, env=hook_env())
+    assert eee(shallow, "validate", DEV).returncode == 0
+
+
+@pytest.mark.slow
 def test_a_settled_at_outside_history_is_refused(tmp_path: Path) -> None:
     repo = make_store(tmp_path)
     proc = _registry_commit(

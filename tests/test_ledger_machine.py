@@ -96,12 +96,17 @@ def _state_of(cell: str) -> tuple[str, tuple[str, ...]]:
 
 def _cells() -> list[tuple[str, tuple[str, ...], str, str | None, str]]:
     """Every (state, action) of the card's table, with its cell, parsed from the table itself."""
-    table = card_table().split("\n\n", 1)[0].splitlines()[2:]
+    tables = [block.splitlines() for block in card_table().split("\n\n")[:2]]
+    heads = [h.strip() for table in tables for h in table[0].strip("|").split("|")[1:]]
+    assert heads == [("mark-duplicate" if a == "duplicate" else a) + (f" ({o})" if o else "") for a, o in COLUMNS]
     out = []
-    for (lifecycle, markers), row in zip(states(), table, strict=True):
-        cells = [c.strip() for c in row.strip("|").split("|")]
-        assert cells[0] == " + ".join((lifecycle, *markers))
-        for (action, outcome), cell in zip(COLUMNS, cells[1:], strict=True):
+    for (lifecycle, markers), *rows in zip(states(), *(table[2:] for table in tables), strict=True):
+        cells = []
+        for row in rows:
+            first, *rest = (c.strip() for c in row.strip("|").split("|"))
+            assert first == " + ".join((lifecycle, *markers))
+            cells += rest
+        for (action, outcome), cell in zip(COLUMNS, cells, strict=True):
             out.append((lifecycle, markers, action, outcome, cell))
     return out
 

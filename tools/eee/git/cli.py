@@ -295,6 +295,12 @@ def resolve(rev: str, cwd: Where = None) -> str | None:
     return proc.stdout.decode().strip() or None
 
 
+def is_shallow(cwd: Where = None) -> bool:
+    """Whether the repository is a shallow clone (its history cut off at some commits)."""
+    proc = run("rev-parse", "--is-shallow-repository", cwd=cwd)
+    return proc.returncode == 0 and proc.stdout.decode().strip() == "true"
+
+
 def is_ancestor(commit: str, of: str, cwd: Where = None) -> bool:
     return succeeds("merge-base", "--is-ancestor", "--end-of-options", commit, of, cwd=cwd)
 

@@ -262,13 +262,19 @@ COLUMNS = (
 
 def card_table() -> str:
     """The state machine as the governance card shows it (Markdown): every state, every
-    action, the state that results (refused where the table refuses), and the notes."""
-    heads = ["status"] + [("mark-duplicate" if a == "duplicate" else a) + (f" ({o})" if o else "") for a, o in COLUMNS]
-    lines = ["| " + " | ".join(heads) + " |", "|" + " --- |" * len(heads)]
-    for lifecycle, markers in states():
-        cells = [state_text(lifecycle, markers)] + [_cell(lifecycle, markers, a, o) for a, o in COLUMNS]
-        lines.append("| " + " | ".join(cells) + " |")
-    lines.append("")
+    action, the state that results (refused where the table refuses), and the notes. Two
+    tables: the actions on a record's lifecycle, then the markers' (a page is too narrow
+    for ten columns)."""
+    lines: list[str] = []
+    for group in (COLUMNS[:4], COLUMNS[4:]):  # two tables: ten columns do not fit a page
+        heads = ["status"] + [
+            ("mark-duplicate" if a == "duplicate" else a) + (f" ({o})" if o else "") for a, o in group
+        ]
+        lines += ["| " + " | ".join(heads) + " |", "|" + " --- |" * len(heads)]
+        for lifecycle, markers in states():
+            cells = [state_text(lifecycle, markers)] + [_cell(lifecycle, markers, a, o) for a, o in group]
+            lines.append("| " + " | ".join(cells) + " |")
+        lines.append("")
     lines += [f"[{key}] {text}." for key, text in _NOTES]
     lines.append("")
     lines.append("Why each refusal (the message the tools, the events hook and the audit give):")

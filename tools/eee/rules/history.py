@@ -24,7 +24,7 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
-from eee.git.cli import Change, GitError, git, is_ancestor, parse_raw, verify_commit
+from eee.git.cli import Change, GitError, git, is_ancestor, is_shallow, parse_raw, verify_commit
 from eee.reporting.findings import ERROR, WARNING, Finding
 from eee.rules.commit import REGISTRY, protected_kind, registry_findings
 from eee.store.paths import DATA_DIR, POINTER_SUFFIX, SIDECAR_SUFFIX
@@ -105,7 +105,7 @@ def replacement_findings(cwd: Path) -> list[Finding]:
                 check="history",
             )
         )
-    if git("rev-parse", "--is-shallow-repository", cwd=cwd).decode().strip() == "true":
+    if is_shallow(cwd):
         out.append(
             Finding(
                 "repository",

@@ -141,7 +141,7 @@ def _settled_in_history(tree: Tree, reg: Registry, results: dict[str, FileResult
     repo = identity.repo_of(tree)
     if repo is None:
         return
-    from eee.git.cli import has_commit, is_ancestor, resolve
+    from eee.git.cli import has_commit, is_ancestor, is_shallow, resolve
 
     base = _base(tree)
     if base is None or not has_commit(base, repo):
@@ -150,6 +150,7 @@ def _settled_in_history(tree: Tree, reg: Registry, results: dict[str, FileResult
     if base == "HEAD":  # the commit being made: during a merge, its other parents' history is its own too
         bases += [m for m in [resolve("MERGE_HEAD", repo)] if m]
     verdicts: dict[str, str | None] = {}
+    shallow: bool | None = None
     for kind, table in reg.tables.items():
         rel = identity.FILES[kind]
         file = tree.display(rel)
@@ -162,7 +163,10 @@ def _settled_in_history(tree: Tree, reg: Registry, results: dict[str, FileResult
                 continue
             if commit not in verdicts:
                 if identity.commit_known(tree, commit) is False:
-                    verdicts[commit] = "is not a commit of this repository"
+                    shallow = is_shallow(repo) if shallow is None else shallow
+                    verdicts[commit] = (
+                        "cannot be checked: the clone is shallow" if shallow else "is not a commit of this repository"
+                    )
                 elif not any(is_ancestor(commit, b, repo) for b in bases):
                     verdicts[commit] = "is not in the history of the commit checked"
                 else:
@@ -172,15 +176,18 @@ def _settled_in_history(tree: Tree, reg: Registry, results: dict[str, FileResult
                 from eee.store.jsonpath import format_path
 
                 path = ("entries", alias.canonical, "aliases", alias.position, "settled_at")
+                cut = problem.endswith("shallow")
                 result.findings.append(
                     Finding(
                         file,
                         format_path(list(path)),
                         f"settled_at {commit[:12]} of alias {alias.name!r} {problem}",
-                        "settled_at is the commit the alias was made at; let "
+                        "fetch the whole history (`git fetch --unshallow`): the commit may lie before the cut-off"
+                        if cut
+                        else "settled_at is the commit the alias was made at; let "
                         f"`{command('identity', 'alias', alias.name, '--to', alias.canonical, '--kind', kind)}` write it",
                         line=_line(tree, rel, path),
-                        severity=ERROR,
+                        severity=WARNING if cut else ERROR,
                         check="identity-registry",
                     )
                 )

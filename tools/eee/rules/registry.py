@@ -302,7 +302,7 @@ RULES: tuple[Rule, ...] = (
         "A file of governance/identity/ is not plain YAML, breaks the pinned schema "
         "(schemas/identity/registry.schema.json), names an alias twice or as a canonical id too, is not one "
         "of developers.yaml, models.yaml, benchmarks.yaml and metrics.yaml, or has an alias whose settled_at "
-        "is not a commit of the store's history.",
+        "is not a commit of the store's history (a warning in a shallow clone, which may lack the commit).",
         "Every reader groups results by the registry's canonical ids, and an alias settles records by the "
         "commit it names: the registry must mean one thing, checked like every governance file.",
         "Fix the file before it is committed (the file is left out of the registry meanwhile). Changing the "
