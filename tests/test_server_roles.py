@@ -411,3 +411,20 @@ def test_a_contributor_cannot_remove_the_roles(server: dict[str, Any]) -> None:
     remote = refused(push(clone, "origin", "main"), bare, before)
     line, _ = finding(remote, bad, "governance/allowed_signers", "authority")
     assert "change the roles" in line and f"signed by {COLE[1]}, who holds the contributor role" in line
+
+
+def test_a_large_import_manifest_naming_someone_else_is_refused_for_its_actor(server: dict[str, Any]) -> None:
+    """A manifest's actor is checked whatever its size: a real import's manifest names every
+    file it placed (about 250 bytes each; 746 records make some 190 KB), so a maintainer's
+    signed manifest that re-attributes an import to a "release bot" is refused for its actor."""
+    bare, clone = server["bare"], server["clone"]
+    before = refs(bare)
+    path = _cole_manifest(clone)
+    manifest = clone / path
+    text = manifest.read_text().replace(f'"{COLE[0]}"', '"Official Release Bot"').replace(COLE[1], "bot@example.org")
+    manifest.write_text(text + "".join(f"# file {n:05d} of a large import\n" for n in range(3000)))
+    assert manifest.stat().st_size > 64 * 1024
+    bad = sneak(clone, "an import manifest in the bot's name", MIA, server["mia"])
+    remote = refused(push(clone, "origin", "main"), bare, before)
+    line, _ = finding(remote, bad, path, "actor")
+    assert "Official Release Bot <bot@example.org>" in line and f"signed by {MIA[1]}" in line
