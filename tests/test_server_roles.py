@@ -125,14 +125,36 @@ def _cole_roles(clone: Path, server: dict[str, Any]) -> str:
     return "governance/roles.yaml"
 
 
-def _cole_manifest(clone: Path) -> str:
-    manifest = clone / "governance" / "imports" / "20260101T000000.000000Z-import-abcdef.yaml"
-    manifest.parent.mkdir(parents=True, exist_ok=True)
-    manifest.write_text(
-        'manifest_schema: "1.0.0"\nid: 20260101T000000.000000Z-import-abcdef\nsource: elsewhere\n'
-        f'actor:\n  name: "{COLE[0]}"\n  email: "{COLE[1]}"\n'
-    )
-    return manifest.relative_to(clone).as_posix()
+def _manifest(clone: Path, actor: tuple[str, str], refused: int = 0) -> str:
+    """A second import manifest, as ``eee import`` writes one, that names the record already in
+    the store as imported by it (re-attributing it), with ``refused`` refused files beside."""
+    import hashlib
+
+    from eee.governance.manifests import dumps
+
+    rel = git(clone, "ls-files", "data").stdout.split()[0]
+    sha = hashlib.sha256((clone / rel).read_bytes()).hexdigest()
+    files = [{"source": rel, "kind": "record", "outcome": "imported", "store": rel, "sha256": sha}]
+    files += [
+        {"source": f"data/x/{n:05d}.json", "kind": "other", "outcome": "refused", "sha256": sha, "reason": "not JSON"}
+        for n in range(refused)
+    ]
+    counts = {"imported": 1, "relocated": 0, "flagged": 0, "already_present": 0, "refused": refused}
+    import_id = "20260101T000000.000000Z-import-abcdef"
+    doc = {
+        "manifest_schema": "1.0.0",
+        "id": import_id,
+        "source": "/snapshots/official",
+        "time": "2026-01-01T00:00:00.000000Z",
+        "tool": "eee 0.1.0",
+        "actor": {"name": actor[0], "email": actor[1]},
+        "counts": {**counts, "total": 1 + refused},
+        "files": files,
+    }
+    path = clone / "governance" / "imports" / f"{import_id}.yaml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(dumps(doc))
+    return path.relative_to(clone).as_posix()
 
 
 @pytest.mark.parametrize(
@@ -152,7 +174,7 @@ def test_a_contributors_signed_maintainer_act_is_refused_naming_the_role(
     path = {
         "retract": lambda: _cole_retract(clone),
         "flag": lambda: _cole_flag(clone),
-        "manifest": lambda: _cole_manifest(clone),
+        "manifest": lambda: _manifest(clone, COLE),
         "roles": lambda: _cole_roles(clone, server),
     }[act]()
     bad = sneak(clone, f"a contributor's {act}", COLE, server["cole"])
@@ -413,18 +435,19 @@ def test_a_contributor_cannot_remove_the_roles(server: dict[str, Any]) -> None:
     assert "change the roles" in line and f"signed by {COLE[1]}, who holds the contributor role" in line
 
 
-def test_a_large_import_manifest_naming_someone_else_is_refused_for_its_actor(server: dict[str, Any]) -> None:
-    """A manifest's actor is checked whatever its size: a real import's manifest names every
-    file it placed (about 250 bytes each; 746 records make some 190 KB), so a maintainer's
-    signed manifest that re-attributes an import to a "release bot" is refused for its actor."""
+def test_a_maintainers_large_manifest_re_attributing_records_to_a_bot_is_refused(server: dict[str, Any]) -> None:
+    """A maintainer may import, but a manifest records what its own import added, as who
+    ran it: a signed manifest that names an accepted record as imported by an "official
+    release bot" is refused for both, whatever its size (a real import's manifest names
+    every file: 746 records make some 190 KB; this one is over the 64 KiB of an event)."""
     bare, clone = server["bare"], server["clone"]
     before = refs(bare)
-    path = _cole_manifest(clone)
-    manifest = clone / path
-    text = manifest.read_text().replace(f'"{COLE[0]}"', '"Official Release Bot"').replace(COLE[1], "bot@example.org")
-    manifest.write_text(text + "".join(f"# file {n:05d} of a large import\n" for n in range(3000)))
-    assert manifest.stat().st_size > 64 * 1024
-    bad = sneak(clone, "an import manifest in the bot's name", MIA, server["mia"])
+    path = _manifest(clone, ("Official Release Bot", "bot@example.org"), refused=600)
+    assert (clone / path).stat().st_size > 64 * 1024
+    bad = sneak(clone, "the official release", MIA, server["mia"])
     remote = refused(push(clone, "origin", "main"), bare, before)
     line, _ = finding(remote, bad, path, "actor")
     assert "Official Release Bot <bot@example.org>" in line and f"signed by {MIA[1]}" in line
+    line, _ = finding(remote, bad, path, "import")
+    assert "but its import did not add it" in line
+    assert "[authority]" not in remote  # importing is a maintainer's act
