@@ -257,3 +257,50 @@ def test_import_refuses_a_taken_uuid_instead_of_relocating_it(store: Path, tmp_p
     outcome, reason = outcomes[f"data/wikitext-2/evil/other-1b/{A}.json"]
     assert outcome == "refused"
     assert f"uuid {A} is already used by data/wikitext-2/acme/widget-7b/{A}.json" in reason
+
+
+def test_tree_records_find_what_a_walk_of_every_tree_finds(tmp_path: Path) -> None:
+    """The audit's holders (:class:`eee.rules.uuids.TreeRecords`): the first tree listed
+    whole, the others as git's diff from it; each gives, for the uuids asked, exactly the
+    record paths a walk of its whole listing gives (moves, deletions, a file that becomes a
+    folder, an upper-case name, a symbolic link)."""
+    from eee.rules.uuids import TreeRecords, by_uuid
+
+    repo = make_store(tmp_path, hooks=False)
+    c = "2c2c2c2c-1111-4222-8333-444444444444"
+    upper = "3D3D3D3D-1111-4222-8333-444444444444"
+    revs = []
+
+    def snap(message: str) -> None:
+        git(repo, "add", "-A")
+        git(repo, "commit", "-q", "--no-verify", "--allow-empty", "-m", message)
+        revs.append(git(repo, "rev-parse", "HEAD").stdout.strip())
+
+    a = _place(repo, "acme/one", A)
+    two = _place(repo, "acme/two", B)
+    snap("two records")
+    moved = repo / a.replace("acme/one", "acme/moved")
+    moved.parent.mkdir(parents=True)
+    (repo / a).rename(moved)
+    _place(repo, "acme/three", c)
+    snap("a move, a new one")
+    (repo / "data" / "x" / "acme" / "m").mkdir(parents=True)
+    (repo / "data" / "x" / "acme" / "m" / f"{upper}.json").write_text("{}\n")
+    (repo / "data" / "x" / "acme" / "m" / f"{B}.json").symlink_to(f"{upper}.json")
+    snap("an upper-case name and a link")
+    git(repo, "rm", "-q", "-r", "data/x")
+    (repo / "data" / "x").write_text("now a file\n")
+    snap("the folder becomes a file")
+    wanted = [A, B, c, upper.lower(), "9e9e9e9e-1111-4222-8333-444444444444"]
+    for order, find_max in ((revs, 16), (list(reversed(revs)), 16), (revs, 0), (list(reversed(revs)), 0)):
+        records = TreeRecords(repo)
+        records.FIND_MAX = find_max  # 0: the whole listing's names indexed, as for an import's many uuids
+        for rev in order:
+            listing = git(repo, "ls-tree", "-r", "--name-only", f"{rev}:data").stdout.split()
+            walked = by_uuid(f"data/{p}" for p in listing)
+            expected = {u: sorted(walked[u]) for u in wanted if u in walked}
+            assert {u: sorted(p) for u, p in records.of(rev, wanted).items()} == expected, rev
+    records = TreeRecords(repo)
+    records.DIFF_MAX = 10  # every other tree listed whole
+    records.of(revs[0], [B])
+    assert sorted(records.of(revs[2], [B])[B]) == sorted([f"data/x/acme/m/{B}.json", two])

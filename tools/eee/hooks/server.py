@@ -238,7 +238,9 @@ def judge(update: Update, cwd: Path, report: Report, limit: int, default_head: s
     push = Push(ref, old, new, old or default_head, guard.protected)
     commits = rev_list_new(new, cwd, seen)
     seen.append(new)
-    summary = audit(None, new, cwd, anchor=old if fast_forward else None, commits=commits, push=push)
+    summary = audit(
+        None, new, cwd, anchor=old if fast_forward else None, commits=commits, push=push, adopt_without_anchor=False
+    )
     before = report.errors, report.warnings
     if summary.fatal:
         hint = "push again; if it persists, tell the server's administrator"

@@ -74,7 +74,7 @@ from eee.store import roles as roles_mod
 from eee.store import settings as settings_mod
 from eee.store.paths import EVENT, EVENT_SUFFIX, EVENTS_DIR, IMPORTS_DIR, MANIFEST_SUFFIX, file_kind
 from eee.store.roles import ALLOWED_SIGNERS, ROLES_FILES, KeyProblem, Roles, parse_public_key
-from eee.store.tree import GitTree, Tree, Unreadable
+from eee.store.tree import MAX_READ, GitTree, Tree, Unreadable
 
 Where = Callable[[str], str]
 
@@ -195,9 +195,13 @@ def _fix(role: str, verified: Verified | None) -> str:
 
 
 def _read(tree: Tree) -> Callable[[str], bytes | None]:
+    """Events and roles files are small (64 KiB read); an import manifest names every file its
+    import placed, so it is read as the manifest rules read it (the tree's cap): a large one
+    is never passed over by the actor rule."""
+
     def read(path: str) -> bytes | None:
         try:
-            return tree.read(path, 64 * 1024)
+            return tree.read(path, MAX_READ if path.startswith(IMPORTS_DIR + "/") else 64 * 1024)
         except Unreadable:
             return None
 

@@ -87,6 +87,18 @@ def check_manifests(
     if not docs:
         return out
 
+    # every folder the manifests name listed in a few git calls (one per depth), not one a folder:
+    # a 5,000-record import names some 5,000 folders
+    if isinstance(tree, GitTree):
+        tree.prefetch(
+            p
+            for _, doc in docs
+            if isinstance(doc.get("files"), list)
+            for item in doc["files"]
+            if isinstance(item, dict) and isinstance(item.get("store"), str)
+            for p in (item["store"], item["store"] + ".dvc")
+        )
+
     @functools.cache
     def sha256_of(path: str) -> str | None:
         data = read(path) if in_tree(path) else None
