@@ -304,3 +304,59 @@ def test_tree_records_find_what_a_walk_of_every_tree_finds(tmp_path: Path) -> No
     records.DIFF_MAX = 10  # every other tree listed whole
     records.of(revs[0], [B])
     assert sorted(records.of(revs[2], [B])[B]) == sorted([f"data/x/acme/m/{B}.json", two])
+
+
+def test_the_server_gate_s_own_index_answers_for_the_tree_it_holds(tmp_path: Path) -> None:
+    """At the server gate (``TreeRecords(indexed=True)``) the audit's index answers for a tree
+    it holds exactly, with the paths the listing gives and without listing the tree; for any
+    other tree, git's objects answer. Elsewhere the index is never asked (see
+    test_the_audit_reads_git_objects_only)."""
+    from eee.governance.duplicates import AUDIT_INDEX_FILE, DuplicateIndex
+    from eee.rules.uuids import TreeRecords
+
+    repo = make_store(tmp_path, hooks=False)
+    a = _place(repo, "acme/one", A)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "--no-verify", "-m", "a record")
+    first = git(repo, "rev-parse", "HEAD").stdout.strip()
+    index = DuplicateIndex(repo, name=AUDIT_INDEX_FILE)
+    index.sync(first)
+    index.close()
+    b = _place(repo, "acme/two", B)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "--no-verify", "-m", "another")
+    wanted = [A, B, "9e9e9e9e-1111-4222-8333-444444444444"]
+
+    served = TreeRecords(repo, indexed=True)
+    assert served.of(first, wanted) == {A: [a]}
+    assert served._base is None  # the index answered: no listing of the tree
+    assert served.of("HEAD", wanted) == {A: [a], B: [b]}  # a tree the index does not hold: git's objects
+    assert served._base is not None
+
+    with sqlite3.connect(repo / ".git" / AUDIT_INDEX_FILE) as db:  # what the index says is what is asked
+        db.execute("DELETE FROM records")
+    assert TreeRecords(repo, indexed=True).of(first, wanted) == {}
+    assert TreeRecords(repo).of(first, wanted) == {A: [a]}  # the audit of a clone reads git's objects only
+    assert TreeRecords(repo, indexed=True).of(first, ["not-a-uuid"]) == {}  # a name the index does not key
+
+
+def test_the_server_gate_refuses_a_taken_uuid(tmp_path: Path) -> None:
+    """A uuid the server's main already holds, pushed under another path: refused, naming the
+    holder, with the index the gate keeps at main answering."""
+    origin = make_store(tmp_path, hooks=False, name="origin")
+    held = _place(origin, "acme/widget-7b")
+    git(origin, "add", "-A")
+    git(origin, "commit", "-q", "--no-verify", "-m", "a record")
+    bare = tmp_path / "store.git"
+    git(tmp_path, "clone", "-q", "--bare", str(origin), str(bare))
+    assert eee(bare, "server", "install", str(bare)).returncode == 0
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", str(bare), str(clone))
+    impostor = _place(clone, "evil/other-1b", score=5.0)
+    git(clone, "add", "-A")
+    git(clone, "commit", "-q", "--no-verify", "-m", "an impostor")
+    before = git(bare, "rev-parse", "main").stdout.strip()
+    proc = git(clone, "push", "origin", "main", check=False)
+    assert proc.returncode != 0 and "pre-receive hook declined" in proc.stderr
+    assert f"{impostor}::$: [uuid] uuid {A} is already used by {held}" in proc.stderr
+    assert git(bare, "rev-parse", "main").stdout.strip() == before

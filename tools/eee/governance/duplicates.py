@@ -312,6 +312,46 @@ _UUID_EXPR = "lower(substr(path, -41, 36))"
 _UUID_INDEX = f"CREATE INDEX IF NOT EXISTS records_uuid ON records ({_UUID_EXPR});"
 
 
+def _paths_of(db: sqlite3.Connection, uuids: list[str]) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {u: [] for u in uuids}
+    for i in range(0, len(uuids), 500):
+        chunk = [u.lower() for u in uuids[i : i + 500]]
+        marks = ",".join("?" * len(chunk))
+        rows = db.execute(  # through records_uuid, or one scan of the table without it
+            f"SELECT {_UUID_EXPR}, path FROM records WHERE {_UUID_EXPR} IN ({marks})", chunk
+        )
+        for uuid, path in rows:
+            out.setdefault(uuid, []).append(path)
+    return {u: sorted(p) for u, p in out.items()}
+
+
+def indexed_paths(git_dir: str | Path, tree: str, uuids: list[str]) -> dict[str, list[str]] | None:
+    """uuid -> the record paths of the ``data/`` tree ``tree`` that carry it, from the audit's
+    index (:data:`AUDIT_INDEX_FILE` in ``git_dir``) when it holds exactly that tree, by uuid;
+    None otherwise (no such index, another tree, an older layout, no uuid index). Read only:
+    never creates, changes or waits for an index. The index is rows of that tree's listing
+    (every record blob, parsed or not), so the answer is the listing's."""
+    target = Path(git_dir) / AUDIT_INDEX_FILE
+    if not target.is_file():
+        return None
+    try:
+        db = sqlite3.connect(f"{target.as_uri()}?mode=ro", uri=True, timeout=0.5)
+    except sqlite3.Error:
+        return None
+    try:
+        meta = dict(db.execute("SELECT k, v FROM meta WHERE k IN ('version', 'tree')").fetchall())
+        if meta.get("version") != INDEX_VERSION or meta.get("tree") != tree:
+            return None
+        uuid_index = "SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = 'records_uuid'"
+        if db.execute(uuid_index).fetchone() is None:
+            return None
+        return _paths_of(db, uuids)
+    except sqlite3.Error:  # a cache being replaced, damaged or locked: the caller reads git's objects
+        return None
+    finally:
+        db.close()
+
+
 class DuplicateIndex:
     """The duplicate keys of every record of HEAD's ``data/`` tree: key -> path, in SQLite in
     the git directory (``eee-duplicates.sqlite``, never committed; in memory outside git).
@@ -558,16 +598,7 @@ class DuplicateIndex:
 
     def paths_of(self, uuids: list[str]) -> dict[str, list[str]]:
         """uuid -> the indexed record paths whose file name is that uuid (any letter case)."""
-        out: dict[str, list[str]] = {u: [] for u in uuids}
-        for i in range(0, len(uuids), 500):
-            chunk = [u.lower() for u in uuids[i : i + 500]]
-            marks = ",".join("?" * len(chunk))
-            rows = self.db.execute(  # through records_uuid, or one scan of the table without it
-                f"SELECT {_UUID_EXPR}, path FROM records WHERE {_UUID_EXPR} IN ({marks})", chunk
-            )
-            for uuid, path in rows:
-                out.setdefault(uuid, []).append(path)
-        return {u: sorted(p) for u, p in out.items()}
+        return _paths_of(self.db, uuids)
 
     def matches(self, path: str, mine: Facts) -> list[Match]:
         """Records of the index that duplicate ``mine`` (at ``path``, left out)."""

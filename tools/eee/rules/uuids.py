@@ -13,7 +13,8 @@ each caller says where that is:
   index too far behind HEAD is not waited for: git's index is searched instead. An amend
   or a reset of a commit never published holds only what the new commit holds;
 - **the audit** (and so the server gate, which runs it: :class:`TreeRecords`): git objects
-  only, never a file of the git directory: the records of every parent's tree and of the
+  only, never a file of the git directory (but at the server gate, whose own index of the
+  audit answers for a tree it holds exactly): the records of every parent's tree and of the
   published commits the first parent grew from (:meth:`eee.git.published.Published.boundary`)
   and the records earlier commits of the audited range deleted (an error of their own, whose
   uuids stay taken), plus what the commit itself adds (a merge included). A commit that was
@@ -136,8 +137,12 @@ class TreeRecords:
     KEEP = 8
     DIFF_MAX = 4 * 1024 * 1024  # bytes of diff past which a tree is listed whole
 
-    def __init__(self, cwd: str | Path) -> None:
+    def __init__(self, cwd: str | Path, indexed: bool = False) -> None:
         self.cwd = cwd
+        # indexed: the git directory is the server gate's own (no pusher writes it), so the
+        # audit's index there may answer for a tree it holds (:meth:`_indexed`); elsewhere a
+        # cache of a clone is never trusted over git's objects
+        self._git_dir: str | None = None if indexed else ""
         self._base: tuple[str, bytes, bytes] | None = None  # (tree, listing, lowercased)
         self._names: dict[bytes, list[int]] | None = None  # the base's names, indexed when many uuids are asked
         # tree -> (listing or the diff's added entries as a listing, lowercased, paths gone from the base or None)
@@ -152,7 +157,7 @@ class TreeRecords:
             self.deleted.setdefault(uuid, []).extend(held)
 
     def _view(self, rev: str) -> tuple[bytes, bytes, frozenset[str] | None] | None:
-        from eee.git.cli import git, resolve
+        from eee.git.cli import GitError, git, resolve
 
         tree = resolve(f"{rev}:{DATA_DIR}", self.cwd)
         if tree is None:
@@ -165,9 +170,13 @@ class TreeRecords:
             return found
         diff = None
         if self._base is not None:
-            diff = git("diff-tree", "-r", "-z", "--no-renames", self._base[0], tree, cwd=self.cwd)
+            try:
+                diff = git("diff-tree", "-r", "-z", "--no-renames", self._base[0], tree, cwd=self.cwd)
+            except GitError:  # a tree git's walker cannot read (a crafted entry, a finding of its own)
+                diff = None
         if diff is None or len(diff) > self.DIFF_MAX:
-            out = git("ls-tree", "-r", "-z", "--end-of-options", tree, cwd=self.cwd)
+            # what git lists before it stops at such an entry (check=False), as the walk always read
+            out = git("ls-tree", "-r", "-z", "--end-of-options", tree, cwd=self.cwd, check=False)
             if self._base is None:
                 self._base = (tree, out, out.lower())
                 return self._base[1], self._base[2], None
@@ -219,12 +228,43 @@ class TreeRecords:
                 paths.append(path)
         return paths
 
+    def _indexed(self, rev: str, uuids: set[str]) -> dict[str, list[str]] | None:
+        """The answer of the audit's duplicates index when it holds exactly ``rev``'s
+        ``data/`` tree (:func:`eee.governance.duplicates.indexed_paths`), at the server gate
+        only (``indexed``): it keeps that index at the default branch's head and the
+        duplicates rule brings it to each commit audited, so a push's parents are answered by
+        uuid, not by listing 230,000 entries. There the index is written only by the gate's
+        hooks, from git's objects, in a git directory no push writes; None when it cannot
+        answer."""
+        from eee.git.cli import GitError, git_dir, resolve
+        from eee.governance.duplicates import indexed_paths
+
+        if not uuids or any(len(u) != 36 for u in uuids):  # the index keys a name's last 36 letters: a uuid's
+            return None
+        if self._git_dir is None:
+            try:
+                self._git_dir = str(git_dir(self.cwd))
+            except GitError:  # no git directory to ask
+                self._git_dir = ""
+        tree = resolve(f"{rev}:{DATA_DIR}", self.cwd) if self._git_dir else None
+        if tree is None:
+            return None
+        found = indexed_paths(self._git_dir, tree, sorted(uuids))
+        if found is None:
+            return None
+        out = {u: [p for p in held if tree_path_problem(p) is None] for u, held in found.items()}
+        return {u: held for u, held in out.items() if held}
+
     def of(self, rev: str, uuids: Iterable[str]) -> dict[str, list[str]]:
         """uuid -> the record paths of ``rev``'s tree that carry it, for ``uuids`` (lowercase,
         as :func:`record_uuid` gives them); empty when it has no ``data/``. A name is found
         by its bytes lowercased (a uuid is ASCII: no other character lowercases into one),
         then read as the walk read every entry: a blob, a path the store can hold (a crafted
-        entry is a finding of its own, never a record), naming that uuid."""
+        entry is a finding of its own, never a record), naming that uuid. The audit's index
+        answers instead where it holds exactly that tree (:meth:`_indexed`)."""
+        indexed = self._indexed(rev, set(uuids))
+        if indexed is not None:
+            return indexed
         view = self._view(rev)
         if view is None:
             return {}

@@ -390,7 +390,7 @@ def audit(
     anchored = _anchor_commit(trust, cwd)
     authority = Judge(cwd, anchored, adopt_without_anchor=adopt_without_anchor)
     authority.prepare(commits)
-    records = TreeRecords(cwd)
+    records = TreeRecords(cwd, indexed=push is not None)  # the server gate's git directory is its own
     for info in commits:
         judge = _judge(published, head, info.parent, cwd) if info.commit in unpublished else None
         found, suppressed = audit_commit(
