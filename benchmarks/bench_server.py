@@ -32,6 +32,7 @@ import sys
 import tempfile
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -162,12 +163,12 @@ def timed_push(repo: Path, head: str) -> tuple[float, float, subprocess.Complete
     return time.perf_counter() - start, _cpu() - cpu, proc
 
 
-def push_once(
-    bare: Path, repo: Path, base: str, batches: list[list[tuple[str, bytes]]], hooks: bool
-) -> tuple[float, float]:
-    """(seconds, CPU seconds) of one push of ``batches`` onto ``base``; the server's main put
-    back after it. CPU time is what the load of the machine inflates least."""
-    head = commits(repo, base, batches)
+def push_head(bare: Path, repo: Path, head: str, base: str, hooks: bool) -> tuple[float, float, str]:
+    """(seconds, CPU seconds, stderr) of one push of ``head`` to the server's main, with the
+    hooks or without them (``core.hooksPath`` pointed at an empty folder). After it, main is
+    put back on ``base`` and the gate's indexes with it (``eee server post-receive``, not
+    timed), as on a server whose main only pushes move. CPU time is what the load of the
+    machine inflates least."""
     empty = repo / "no-hooks"
     empty.mkdir(exist_ok=True)
     if not hooks:
@@ -177,27 +178,47 @@ def push_once(
     finally:
         if not hooks:
             git(bare, "config", "--unset", "core.hooksPath")
+    err = proc.stderr.decode(errors="replace")
     if proc.returncode != 0:
-        raise SystemExit(f"the push was refused:\n{proc.stderr.decode(errors='replace')[-4000:]}")
+        raise SystemExit(f"the push was refused:\n{err[-4000:]}")
     git(bare, "update-ref", "refs/heads/main", base)
-    return seconds, cpu
+    if hooks:
+        run([PY, "-m", "eee", "server", "post-receive", str(bare)], bare, input=b"")
+    return seconds, cpu, err
 
 
-def one_record(bare: Path, repo: Path, base: str, runs: int) -> None:
-    push_once(bare, repo, base, [new_records(1)], hooks=True)  # warm-up: caches, the index at a pushed tree
+def push_once(
+    bare: Path, repo: Path, base: str, batches: list[list[tuple[str, bytes]]], hooks: bool
+) -> tuple[float, float]:
+    """(seconds, CPU seconds) of one push of ``batches`` onto ``base`` (:func:`push_head`)."""
+    return push_head(bare, repo, commits(repo, base, batches), base, hooks)[:2]
+
+
+def paired(name: str, runs: int, push: Callable[[bool], tuple[float, float]]) -> None:
+    """The figure of what the hooks add to ``push(hooks)``: ``runs`` pairs (with, without; a
+    drift of the machine's speed hits both), medians; target < 1 s."""
     with_hook, without = [], []
     load = os.getloadavg()[0]
-    for _ in range(runs):  # in pairs: a drift of the machine's speed hits both
-        with_hook.append(push_once(bare, repo, base, [new_records(1)], hooks=True))
-        without.append(push_once(bare, repo, base, [new_records(1)], hooks=False))
+    for _ in range(runs):
+        with_hook.append(push(True))
+        without.append(push(False))
     hooked, plain = statistics.median(w for w, _ in with_hook), statistics.median(w for w, _ in without)
     cpu = statistics.median(c for _, c in with_hook) - statistics.median(c for _, c in without)
     adds = hooked - plain
     figure(
-        "one-record push: the server gate adds",
+        name,
         f"{adds:.2f} s, {cpu:.2f} s of CPU (push {hooked:.2f} s, without the hooks {plain:.2f} s; "
         f"medians of {runs}, load {load:.1f})",
         f"target < 1 s: {'met' if adds < 1 else f'missed by {adds - 1:.2f} s'}",
+    )
+
+
+def one_record(bare: Path, repo: Path, base: str, runs: int) -> None:
+    push_once(bare, repo, base, [new_records(1)], hooks=True)  # warm-up: caches, the index at a pushed tree
+    paired(
+        "one-record push: the server gate adds",
+        runs,
+        lambda hooks: push_once(bare, repo, base, [new_records(1)], hooks=hooks),
     )
 
 

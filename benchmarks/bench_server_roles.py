@@ -32,7 +32,6 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -44,7 +43,7 @@ sys.path.insert(0, str(HERE))
 
 import bench_server  # noqa: E402
 import scale_store  # noqa: E402
-from bench_server import PY, RESULTS, _cpu, figure, git, new_records, pusher, run, say  # noqa: E402
+from bench_server import PY, RESULTS, figure, git, new_records, paired, push_head, pusher, run, say  # noqa: E402
 
 MIA = ("Mia Maintainer", "mia@example.org")
 COLE = ("Cole Contributor", "cole@example.org")
@@ -145,48 +144,17 @@ def fast_import(repo: Path, base: str, batches: list[list[tuple[str, bytes]]]) -
     return bench_server.commits(repo, base, batches)
 
 
-def push_timed(bare: Path, repo: Path, head: str, base: str, hooks: bool) -> tuple[float, float, str]:
-    """(seconds, CPU seconds, stderr) of pushing ``head`` to the server's main; main put back after."""
-    empty = repo / "no-hooks"
-    empty.mkdir(exist_ok=True)
-    if not hooks:
-        git(bare, "config", "core.hooksPath", str(empty))
-    try:
-        start, cpu = time.perf_counter(), _cpu()
-        proc = run(["git", "push", "-q", "origin", f"{head}:refs/heads/main"], repo, check=False)
-        seconds, cpu = time.perf_counter() - start, _cpu() - cpu
-    finally:
-        if not hooks:
-            git(bare, "config", "--unset", "core.hooksPath")
-    err = proc.stderr.decode(errors="replace")
-    if proc.returncode != 0:
-        raise SystemExit(f"the push was refused:\n{err[-4000:]}")
-    git(bare, "update-ref", "refs/heads/main", base)
-    if hooks:  # main moved back behind the hooks' back: the indexes follow it, as after a push that left it there
-        run([PY, "-m", "eee", "server", "post-receive", str(bare)], bare, input=b"")
-    return seconds, cpu, err
-
-
 def one_record(bare: Path, repo: Path, base: str, keys: dict[str, Path], runs: int) -> None:
     def signed_record() -> str:
         return signed_chain(repo, base, fast_import(repo, base, [new_records(1)]), COLE, keys["cole"])
 
-    _, _, err = push_timed(bare, repo, signed_record(), base, hooks=True)  # warm-up
+    _, _, err = push_head(bare, repo, signed_record(), base, hooks=True)  # warm-up
     if "[authority]" in err or "[actor]" in err:
         raise SystemExit(f"the gate judged the contributor's record: {err}")
-    with_hook, without = [], []
-    load = os.getloadavg()[0]
-    for _ in range(runs):  # in pairs: a drift of the machine's speed hits both
-        with_hook.append(push_timed(bare, repo, signed_record(), base, hooks=True)[:2])
-        without.append(push_timed(bare, repo, signed_record(), base, hooks=False)[:2])
-    hooked, plain = statistics.median(w for w, _ in with_hook), statistics.median(w for w, _ in without)
-    cpu = statistics.median(c for _, c in with_hook) - statistics.median(c for _, c in without)
-    adds = hooked - plain
-    figure(
+    paired(
         "signed one-record push (roles): the server gate adds",
-        f"{adds:.2f} s, {cpu:.2f} s of CPU (push {hooked:.2f} s, without the hooks {plain:.2f} s; "
-        f"medians of {runs}, load {load:.1f})",
-        f"target < 1 s: {'met' if adds < 1 else f'missed by {adds - 1:.2f} s'}",
+        runs,
+        lambda hooks: push_head(bare, repo, signed_record(), base, hooks)[:2],
     )
 
 
@@ -255,8 +223,8 @@ def import_push(bare: Path, repo: Path, base: str, keys: dict[str, Path], record
     figure(f"eee import --commit of {records:,} records (signed, a small store)", f"{took:.1f} s", "for scale")
     signed, count = replay(repo, base, small, before, head, keys["mia"])
     load = os.getloadavg()[0]
-    plain, plain_cpu, _ = push_timed(bare, repo, signed, base, hooks=False)
-    hooked, hooked_cpu, err = push_timed(bare, repo, signed, base, hooks=True)
+    plain, plain_cpu, _ = push_head(bare, repo, signed, base, hooks=False)
+    hooked, hooked_cpu, err = push_head(bare, repo, signed, base, hooks=True)
     if f"{count} new commits checked" not in err:
         raise SystemExit(f"the gate did not check the import's {count} commits:\n{err[-3000:]}")
     figure(
