@@ -312,6 +312,11 @@ _UUID_EXPR = "lower(substr(path, -41, 36))"
 _UUID_INDEX = f"CREATE INDEX IF NOT EXISTS records_uuid ON records ({_UUID_EXPR});"
 
 
+def _has_uuid_index(db: sqlite3.Connection) -> bool:
+    row = db.execute("SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = 'records_uuid'").fetchone()
+    return row is not None
+
+
 def _paths_of(db: sqlite3.Connection, uuids: list[str]) -> dict[str, list[str]]:
     out: dict[str, list[str]] = {u: [] for u in uuids}
     for i in range(0, len(uuids), 500):
@@ -342,8 +347,7 @@ def indexed_paths(git_dir: str | Path, tree: str, uuids: list[str]) -> dict[str,
         meta = dict(db.execute("SELECT k, v FROM meta WHERE k IN ('version', 'tree')").fetchall())
         if meta.get("version") != INDEX_VERSION or meta.get("tree") != tree:
             return None
-        uuid_index = "SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = 'records_uuid'"
-        if db.execute(uuid_index).fetchone() is None:
+        if not _has_uuid_index(db):
             return None
         return _paths_of(db, uuids)
     except sqlite3.Error:  # a cache being replaced, damaged or locked: the caller reads git's objects
@@ -593,8 +597,7 @@ class DuplicateIndex:
 
     def has_uuid_index(self) -> bool:
         """Whether the index by uuid is there (else :meth:`paths_of` scans the table)."""
-        row = self.db.execute("SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = 'records_uuid'").fetchone()
-        return row is not None
+        return _has_uuid_index(self.db)
 
     def paths_of(self, uuids: list[str]) -> dict[str, list[str]]:
         """uuid -> the indexed record paths whose file name is that uuid (any letter case)."""

@@ -149,7 +149,7 @@ def _settled_in_history(tree: Tree, reg: Registry, results: dict[str, FileResult
     bases = [base] if base is not None else []
     if base == "HEAD":  # the commit being made: during a merge, its other parents' history is its own too
         bases += [m for m in [resolve("MERGE_HEAD", repo)] if m]
-    verdicts: dict[str, str | None] = {}
+    verdicts: dict[str, tuple[str, bool] | None] = {}  # commit -> (problem, whether a shallow clone may hide it)
     shallow: bool | None = None
     for kind, table in reg.tables.items():
         rel = identity.FILES[kind]
@@ -165,18 +165,20 @@ def _settled_in_history(tree: Tree, reg: Registry, results: dict[str, FileResult
                 if identity.commit_known(tree, commit) is False:
                     shallow = is_shallow(repo) if shallow is None else shallow
                     verdicts[commit] = (
-                        "cannot be checked: the clone is shallow" if shallow else "is not a commit of this repository"
+                        ("cannot be checked: the clone is shallow", True)
+                        if shallow
+                        else ("is not a commit of this repository", False)
                     )
                 elif not any(is_ancestor(commit, b, repo) for b in bases):
-                    verdicts[commit] = "is not in the history of the commit checked"
+                    verdicts[commit] = ("is not in the history of the commit checked", False)
                 else:
                     verdicts[commit] = None
-            problem = verdicts[commit]
-            if problem:
+            verdict = verdicts[commit]
+            if verdict:
                 from eee.store.jsonpath import format_path
 
+                problem, cut = verdict
                 path = ("entries", alias.canonical, "aliases", alias.position, "settled_at")
-                cut = problem.endswith("shallow")
                 result.findings.append(
                     Finding(
                         file,

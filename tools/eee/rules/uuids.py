@@ -156,12 +156,11 @@ class TreeRecords:
         for uuid, held in by_uuid(paths).items():
             self.deleted.setdefault(uuid, []).extend(held)
 
-    def _view(self, rev: str) -> tuple[bytes, bytes, frozenset[str] | None] | None:
-        from eee.git.cli import GitError, git, resolve
+    def _view(self, tree: str) -> tuple[bytes, bytes, frozenset[str] | None]:
+        """The listing of the ``data/`` tree ``tree`` (or the base's and the entries its diff
+        adds, with the paths it takes away)."""
+        from eee.git.cli import GitError, git
 
-        tree = resolve(f"{rev}:{DATA_DIR}", self.cwd)
-        if tree is None:
-            return None
         if self._base is not None and tree == self._base[0]:
             return self._base[1], self._base[2], None
         found = self._views.get(tree)
@@ -228,15 +227,15 @@ class TreeRecords:
                 paths.append(path)
         return paths
 
-    def _indexed(self, rev: str, uuids: set[str]) -> dict[str, list[str]] | None:
-        """The answer of the audit's duplicates index when it holds exactly ``rev``'s
-        ``data/`` tree (:func:`eee.governance.duplicates.indexed_paths`), at the server gate
+    def _indexed(self, tree: str, uuids: set[str]) -> dict[str, list[str]] | None:
+        """The answer of the audit's duplicates index when it holds exactly the ``data/``
+        tree ``tree`` (:func:`eee.governance.duplicates.indexed_paths`), at the server gate
         only (``indexed``): it keeps that index at the default branch's head and the
         duplicates rule brings it to each commit audited, so a push's parents are answered by
         uuid, not by listing 230,000 entries. There the index is written only by the gate's
         hooks, from git's objects, in a git directory no push writes; None when it cannot
         answer."""
-        from eee.git.cli import GitError, git_dir, resolve
+        from eee.git.cli import GitError, git_dir
         from eee.governance.duplicates import indexed_paths
 
         if not uuids or any(len(u) != 36 for u in uuids):  # the index keys a name's last 36 letters: a uuid's
@@ -246,8 +245,7 @@ class TreeRecords:
                 self._git_dir = str(git_dir(self.cwd))
             except GitError:  # no git directory to ask
                 self._git_dir = ""
-        tree = resolve(f"{rev}:{DATA_DIR}", self.cwd) if self._git_dir else None
-        if tree is None:
+        if not self._git_dir:
             return None
         found = indexed_paths(self._git_dir, tree, sorted(uuids))
         if found is None:
@@ -262,12 +260,15 @@ class TreeRecords:
         then read as the walk read every entry: a blob, a path the store can hold (a crafted
         entry is a finding of its own, never a record), naming that uuid. The audit's index
         answers instead where it holds exactly that tree (:meth:`_indexed`)."""
-        indexed = self._indexed(rev, set(uuids))
+        from eee.git.cli import resolve
+
+        tree = resolve(f"{rev}:{DATA_DIR}", self.cwd)
+        if tree is None:
+            return {}
+        indexed = self._indexed(tree, set(uuids))
         if indexed is not None:
             return indexed
-        view = self._view(rev)
-        if view is None:
-            return {}
+        view = self._view(tree)
         out, lowered, gone = view
         wanted = set(uuids)
         paths = self._find(out, lowered, wanted)
