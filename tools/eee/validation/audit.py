@@ -303,6 +303,7 @@ class Objects:
         remote: bool = False,
         remote_name: str | None = None,
         dvc_dir: Path | None = None,
+        note: str | None = None,
     ) -> None:
         from eee.dvc.objects import ObjectFinder
 
@@ -310,6 +311,7 @@ class Objects:
         root = None if bare else Path(toplevel(cwd))
         self.finder = ObjectFinder(root, remote=remote, remote_name=remote_name, dvc_dir=dvc_dir)
         self.remote = remote
+        self.note = note
         self.head = GitTree(cwd, head)
 
     def known(self, sidecar: str) -> list[tuple[str, Any]]:
@@ -323,6 +325,10 @@ class Objects:
 
         found = object_findings(tree, pointers, self.finder, where, self.known, publish=self.remote)
         if self.remote:
+            if self.note:  # where the remote could not be asked, or lacks the object: how it was named
+                for f in found:
+                    if f.check == "pointer-unverified":
+                        f.message += f" ({self.note})"
             return found
         # without the remote, a pointer is judged by what this clone holds: none of it is no finding
         return [f for f in found if not (f.check == "pointer-unverified" and "could not be checked" in f.message)]
@@ -341,11 +347,16 @@ def audit(
     adopt_without_anchor: bool = True,
     commits: list[CommitInfo] | None = None,
     push: Push | None = None,
+    mainline: bool = True,
+    remote_note: str | None = None,
 ) -> Summary:
     """The commits of ``start..end``; the trust anchor (``anchor``, else ``$EEE_AUDIT_ANCHOR``)
-    must be an ancestor of ``end`` (see :mod:`eee.rules.history`).
+    must be an ancestor of ``end`` and, with ``mainline`` (a protected branch's audit: the
+    default), stay on its first-parent chain (see :mod:`eee.rules.history`).
 
-    Every commit's acts are judged by the roles of its first parent (:mod:`eee.rules.authority`):
+    Every commit's acts are judged along the mainline, ``end``'s first-parent chain
+    (:mod:`eee.rules.authority`): a commit of it by the roles and settings of its first
+    parent, a commit a merge brings in by those of the mainline commit it was merged onto:
     signatures, the actor of each event, the genesis of the roles (trusted at or below the
     anchor; with no anchor known, on its own signature with a warning unless
     ``adopt_without_anchor`` is False, as the server gate asks).
@@ -365,9 +376,10 @@ def audit(
 
     The objects of the DVC pointers each commit adds are checked with what this clone holds
     (:class:`Objects`); ``remote_objects``: on the store's DVC remote too (``dvc_remote``: its
-    name; ``dvc_dir``: the DVC folder whose config names it), where each must be.
-    ``not_remote``: leave out the commits that remote's tracking branches hold (a push to a
-    new branch)."""
+    name; ``dvc_dir``: the DVC folder whose config names it), where each must be;
+    ``remote_note``: how the remote was named, said where it cannot be asked (the server
+    gate: the setting ``dvc_remote``). ``not_remote``: leave out the commits that remote's
+    tracking branches hold (a push to a new branch)."""
     try:
         git_dir(cwd)
     except GitError:
@@ -378,10 +390,10 @@ def audit(
             commits = rev_list(start, end, cwd, not_remote=not_remote)
     except GitError as exc:
         return Summary([], fatal=f"cannot list commits: {exc}")
-    objects = Objects(cwd, head, remote_objects, dvc_remote, dvc_dir)
+    objects = Objects(cwd, head, remote_objects, dvc_remote, dvc_dir, note=remote_note)
     results = []
     trust = anchor_from(anchor)
-    history = anchor_findings(trust, head, cwd) + replacement_findings(cwd)
+    history = anchor_findings(trust, head, cwd, mainline=mainline) + replacement_findings(cwd)
     if history:
         results.append(FileResult("history", "history", findings=history))
     published = Published(cwd, trust[0] if trust else None, refs=push is not None)
@@ -389,7 +401,7 @@ def audit(
     settled = Settled(ledger_at(cwd, head), names=GitTree(cwd, head))
     anchored = _anchor_commit(trust, cwd)
     authority = Judge(cwd, anchored, adopt_without_anchor=adopt_without_anchor)
-    authority.prepare(commits)
+    authority.prepare(commits, head)
     records = TreeRecords(cwd, indexed=push is not None)  # the server gate's git directory is its own
     for info in commits:
         judge = _judge(published, head, info.parent, cwd) if info.commit in unpublished else None
