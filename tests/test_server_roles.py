@@ -8,45 +8,38 @@ repository has moved."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from conftest import git, load_example, make_store, place_record, record_of
-from roles_store import COLE, MIA, RECORD, ZED, as_, event, keygen, public, roles_store, sneak, write_roles
+from roles_store import (
+    COLE,
+    MIA,
+    RECORD,
+    ZED,
+    accepted,
+    as_,
+    eee,
+    event,
+    finding,
+    keygen,
+    public,
+    push,
+    refs,
+    refused,
+    roles_store,
+    serve,
+    sneak,
+    write_roles,
+)
 
 pytestmark = pytest.mark.slow
 
 OTHER = "2a2b2c2d-3e3f-4a4b-8c8d-9e9f0a0b0c0d"
 THIRD = "3c3d3e3f-4a4b-4c4d-9e9f-0a0b1c1d2e2f"
 BOB = ("Bob Maintainer", "bob@example.org")
-
-
-def eee(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "eee", *args], capture_output=True, text=True)
-
-
-def refs(bare: Path) -> str:
-    return git(bare, "for-each-ref", "--format=%(refname) %(objectname)").stdout
-
-
-def push(clone: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return git(clone, "push", *args, check=False)
-
-
-def serve(origin: Path, tmp: Path, name: str = "store.git") -> tuple[Path, Path]:
-    """A bare clone of ``origin`` with the server gate installed, and a clone of it to push from."""
-    bare = tmp / name
-    git(tmp, "clone", "-q", "--bare", str(origin), str(bare))
-    proc = eee("server", "install", str(bare))
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    clone = tmp / f"clone-of-{name}"
-    git(tmp, "clone", "-q", str(bare), str(clone))
-    git(clone, "config", "commit.gpgsign", "false")
-    return bare, clone
 
 
 @pytest.fixture
@@ -56,37 +49,6 @@ def server(tmp_path: Path) -> dict[str, Any]:
     store = roles_store(tmp_path)
     bare, clone = serve(store["repo"], tmp_path)
     return {**store, "bare": bare, "clone": clone}
-
-
-def accepted(proc: subprocess.CompletedProcess[str], bare: Path, head: str, ref: str = "main") -> None:
-    assert proc.returncode == 0, proc.stderr
-    for check in ("authority", "actor", "genesis", "roles"):
-        assert f"[{check}]" not in proc.stderr, proc.stderr
-    assert git(bare, "rev-parse", ref).stdout.strip() == head
-
-
-def refused(proc: subprocess.CompletedProcess[str], bare: Path, before: str) -> str:
-    """The push was refused by the server gate and no ref moved; returns the ``remote:`` lines."""
-    assert proc.returncode != 0, proc.stderr
-    assert "pre-receive hook declined" in proc.stderr
-    assert "the push is refused" in proc.stderr and "no ref was updated" in proc.stderr
-    assert refs(bare) == before
-    assert "Traceback" not in proc.stderr
-    return "\n".join(line for line in proc.stderr.splitlines() if line.startswith("remote: "))
-
-
-def finding(remote: str, commit: str, path: str, check: str) -> tuple[str, str]:
-    """The one finding line ``<commit>:<path>::$...: [check] ...`` and the hint line after it."""
-    lines = remote.splitlines()
-    at = [
-        i
-        for i, line in enumerate(lines)
-        if line.startswith(f"remote: {commit[:10]}:{path}::$") and f"[{check}]" in line
-    ]
-    assert len(at) == 1, (commit[:10], path, check, remote)
-    hint = lines[at[0] + 1] if at[0] + 1 < len(lines) else ""
-    assert hint.startswith("remote:     hint: "), remote
-    return lines[at[0]], hint
 
 
 def _flag_extra(clone: Path) -> dict[str, Any]:
