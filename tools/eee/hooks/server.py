@@ -15,10 +15,15 @@ refuses the whole push.
    the pushed commits;
 2. the audit, THE audit (:func:`eee.validation.audit.audit`): every rule it knows, now and
    later, runs over the commits the push brings, those that no ref of the repository
-   reaches (``git log NEW --not --all``), with the ref's old head as trust anchor. It
-   is told the push (:class:`eee.rules.push.Push`): its basis, the commit whose settings
-   and roles judge it, is the ref's head before the push (for a new ref, the default
-   branch's head), never a pushed commit.
+   reaches (``git log NEW --not --all``), with the ref's old head as trust anchor (on a
+   protected branch, kept on the new head's first-parent chain). Every commit is judged by
+   the roles and settings of the mainline commit before it (:mod:`eee.rules.authority`):
+   the push's first commit, and whatever a merge brings onto the old head, by the old head,
+   never by a pushed commit's choice. It is told the push (:class:`eee.rules.push.Push`),
+   and every DVC pointer the push brings has its object on the store's DVC remote (the
+   setting ``dvc_remote`` at the push's basis; its URL and credentials from the DVC folder
+   ``git config eee.dvcDir`` names: :func:`dvc_remote`), checked against the pointer's md5
+   and the record's checksum; a remote that cannot be asked refuses the push.
 
 The pushed objects sit in git's quarantine (``GIT_QUARANTINE_PATH``,
 ``GIT_OBJECT_DIRECTORY``, ``GIT_ALTERNATE_OBJECT_DIRECTORIES``) until the hook accepts;
