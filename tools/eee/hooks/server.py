@@ -244,7 +244,6 @@ def judge(update: Update, cwd: Path, report: Report, limit: int, default_head: s
     push = Push(ref, old, new, old or default_head, guard.protected)
     commits = rev_list_new(new, cwd, seen)
     seen.append(new)
-    remote, dvc_dir, note = dvc_remote(cwd, push.basis)
     summary = audit(
         None,
         new,
@@ -253,11 +252,9 @@ def judge(update: Update, cwd: Path, report: Report, limit: int, default_head: s
         commits=commits,
         push=push,
         adopt_without_anchor=False,
-        mainline=guard.protected,
+        mainline=False,  # the old head on the new head's first-parent chain: the ref rules held it already
         remote_objects=True,
-        dvc_remote=remote,
-        dvc_dir=dvc_dir,
-        remote_note=note,
+        remote_setup=lambda: dvc_remote(cwd, push.basis),
     )
     before = report.errors, report.warnings
     if summary.fatal:

@@ -294,10 +294,17 @@ class Judge:
         by = {c.commit: c for c in commits}
         self.audited = set(by)
         chain: list[str] = []
-        for commit in first_parent_walk(head, self.cwd):
-            if commit not in by:
-                break  # the chain leaves the audited commits: everything older is outside them too
-            chain.append(commit)
+        if head in by and not any(len(c.parents) > 1 for c in commits):
+            # no merge among them: every audited commit is an ancestor of the head by first parents alone
+            commit: str | None = head
+            while commit in by:
+                chain.append(commit)
+                commit = by[commit].parent
+        else:
+            for commit in first_parent_walk(head, self.cwd):
+                if commit not in by:
+                    break  # the chain leaves the audited commits: everything older is outside them too
+                chain.append(commit)
         self.mainline = set(chain)
         for commit in reversed(chain):  # oldest first: a side commit goes to the first merge that brings it
             info = by[commit]

@@ -294,7 +294,11 @@ class Objects:
     at the audited head, the work tree, DVC's cache), and with ``remote`` the store's DVC
     remote too, where each object must be (``--remote-objects``: the pre-push hook and the
     server gate). ``dvc_dir``: the folder of the DVC config that names the remote (default:
-    the store's ``.dvc``; a bare repository's server gate names its own)."""
+    the store's ``.dvc``; a bare repository's server gate names its own); ``note``: how the
+    remote was named, added to a finding that it lacks an object or cannot be asked;
+    ``setup``: what gives (``remote_name``, ``dvc_dir``, ``note``) when first needed (the
+    server gate: only a push that brings a pointer reads them). Nothing is asked of git or DVC
+    before a pointer is."""
 
     def __init__(
         self,
@@ -304,15 +308,27 @@ class Objects:
         remote_name: str | None = None,
         dvc_dir: Path | None = None,
         note: str | None = None,
+        setup: Callable[[], tuple[str | None, Path | None, str | None]] | None = None,
     ) -> None:
-        from eee.dvc.objects import ObjectFinder
-
-        bare = git("rev-parse", "--is-bare-repository", cwd=cwd, check=False).strip() == b"true"
-        root = None if bare else Path(toplevel(cwd))
-        self.finder = ObjectFinder(root, remote=remote, remote_name=remote_name, dvc_dir=dvc_dir)
+        self.cwd = cwd
         self.remote = remote
         self.note = note
+        self._named = (remote_name, dvc_dir, note)
+        self._setup = setup
+        self._finder: Any = None
         self.head = GitTree(cwd, head)
+
+    @property
+    def finder(self) -> Any:
+        """The :class:`eee.dvc.objects.ObjectFinder`, made when a pointer is first checked."""
+        if self._finder is None:
+            from eee.dvc.objects import ObjectFinder
+
+            remote_name, dvc_dir, self.note = self._setup() if self._setup is not None else self._named
+            bare = git("rev-parse", "--is-bare-repository", cwd=self.cwd, check=False).strip() == b"true"
+            root = None if bare else Path(toplevel(self.cwd))
+            self._finder = ObjectFinder(root, remote=self.remote, remote_name=remote_name, dvc_dir=dvc_dir)
+        return self._finder
 
     def known(self, sidecar: str) -> list[tuple[str, Any]]:
         """The sidecar committed to git at the audited head (after its ``sidecar-to-git``)."""
@@ -323,7 +339,8 @@ class Objects:
     def findings(self, tree: Tree, pointers: list[str], where: Callable[[str], str]) -> list[Finding]:
         from eee.rules.objects import object_findings
 
-        found = object_findings(tree, pointers, self.finder, where, self.known, publish=self.remote)
+        finder = self.finder
+        found = object_findings(tree, pointers, finder, where, self.known, publish=self.remote)
         if self.remote:
             if self.note:  # where the remote could not be asked, or lacks the object: how it was named
                 for f in found:
@@ -349,6 +366,7 @@ def audit(
     push: Push | None = None,
     mainline: bool = True,
     remote_note: str | None = None,
+    remote_setup: Callable[[], tuple[str | None, Path | None, str | None]] | None = None,
 ) -> Summary:
     """The commits of ``start..end``; the trust anchor (``anchor``, else ``$EEE_AUDIT_ANCHOR``)
     must be an ancestor of ``end`` and, with ``mainline`` (a protected branch's audit: the
@@ -377,8 +395,9 @@ def audit(
     The objects of the DVC pointers each commit adds are checked with what this clone holds
     (:class:`Objects`); ``remote_objects``: on the store's DVC remote too (``dvc_remote``: its
     name; ``dvc_dir``: the DVC folder whose config names it), where each must be;
-    ``remote_note``: how the remote was named, said where it cannot be asked (the server
-    gate: the setting ``dvc_remote``). ``not_remote``: leave out the commits that remote's
+    ``remote_note``: how the remote was named, said where it cannot be asked; ``remote_setup``:
+    what gives the remote's name, DVC folder and note when a pointer first asks (the server
+    gate: the setting ``dvc_remote`` and its ``eee.dvcDir``). ``not_remote``: leave out the commits that remote's
     tracking branches hold (a push to a new branch)."""
     try:
         git_dir(cwd)
@@ -390,7 +409,7 @@ def audit(
             commits = rev_list(start, end, cwd, not_remote=not_remote)
     except GitError as exc:
         return Summary([], fatal=f"cannot list commits: {exc}")
-    objects = Objects(cwd, head, remote_objects, dvc_remote, dvc_dir, note=remote_note)
+    objects = Objects(cwd, head, remote_objects, dvc_remote, dvc_dir, note=remote_note, setup=remote_setup)
     results = []
     trust = anchor_from(anchor)
     history = anchor_findings(trust, head, cwd, mainline=mainline) + replacement_findings(cwd)
