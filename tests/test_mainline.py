@@ -532,3 +532,15 @@ def test_a_supersession_by_a_contributor_who_did_not_sign_the_adding_commit_is_r
     event(clone, "supersede", COLE, record=FOURTH, replacement="5e5f5a5b-6c6d-4e6f-8a8b-0c0d1e1f2a2b")
     fine = sneak(clone, "Cole supersedes his own record", COLE, cole)
     accepted(push(clone, "origin", "main"), bare, fine)
+    # a record he adds and corrects on a branch of his own is his when a maintainer merges the branch
+    git(clone, "checkout", "-q", "-b", "mine")
+    place_record(clone, record_of("acme/widget-2b", score=3.0), record_uuid="6a6b6c6d-7e7f-4a8b-9c9d-0e0f1a1b2c2d")
+    sneak(clone, "Cole's record on his branch", COLE, cole)
+    place_record(clone, record_of("acme/widget-2b", score=4.0), record_uuid="7b7c7d7e-8f8a-4b9c-8d0e-1f2a3b4c5d6e")
+    event(clone, "supersede", COLE, record="6a6b6c6d-7e7f-4a8b-9c9d-0e0f1a1b2c2d",
+          replacement="7b7c7d7e-8f8a-4b9c-8d0e-1f2a3b4c5d6e")  # fmt: skip
+    sneak(clone, "Cole corrects it", COLE, cole)
+    git(clone, "checkout", "-q", "main")
+    git(clone, "merge", "-q", "--no-ff", "--no-commit", "mine")
+    merged = sneak(clone, "merge Cole's branch", MIA, mia)
+    accepted(push(clone, "origin", "main"), bare, merged)

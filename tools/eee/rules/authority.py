@@ -389,7 +389,8 @@ class Judge:
             self.before_roles.append((info.commit, len(governance)))
         merge = self.brought.get(info.commit)
         brought = f"brought onto the mainline by the merge {merge[:10]}: " if merge else ""
-        out += self.who(info, acts, mine, read, under, where, brought, genesis)
+        lookup = self.brought.get(info.commit, info.commit)  # the mainline commit that brings this one
+        out += self.who(info, acts, mine, read, under, where, brought, genesis, lookup)
         if mainline_merge:
             out += self._merge(info, where)
         return out
@@ -438,15 +439,18 @@ class Judge:
         where: Where,
         brought: str,
         genesis: bool = False,
+        lookup: str | None = None,
     ) -> list[Finding]:
         """Who may have taken ``acts`` (the commit ``info``'s, judged by the roles and
         settings of ``under``): each act's role, a signature where the settings require one,
-        the actor of each added event and manifest (the one judgement of every commit)."""
+        the actor of each added event and manifest (the one judgement of every commit).
+        ``lookup``: the mainline commit that brings ``info`` (itself, or the merge), along
+        whose mainline a superseded record's adding commits are found."""
         roles = self.verifier.roles(under)
         verified = self.verifier.verify(info.commit, under) if roles is not None else None
         out: list[Finding] = []
         if roles is not None:
-            out += self._judged(info, acts, roles, verified, under, where, brought)
+            out += self._judged(info, acts, roles, verified, under, where, brought, lookup or info.commit)
         out += self._signed_required(info, under, roles, verified, where, genesis, brought)
         out += actor_findings(mine, read, self.committer(info.commit), verified, roles, where, self.events)
         return out
@@ -460,8 +464,10 @@ class Judge:
         under: str | None,
         where: Where,
         brought: str,
+        lookup: str,
     ) -> list[Finding]:
-        """Each act needing a role, judged by ``roles`` (those of ``under``)."""
+        """Each act needing a role, judged by ``roles`` (those of ``under``); a supersession
+        also by who added the record, on ``lookup``'s mainline."""
         out = []
         for act in needing_a_role(acts):
             role = role_for(act.act)
@@ -472,8 +478,7 @@ class Judge:
                 and verified is not None
                 and verified.principal
                 and act.record
-                and under is not None
-                and record_signed_by(self.verifier, act.record, verified.principal, under)
+                and record_signed_by(self.verifier, act.record, verified.principal, lookup)
             ):
                 continue
             needs = f"{brought}{act.what()} needs the {role} role"
@@ -604,7 +609,7 @@ class Judge:
                 mine = [c for c in changes if own is None or own(c)]
                 acts = self.acts(other, changes, tree, own, first, False)
                 brought = f"brought in by the merge from {other.commit[:10]} ({_shown_subject(other.subject)}): "
-                out += self.who(other, acts, mine, _read(tree), first, where, brought)
+                out += self.who(other, acts, mine, _read(tree), first, where, brought, lookup=info.commit)
         return out
 
 
