@@ -440,3 +440,29 @@ def test_a_crafted_author_is_shown_escaped(tmp_path: Path, capsys) -> None:
     (f,) = _of(findings, "actor")
     assert "\x1b" not in f["message"] and "\u202e" not in f["message"]
     assert "\\x1b" in f["message"] and "\\u202e" in f["message"]
+
+
+def test_a_merge_of_a_branch_behind_on_the_settings_is_a_maintainers_act(store: dict[str, Any], capsys) -> None:
+    """A merge of the mainline takes a configuration change against any of its parents: merging
+    a branch that is behind on the settings changes them against that branch. Unsigned (a
+    forge's merge button), it is refused saying why; a maintainer's signed merge goes in."""
+    repo = store["repo"]
+    git(repo, "checkout", "-q", "-b", "cole")
+    place_record(repo, load_example("aggregate", "valid", RECORD), benchmark="other", record_uuid=OTHER)
+    sneak(repo, "Cole's record", COLE, store["cole"])
+    git(repo, "checkout", "-q", "main")
+    (repo / "governance" / "settings.yaml").write_text("sidecar_git_max_bytes: 2048\n")
+    settings = sneak(repo, "settings: smaller sidecars in git", MIA, store["mia"])
+    git(repo, "merge", "-q", "--no-ff", "--no-commit", "cole")
+    merge = sneak(repo, "Merge pull request #1", ("GitHub", "noreply@github.com"))
+    code, findings = _audit(repo, capsys, "--anchor", store["genesis"])
+    assert code == 1
+    (f,) = _of(findings, "authority")
+    assert f["file"] == f"{merge[:10]}:governance/settings.yaml"
+    assert "the merge changes it against its parent" in f["message"] and "behind on it" in f["message"]
+    assert "change the store's settings" in f["message"] and "no signature" in f["message"]
+    git(repo, "reset", "-q", "--hard", settings)
+    git(repo, "merge", "-q", "--no-ff", "--no-commit", "cole")
+    sneak(repo, "Merge Cole's branch", MIA, store["mia"])
+    code, findings = _audit(repo, capsys, "--anchor", store["genesis"])
+    assert not _of(findings, "authority"), findings

@@ -346,6 +346,7 @@ def test_a_merge_that_reverts_the_roles_through_an_old_side_merge_is_the_merges_
     merge = sneak(clone, "merge side", BOB, bob)
     remote = refused(push(clone, "origin", "main"), bare, before)
     line, _ = finding(remote, merge, "governance/allowed_signers", "authority")
+    assert "the merge brings this change onto the mainline" in line
     assert "change the roles" in line and f"the roles of {removed[:10]} do not know" in line
 
 

@@ -115,15 +115,29 @@ SIGNING_TEXT = "; ".join(f"`{line}`" for line in SIGNING_LINES)
 
 
 class Act(NamedTuple):
-    """One act of a commit: its name (:data:`eee.governance.AUTHORITY`), the file, the record."""
+    """One act of a commit: its name (:data:`eee.governance.AUTHORITY`), the file, the record;
+    ``against``: for a merge's configuration act that is no content of its own, the parent it
+    changes the file against."""
 
     act: str
     path: str
     record: str | None = None
+    against: str | None = None
 
     def what(self) -> str:
         found = AUTHORITY_BY_ACT.get(self.act)
         return found.what if found is not None else "change a governance event file"
+
+    def how(self, first: str | None) -> str:
+        """How a merge takes the act, when it is not its own content (``first``: its first parent)."""
+        if self.against is None:
+            return ""
+        if self.against == first:
+            return "the merge brings this change onto the mainline (whichever branch made it, landing it is the act): "
+        return (
+            f"the merge changes it against its parent {self.against[:10]} (a branch behind on it: bring the branch "
+            "up to date first, or a maintainer signs the merge): "
+        )
 
 
 def _event(read: Callable[[str], bytes | None], path: str) -> dict[str, Any] | None:
@@ -414,13 +428,13 @@ class Judge:
             return acts
         seen = {(a.act, a.path) for a in acts}
         paths = configuration_paths(protected)
-        against = [changes] + [self._changes(info.commit, p, paths) for p in info.parents[1:]]
-        for listed in against:
+        against = [(info.parents[0], changes)] + [(p, self._changes(info.commit, p, paths)) for p in info.parents[1:]]
+        for parent, listed in against:
             for c in listed:
                 act = act_of_path(c.path, protected)
                 if act in CONFIGURATION_ACTS and (act, c.path) not in seen:
                     seen.add((act, c.path))
-                    acts.append(Act(act, c.path))
+                    acts.append(Act(act, c.path, against=parent))
         return acts
 
     def _changes(self, commit: str, parent: str, paths: list[str]) -> list[Change]:
@@ -481,7 +495,7 @@ class Judge:
                 and record_signed_by(self.verifier, act.record, verified.principal, lookup)
             ):
                 continue
-            needs = f"{brought}{act.what()} needs the {role} role"
+            needs = f"{brought}{act.how(info.parent)}{act.what()} needs the {role} role"
             if act.act == "supersede":
                 needs += " (or the signer of the commit that added the record)"
             out.append(
