@@ -300,6 +300,7 @@ class Judge:
         self.mainline: set[str] = set()
         self.point: dict[str, str | None] = {}  # commit -> the mainline commit whose roles and settings judge it
         self.brought: dict[str, str] = {}  # a side commit -> the mainline merge that brought it
+        self._sides: dict[str, list[CommitInfo]] = {}  # a mainline merge -> the commits it brings in
 
     def plan(self, commits: list[CommitInfo], head: str) -> None:
         """The mainline of ``head`` (its first-parent chain) among ``commits``, and the
@@ -325,14 +326,21 @@ class Judge:
             self.point[commit] = info.parent
             if len(info.parents) < 2:
                 continue
-            try:
-                side = rev_list(info.parent, commit, self.cwd)
-            except GitError:
-                continue
+            side = self._side(info)
             for other in side:
                 if other.commit != commit and other.commit in by and other.commit not in self.point:
                     self.point[other.commit] = info.parent
                     self.brought[other.commit] = commit
+
+    def _side(self, info: CommitInfo) -> list[CommitInfo]:
+        """The commits the merge ``info`` brings onto its first parent (``first..merge``, the merge left out)."""
+        if info.commit not in self._sides:
+            try:
+                found = rev_list(info.parent, info.commit, self.cwd)
+            except GitError:
+                found = []
+            self._sides[info.commit] = [c for c in found if c.commit != info.commit]
+        return self._sides[info.commit]
 
     def point_of(self, info: CommitInfo) -> str | None:
         """The commit whose roles and settings judge ``info`` (see :meth:`plan`)."""
@@ -602,10 +610,7 @@ class Judge:
         every commit is (:meth:`who`) by the roles and settings of the merge's first parent,
         the mainline commit it was merged onto, and reported at the merge."""
         first = info.parents[0]
-        try:
-            side = [c for c in rev_list(first, info.commit, self.cwd) if c.commit != info.commit]
-        except GitError:
-            return []
+        side = self._side(info)
         if self.audited is not None:
             side = [c for c in side if c.commit not in self.audited]
         if not side or (self.verifier.roles(first) is None and not self.settings(first).require_signed_commits):
