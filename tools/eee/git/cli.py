@@ -586,6 +586,23 @@ def committer_ident(cwd: Where = None) -> tuple[str, str] | None:
     return _var_ident("GIT_COMMITTER_IDENT", cwd)
 
 
+def identity_said(cwd: Where = None) -> set[str]:
+    """Which of the committer's name and email the user said (``{"name", "email"}`` at most):
+    ``GIT_COMMITTER_NAME``/``GIT_COMMITTER_EMAIL`` (or ``EMAIL``), else ``committer.*`` or
+    ``user.*`` in git's configuration (one git call), as opposed to what git would guess from
+    the system's accounts."""
+    said = {part for part in ("name", "email") if os.environ.get(f"GIT_COMMITTER_{part.upper()}")}
+    if os.environ.get("EMAIL"):
+        said.add("email")
+    if len(said) < 2:
+        proc = run("config", "-z", "--get-regexp", r"^(user|committer)\.(name|email)$", cwd=cwd)
+        for item in proc.stdout.split(b"\0"):
+            key, _, value = item.decode("utf-8", "replace").partition("\n")
+            if key and value.strip():
+                said.add(key.rsplit(".", 1)[-1].lower())
+    return said
+
+
 SIGNING_KEYS = ("gpg.format", "user.signingkey", "commit.gpgsign", "gpg.ssh.defaultkeycommand")
 
 

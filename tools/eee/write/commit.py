@@ -82,13 +82,8 @@ def actor(root: Path) -> dict[str, str]:
     and ``user.email``), which the events and import manifests record and the audit's actor
     rule compares them with; Refused when git cannot tell."""
     found = cli.committer_ident(root)
-    said = {
-        part: bool(os.environ.get(f"GIT_COMMITTER_{part.upper()}"))
-        or any(cli.config(f"{where}.{part}", root) for where in ("committer", "user"))
-        or (part == "email" and bool(os.environ.get("EMAIL")))
-        for part in ("name", "email")
-    }  # as the user said them, never a name git guessed from the system's accounts
-    if found is None or not found[0] or not found[1] or not all(said.values()):
+    said = cli.identity_said(root)  # as the user said them, never a name git guessed from the system's accounts
+    if found is None or not found[0] or not found[1] or said != {"name", "email"}:
         raise refusal(
             "git config user.name and user.email must be set (or GIT_COMMITTER_NAME and GIT_COMMITTER_EMAIL): "
             "commits, events and import manifests record who acted, as git's committer (git var GIT_COMMITTER_IDENT)",
