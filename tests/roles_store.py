@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime as dt
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -86,3 +87,63 @@ def roles_store(tmp: Path, *, with_cole: bool = True, anchor_genesis: bool = Tru
     write_roles(repo, signers)
     genesis = sneak(repo, "Roles: the genesis", MIA, mia)
     return {"repo": repo, "mia": mia, "cole": cole, "genesis": genesis, "before": before}
+
+
+# --- a bare repository with the server gate, and pushes into it ------------------------------------
+
+
+def eee(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "eee", *args], capture_output=True, text=True, cwd=cwd, env=env)
+
+
+def refs(bare: Path) -> str:
+    return git(bare, "for-each-ref", "--format=%(refname) %(objectname)").stdout
+
+
+def push(clone: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """``git push ARGS`` (the clone has no pre-push hook: what the server alone decides)."""
+    return git(clone, "push", "--no-verify", *args, check=False)
+
+
+def serve(origin: Path, tmp: Path, name: str = "store.git", *install: str) -> tuple[Path, Path]:
+    """A bare clone of ``origin`` with the server gate installed (``install``: more options of
+    ``eee server install``), and a clone of it to push from."""
+    bare = tmp / name
+    git(tmp, "clone", "-q", "--bare", str(origin), str(bare))
+    proc = eee("server", "install", str(bare), *install)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    clone = tmp / f"clone-of-{name}"
+    git(tmp, "clone", "-q", str(bare), str(clone))
+    git(clone, "config", "commit.gpgsign", "false")
+    return bare, clone
+
+
+def accepted(proc: subprocess.CompletedProcess[str], bare: Path, head: str, ref: str = "main") -> None:
+    assert proc.returncode == 0, proc.stderr
+    for check in ("authority", "actor", "genesis", "roles"):
+        assert f"[{check}]" not in proc.stderr, proc.stderr
+    assert git(bare, "rev-parse", ref).stdout.strip() == head
+
+
+def refused(proc: subprocess.CompletedProcess[str], bare: Path, before: str) -> str:
+    """The push was refused by the server gate and no ref moved; returns the ``remote:`` lines."""
+    assert proc.returncode != 0, proc.stderr
+    assert "pre-receive hook declined" in proc.stderr
+    assert "the push is refused" in proc.stderr and "no ref was updated" in proc.stderr
+    assert refs(bare) == before
+    assert "Traceback" not in proc.stderr
+    return "\n".join(line for line in proc.stderr.splitlines() if line.startswith("remote: "))
+
+
+def finding(remote: str, commit: str, path: str, check: str) -> tuple[str, str]:
+    """The one finding line ``<commit>:<path>::$...: [check] ...`` and the hint line after it."""
+    lines = remote.splitlines()
+    at = [
+        i
+        for i, line in enumerate(lines)
+        if line.startswith(f"remote: {commit[:10]}:{path}::$") and f"[{check}]" in line
+    ]
+    assert len(at) == 1, (commit[:10], path, check, remote)
+    hint = lines[at[0] + 1] if at[0] + 1 < len(lines) else ""
+    assert hint.startswith("remote:     hint: "), remote
+    return lines[at[0]], hint

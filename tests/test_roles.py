@@ -385,7 +385,7 @@ def test_the_workflow_audits_what_the_server_audits(tmp_path: Path) -> None:
     proc = subprocess.run(["bash", "-e", "-c", body], cwd=repo, capture_output=True, text=True, env=env)
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "::error file=" in proc.stdout and "needs the maintainer role" in proc.stdout
-    assert "brought in by the merge" in proc.stdout
+    assert "brought onto the mainline by the merge" in proc.stdout
 
 
 def test_the_governance_card_prints_the_table_the_code_declares() -> None:
@@ -405,6 +405,12 @@ def test_the_governance_card_prints_the_table_the_code_declares() -> None:
     assert rows("protected") == [
         [f"`{path}`", "the action of the event it holds" if act == EVENT_ACT else f"`{act}`"] for path, act in PROTECTED
     ]
+    from eee.store import settings
+    from eee.store.tree import WorkTree
+
+    kept = settings.read(WorkTree(PROJECT)).protected_paths  # the list lives in the store's settings
+    assert rows("protected-paths") == [[f"`{path}`"] for path in kept]
+    assert {"mkdocs.yml", "tools/", "pyproject.toml", ".pre-commit-config.yaml"} <= set(kept)
 
 
 def test_every_action_and_protected_act_has_a_role() -> None:

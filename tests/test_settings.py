@@ -18,6 +18,27 @@ def test_a_store_without_the_file_has_the_defaults(tmp_path: Path) -> None:
     assert settings.DEFAULTS.protected_branches == ("main",)
 
 
+def test_the_protected_paths_and_the_dvc_remote() -> None:
+    """What the tools run or check is protected by default; a store names more (or fewer: the
+    settings are a maintainer's), and names the DVC remote its pointers' objects live on."""
+    assert {"mkdocs.yml", "tools/", "pyproject.toml", ".pre-commit-config.yaml", "dvc.yaml", ".ci/"} <= set(
+        settings.DEFAULTS.protected_paths
+    )
+    assert settings.DEFAULTS.dvc_remote == ""
+    got = settings.parse("protected_paths: [mkdocs.yml, docs/overrides/]\ndvc_remote: storage\n")
+    assert got.protected_paths == ("mkdocs.yml", "docs/overrides/") and got.dvc_remote == "storage"
+    assert settings.is_protected("docs/overrides/main.html", got.protected_paths)
+    assert settings.is_protected("mkdocs.yml", got.protected_paths)
+    assert not settings.is_protected("mkdocs.yml.bak", got.protected_paths)
+    assert not settings.is_protected("docs/guide.md", got.protected_paths)
+    from eee.governance import act_of_path
+
+    assert act_of_path("tools/eee/cli.py") == "protected-path"
+    assert act_of_path("schemas/registry.json") == "release-schema"  # an act of its own comes first
+    assert act_of_path("docs/overrides/main.html", got.protected_paths) == "protected-path"
+    assert act_of_path("tools/eee/cli.py", got.protected_paths) is None
+
+
 def test_keys_left_out_keep_their_defaults() -> None:
     got = settings.parse("sidecar_git_max_bytes: 2048\n")
     assert got.sidecar_git_max_bytes == 2048
@@ -35,6 +56,12 @@ def test_keys_left_out_keep_their_defaults() -> None:
         ("require_signed_commits: 'yes'\n", "$.require_signed_commits", "true or false"),
         ("protected_branches: main\n", "$.protected_branches", "list of branch names"),
         ("protected_branches: ['']\n", "$.protected_branches", "list of branch names"),
+        ("protected_paths: tools/\n", "$.protected_paths", "list of repository paths"),
+        ("protected_paths: [/etc/passwd]\n", "$.protected_paths", "no leading /"),
+        ("protected_paths: [tools/../x]\n", "$.protected_paths", "list of repository paths"),
+        ('protected_paths: ["a\\x07"]\n', "$.protected_paths", "list of repository paths"),
+        ("dvc_remote: [a, b]\n", "$.dvc_remote", "one name"),
+        ("dvc_remote: 7\n", "$.dvc_remote", "one name"),
         ("- a\n- b\n", "$", "mapping"),
         ("a: &x 1\nb: *x\n", "$", "not plain YAML"),
         ("sidecar_git_max_bytes: !!binary aGk=\n", "$", "not plain YAML"),

@@ -165,8 +165,8 @@ def main(argv: list[str]) -> int:
         print(f"{len(found)} duplicate group(s), {open_groups} open", file=sys.stderr)
         if open_groups:
             print(
-                "    hint: settle a group with tools/mark-duplicate <uuid> --of <uuid> (the same result twice) "
-                "or tools/supersede (a correction)",
+                "    hint: a maintainer settles a group with tools/mark-duplicate <uuid> --of <uuid> (the same result "
+                "twice) or tools/supersede (a correction); anyone may point it out with tools/dispute",
                 file=sys.stderr,
             )
     return EXIT_WARNINGS if open_groups else EXIT_OK

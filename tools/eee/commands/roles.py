@@ -21,7 +21,7 @@ from typing import Any
 
 from eee.commands import EXIT_OK, OUTPUT_FORMATS, add_dry_run, add_format, add_store, parser, refused
 from eee.git.cli import GitError
-from eee.governance import AUTHORITY, EVENT_ACT, PROTECTED
+from eee.governance import AUTHORITY, EVENT_ACT, PROTECTED, PROTECTED_PATH_ACT
 from eee.reporting.findings import Refused, refusal
 from eee.store.roles import ALLOWED_SIGNERS, ROLES, ROLES_FILE
 
@@ -132,8 +132,22 @@ def listing(root: Path) -> dict[str, Any]:
         "principals": principals,
         "problems": [p._asdict() for p in found.problems] if found is not None else [],
         "authority": [a._asdict() for a in AUTHORITY],
-        "protected": [{"path": path, "act": act} for path, act in PROTECTED],
+        "protected": [{"path": path, "act": act} for path, act in PROTECTED]
+        + [{"path": path, "act": PROTECTED_PATH_ACT} for path in _protected_paths(root)],
     }
+
+
+def _protected_paths(root: Path) -> list[str]:
+    """The store's protected_paths (its settings file, else the defaults), those no act above names."""
+    from eee.governance import act_of_path
+    from eee.store import settings
+    from eee.store.tree import WorkTree
+
+    try:
+        paths = settings.read(WorkTree(root)).protected_paths
+    except settings.SettingsProblem:
+        paths = settings.PROTECTED_PATHS
+    return [p for p in paths if act_of_path(p if not p.endswith("/") else p + "x", paths) == PROTECTED_PATH_ACT]
 
 
 def _list(root: Path, fmt: str) -> int:

@@ -33,6 +33,13 @@ def main(argv: list[str]) -> int:
         "git_dir", nargs="?", type=Path, metavar="GIT_DIR", help="the bare repository (default: the current folder)"
     )
     p.add_argument("--force", action="store_true", help="install: replace a hook that eee did not write (it is lost)")
+    p.add_argument(
+        "--dvc-dir",
+        type=Path,
+        metavar="DIR",
+        help="install: the DVC folder whose config names the store's remote (and its credentials): the gate refuses "
+        "a pushed pointer whose object is not there (kept as `git config eee.dvcDir`)",
+    )
     args = p.parse_args(argv)
 
     from eee.git.cli import GitError, bare_git_dir
@@ -53,7 +60,7 @@ def main(argv: list[str]) -> int:
         p.error(f"{args.action} needs GIT_DIR, the bare repository the store is pushed to")
     try:
         if args.action == "install":
-            git_dir = server.install(args.git_dir, force=args.force)
+            git_dir = server.install(args.git_dir, force=args.force, dvc_dir=args.dvc_dir)
             print(
                 f"installed the server gate in {git_dir} (hooks/pre-receive, hooks/post-receive; "
                 f"indexes built); it runs {sys.executable}"

@@ -382,10 +382,15 @@ def staged_changes(cwd: str | Path | None = None, head: bool | None = None) -> l
     return parse_raw(staged_raw(cwd, head))
 
 
-def commit_changes(commit: str, cwd: str | Path | None = None, parent: str | None = None) -> list[Change]:
+def commit_changes(
+    commit: str, cwd: str | Path | None = None, parent: str | None = None, paths: list[str] | None = None
+) -> list[Change]:
     """What ``commit`` changed against ``parent`` (its first parent by default; everything,
     for a root commit). A merge is compared with that parent explicitly: ``diff-tree`` of a
-    merge alone shows nothing."""
+    merge alone shows nothing. ``paths``: only under these (literal pathspecs: a file, or a
+    folder ending in /)."""
+    if paths is not None and not paths:
+        return []
     if parent is None:
         listed = git("rev-list", "--parents", "-n", "1", "--end-of-options", commit, cwd=cwd).decode().split()
         parent = listed[1] if len(listed) > 1 else None
@@ -402,6 +407,7 @@ def commit_changes(commit: str, cwd: str | Path | None = None, parent: str | Non
         "--no-commit-id",
         "--end-of-options",
         *against,
+        *(["--", *(f":(literal){p.rstrip('/')}" for p in paths)] if paths is not None else []),
         cwd=cwd,
     )
     return parse_raw(out)
@@ -530,10 +536,7 @@ def _ident(line: bytes) -> tuple[str, str]:
     return (head.strip() if lt else text.strip()), email.strip()
 
 
-def authors(commits: Iterable[str], cwd: Where = None) -> dict[str, tuple[str, str]]:
-    """commit -> (author name, author email), read from the raw commit objects (one
-    ``cat-file --batch``): whatever bytes a crafted commit holds, the fields come back as
-    the header says them, never shifted into each other."""
+def _idents(commits: Iterable[str], header: bytes, cwd: Where) -> dict[str, tuple[str, str]]:
     out: dict[str, tuple[str, str]] = {}
     with BatchReader(cwd) as reader:
         for name, kind, data in reader.objects(list(dict.fromkeys(commits))):
@@ -542,20 +545,62 @@ def authors(commits: Iterable[str], cwd: Where = None) -> dict[str, tuple[str, s
             for line in data.split(b"\n"):
                 if not line:
                     break  # the end of the headers
-                if line.startswith(b"author "):
-                    out[name] = _ident(line[len(b"author ") : line.rfind(b">") + 1])
+                if line.startswith(header):
+                    out[name] = _ident(line[len(header) : line.rfind(b">") + 1])
                     break
     return out
+
+
+def authors(commits: Iterable[str], cwd: Where = None) -> dict[str, tuple[str, str]]:
+    """commit -> (author name, author email), read from the raw commit objects (one
+    ``cat-file --batch``): whatever bytes a crafted commit holds, the fields come back as
+    the header says them, never shifted into each other."""
+    return _idents(commits, b"author ", cwd)
+
+
+def committers(commits: Iterable[str], cwd: Where = None) -> dict[str, tuple[str, str]]:
+    """commit -> (committer name, committer email), read as :func:`authors` reads authors:
+    who committed is who acted (an event's actor, :mod:`eee.rules.authority`)."""
+    return _idents(commits, b"committer ", cwd)
+
+
+def _var_ident(var: str, cwd: Where) -> tuple[str, str] | None:
+    proc = run("var", var, cwd=cwd)
+    if proc.returncode != 0:
+        return None
+    line = proc.stdout.strip()
+    return _ident(line[: line.rfind(b">") + 1])
 
 
 def ident(cwd: Where = None) -> tuple[str, str] | None:
     """(name, email) the next commit's author will have (``git var GIT_AUTHOR_IDENT``: the
     GIT_AUTHOR_* variables a commit in progress sets, else the configuration); None when unset."""
-    proc = run("var", "GIT_AUTHOR_IDENT", cwd=cwd)
-    if proc.returncode != 0:
-        return None
-    line = proc.stdout.strip()
-    return _ident(line[: line.rfind(b">") + 1])
+    return _var_ident("GIT_AUTHOR_IDENT", cwd)
+
+
+def committer_ident(cwd: Where = None) -> tuple[str, str] | None:
+    """(name, email) git will record as the next commit's committer (``git var
+    GIT_COMMITTER_IDENT``: ``GIT_COMMITTER_NAME``/``GIT_COMMITTER_EMAIL`` over the
+    configuration, as git itself takes them); None when git cannot tell (it then refuses
+    to commit too)."""
+    return _var_ident("GIT_COMMITTER_IDENT", cwd)
+
+
+def identity_said(cwd: Where = None) -> set[str]:
+    """Which of the committer's name and email the user said (``{"name", "email"}`` at most):
+    ``GIT_COMMITTER_NAME``/``GIT_COMMITTER_EMAIL`` (or ``EMAIL``), else ``committer.*`` or
+    ``user.*`` in git's configuration (one git call), as opposed to what git would guess from
+    the system's accounts."""
+    said = {part for part in ("name", "email") if os.environ.get(f"GIT_COMMITTER_{part.upper()}")}
+    if os.environ.get("EMAIL"):
+        said.add("email")
+    if len(said) < 2:
+        proc = run("config", "-z", "--get-regexp", r"^(user|committer)\.(name|email)$", cwd=cwd)
+        for item in proc.stdout.split(b"\0"):
+            key, _, value = item.decode("utf-8", "replace").partition("\n")
+            if key and value.strip():
+                said.add(key.rsplit(".", 1)[-1].lower())
+    return said
 
 
 SIGNING_KEYS = ("gpg.format", "user.signingkey", "commit.gpgsign", "gpg.ssh.defaultkeycommand")
@@ -627,20 +672,105 @@ def signatures(commits: list[str], allowed_signers: str | Path, cwd: Where = Non
     return out
 
 
-def record_adding_commit(record_uuid: str, head: str, cwd: Where = None) -> str | None:
-    """The commit of ``head``'s history that added the record ``data/*/*/*/<uuid>.json``
-    (``record_uuid`` a checked uuid; None when none did)."""
-    if not all(c in "0123456789abcdef-" for c in record_uuid) or not record_uuid:
+def _oid_text(value: str) -> bool:
+    return len(value) in (40, 64) and all(c in "0123456789abcdef" for c in value)
+
+
+def on_first_parent_chain(old: str, new: str, cwd: Where = None) -> bool:
+    """Whether the commit ``old`` is ``new`` or one of its first-parent ancestors (both full
+    object ids): whether ``new`` keeps ``old`` on its mainline. One ``rev-list``: the
+    first-parent walk from ``new`` down to what ``old`` reaches; ``old`` is on the chain
+    exactly when the last commit walked has it as first parent."""
+    if not (_oid_text(old) and _oid_text(new)):
+        raise GitError(f"not object ids: {old!r}, {new!r}")
+    if old == new:
+        return True
+    out = git("rev-list", "--first-parent", "--parents", new, "--not", old, cwd=cwd).decode().split("\n")
+    lines = [line.split() for line in out if line.strip()]
+    return bool(lines) and len(lines[-1]) > 1 and lines[-1][1] == old
+
+
+def first_parent_walk(rev: str, cwd: Where = None) -> Iterator[str]:
+    """``rev`` and its first-parent ancestors, newest first (streamed: the walk stops when
+    the caller stops reading)."""
+    for entry in fields("log", "--first-parent", "-z", "--format=%H", "--end-of-options", rev, "--", cwd=cwd):
+        commit = entry.decode("ascii", "replace").strip()
+        if commit:
+            yield commit
+
+
+class Adding(NamedTuple):
+    """How a record entered the mainline: ``mainline``, the first commit of the first-parent
+    chain whose tree holds it; ``adders``, the commits that added it (in none of their
+    parents): the mainline commit itself, or, when it is a merge that brought the record
+    from another parent, the commits of that side that added it; ``path``, where."""
+
+    mainline: str
+    adders: tuple[str, ...]
+    path: str
+
+
+def record_adding(record_uuid: str, head: str, cwd: Where = None) -> Adding | None:
+    """How the record ``data/*/*/*/<uuid>.json`` entered ``head``'s mainline (its
+    first-parent chain), every parent considered (:class:`Adding`), or None when no commit
+    of it did (``record_uuid`` a checked uuid). git's own history simplification follows
+    whichever parent a merge happens to match: never used here."""
+    if not record_uuid or not all(c in "0123456789abcdef-" for c in record_uuid):
         return None
     proc = run(
         "log",
-        "--format=%H",
+        "--first-parent",
+        "--diff-merges=first-parent",
         "--diff-filter=A",
+        "-z",
+        "--format=%x01%H",
+        "--name-only",
         "--end-of-options",
         head,
         "--",
         f":(glob)data/*/*/*/{record_uuid}.json",
         cwd=cwd,
     )
-    found = proc.stdout.decode().split() if proc.returncode == 0 else []
-    return found[-1] if found else None  # the first to add it
+    if proc.returncode != 0:
+        return None
+    found: tuple[str, str] | None = None
+    commit = ""
+    for item in proc.stdout.decode("utf-8", "surrogateescape").split("\0"):
+        item = item.strip("\n")
+        if item.startswith("\x01"):
+            commit = item[1:].strip()
+        elif item and commit:
+            found = (commit, item)  # the oldest comes last
+    if found is None:
+        return None
+    mainline, path = found
+    parents = git("rev-list", "--no-walk", "--parents", mainline, cwd=cwd).decode().split()[1:]
+    if len(parents) < 2:
+        return Adding(mainline, (mainline,), path)
+    # a merge: the record came from another parent (or is the merge's own content)
+    side = git("rev-list", "--full-history", "--parents", mainline, "--not", parents[0], "--", path, cwd=cwd)
+    candidates = [line.split()[0] for line in side.decode().splitlines() if line.strip()]
+    real = (
+        {
+            line.split()[0]: line.split()[1:]
+            for line in git(
+                "rev-list",
+                "--no-walk=unsorted",
+                "--parents",
+                "--stdin",
+                cwd=cwd,
+                input="".join(f"{c}\n" for c in candidates).encode(),
+            )
+            .decode()
+            .splitlines()
+            if line.strip()
+        }
+        if candidates
+        else {}
+    )
+    names = [f"{c}:{path}" for c in real] + [f"{p}:{path}" for ps in real.values() for p in ps]
+    have = batch_check(names, cwd)
+    adders = tuple(
+        c for c in candidates if f"{c}:{path}" in have and not any(f"{p}:{path}" in have for p in real.get(c, []))
+    )
+    return Adding(mainline, adders or (mainline,), path)

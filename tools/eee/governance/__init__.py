@@ -23,7 +23,7 @@ from typing import NamedTuple
 
 from eee.store.paths import EVENT_SUFFIX, EVENTS_DIR, IMPORTS_DIR  # where events live is a path rule of the store
 from eee.store.roles import ALLOWED_SIGNERS, CONTRIBUTOR, MAINTAINER, ROLES_FILE
-from eee.store.settings import SETTINGS_PATH
+from eee.store.settings import PROTECTED_PATHS, SETTINGS_PATH, is_protected
 
 __all__ = ["ACTIONS", "AUTHORITY", "EVENTS_DIR", "EVENT_SUFFIX", "LIFECYCLES", "MARKERS", "PROTECTED", "STATUSES"]
 
@@ -176,8 +176,17 @@ AUTHORITY: tuple[Authority, ...] = (
     Authority("roles", MAINTAINER, f"change the roles ({ALLOWED_SIGNERS}, {ROLES_FILE}, .github/CODEOWNERS)"),
     Authority("forge", MAINTAINER, "change the forge set-up (.github/: the audit workflow)"),
     Authority("identity", MAINTAINER, "change the identity registry (governance/identity/: canonical ids, aliases)"),
+    Authority(
+        "protected-path",
+        MAINTAINER,
+        f"change a protected path: what the tools run or check (protected_paths in {SETTINGS_PATH})",
+    ),
 )
 AUTHORITY_BY_ACT = {a.act: a for a in AUTHORITY}
+PROTECTED_PATH_ACT = "protected-path"
+# The acts that change what judges the store rather than what it holds: a merge on the mainline takes
+# them against every parent, whatever parent its content came from (eee.rules.authority).
+CONFIGURATION_ACTS = frozenset({"release-schema", "settings", "roles", "forge", "identity", PROTECTED_PATH_ACT})
 
 EVENT_ACT = "event"  # a path whose act is the action of the event it holds
 # The paths each act writes: a folder (ending in /) or one file; the first entry that matches
@@ -196,13 +205,17 @@ PROTECTED: tuple[tuple[str, str], ...] = (
 )
 
 
-def act_of_path(path: str) -> str | None:
+def act_of_path(path: str, protected_paths: tuple[str, ...] | list[str] = PROTECTED_PATHS) -> str | None:
     """The act a change of ``path`` is (:data:`EVENT_ACT` for an event file: its action says
-    which), ``add`` under data/, None for a path no act protects."""
+    which), ``add`` under data/, ``protected-path`` for a path of the store's
+    ``protected_paths`` setting (``protected_paths``: those of the settings that judge the
+    commit; default :data:`eee.store.settings.PROTECTED_PATHS`), None for a path no act protects."""
     for where, act in PROTECTED:
         if path == where or (where.endswith("/") and path.startswith(where)):
             return act
-    return "add" if path.startswith("data/") else None
+    if path.startswith("data/"):
+        return "add"
+    return PROTECTED_PATH_ACT if is_protected(path, protected_paths) else None
 
 
 def role_for(act: str) -> str:

@@ -5,8 +5,8 @@ A forge that hosts the store (pull requests only, branch protection, a required 
 docs/guide/roles.md) asks the code owners of what a pull request changes for a review;
 written from ``governance/roles.yaml`` (each principal's ``forge`` handle) by ``eee roles
 codeowners`` and by ``eee roles add|remove`` where the file exists, it names, for each path of
-:data:`eee.governance.PROTECTED` (and the folders ``governance/`` and ``schemas/`` whole),
-the handles of the maintainers. A forge reads CODEOWNERS from the pull request's base
+:data:`eee.governance.PROTECTED` (and the folders ``governance/`` and ``schemas/`` whole) and
+of the store's ``protected_paths`` (:mod:`eee.store.settings`), the handles of the maintainers. A forge reads CODEOWNERS from the pull request's base
 branch, so a pull request cannot name its own reviewers.
 """
 
@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from eee.governance import PROTECTED
 from eee.store.roles import MAINTAINER, Roles
+from eee.store.settings import PROTECTED_PATHS
 
 CODEOWNERS = ".github/CODEOWNERS"
 HEADER = (
@@ -27,10 +28,10 @@ class NoOwners(ValueError):
     """No principal holding the role has a forge handle."""
 
 
-def patterns() -> list[str]:
+def patterns(protected_paths: tuple[str, ...] = PROTECTED_PATHS) -> list[str]:
     """The CODEOWNERS patterns of the protected paths, broadest first (the last match wins)."""
     out = ["/governance/", "/schemas/"]
-    for path, _act in PROTECTED:
+    for path in [*(p for p, _act in PROTECTED), *protected_paths]:
         pattern = "/" + path
         if pattern not in out:
             out.append(pattern)
@@ -42,7 +43,7 @@ def owners(roles: Roles) -> list[str]:
     return sorted({"@" + h for p in roles.holders(MAINTAINER) if (h := roles.forge(p))})
 
 
-def codeowners(roles: Roles) -> bytes:
+def codeowners(roles: Roles, protected_paths: tuple[str, ...] = PROTECTED_PATHS) -> bytes:
     """The CODEOWNERS file of ``roles``; :class:`NoOwners` when no maintainer has a forge handle."""
     handles = owners(roles)
     if not handles:
@@ -50,6 +51,7 @@ def codeowners(roles: Roles) -> bytes:
             "no maintainer has a forge handle: CODEOWNERS would own the protected paths by nobody "
             "(give one: `eee roles add NAME --key KEY.pub --role maintainer --forge HANDLE`)"
         )
-    width = max(len(p) for p in patterns())
-    lines = [f"{p:<{width}}  {' '.join(handles)}" for p in patterns()]
+    found = patterns(protected_paths)
+    width = max(len(p) for p in found)
+    lines = [f"{p:<{width}}  {' '.join(handles)}" for p in found]
     return (HEADER + "\n".join(lines) + "\n").encode("utf-8")

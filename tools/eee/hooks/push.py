@@ -9,7 +9,9 @@ reads either.
 
 For each ref pushed, the commits it publishes (the remote's old head onwards; for a new
 branch, what no remote-tracking branch of that remote holds) go through the audit
-(:func:`eee.validation.audit.audit`), with the remote's old head as the trust anchor: the
+(:func:`eee.validation.audit.audit`), with the remote's old head as the trust anchor (on
+a protected branch it stays on the pushed head's first-parent chain, as the server gate
+asks), the settings read there (its ``dvc_remote`` names the DVC remote): the
 commit rules on each commit's own changes, immutability of what is published (a change of
 a file a published commit holds; history rewritten under the remote's head), and every DVC
 pointer the commits add must have its object on the store's DVC remote, checked against the
@@ -24,7 +26,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from eee.hooks import emit
 
@@ -80,13 +82,16 @@ def main(argv: list[str]) -> int:
         start = update.remote_sha
         if start is not None and resolve(f"{start}^{{commit}}", root) is None:
             start = None  # the remote moved on since the last fetch: judged as new here
+        settings = _settings(root, start or update.local_sha)
         summary = audit(
             start,
             update.local_sha,
             root,
             anchor=start,
             remote_objects=True,
+            dvc_remote=settings.dvc_remote or None,
             not_remote=remote if start is None and remote and _plain(remote) else None,
+            mainline=_branch(update.remote_ref) in settings.protected_branches,
         )
         target = update.remote_ref or update.local_ref
         if summary.fatal:
@@ -106,3 +111,18 @@ def main(argv: list[str]) -> int:
 def _plain(name: str) -> bool:
     """A remote's name as ``--remotes=`` takes it (a URL pushed to directly has none)."""
     return not any(c in name for c in "*?[\\ :/") and not name.startswith("-")
+
+
+def _settings(root: Path, rev: str) -> Any:
+    """The store's settings at ``rev`` (the remote's old head, as the server gate reads them;
+    the defaults where they cannot be used: the audit's own rules report that)."""
+    from eee.store import settings
+
+    try:
+        return settings.of_commit(root, rev)
+    except settings.SettingsProblem:
+        return settings.DEFAULTS
+
+
+def _branch(ref: str) -> str | None:
+    return ref[len("refs/heads/") :] if ref.startswith("refs/heads/") else (ref or None)

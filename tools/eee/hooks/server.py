@@ -15,10 +15,15 @@ refuses the whole push.
    the pushed commits;
 2. the audit, THE audit (:func:`eee.validation.audit.audit`): every rule it knows, now and
    later, runs over the commits the push brings, those that no ref of the repository
-   reaches (``git log NEW --not --all``), with the ref's old head as trust anchor. It
-   is told the push (:class:`eee.rules.push.Push`): its basis, the commit whose settings
-   and roles judge it, is the ref's head before the push (for a new ref, the default
-   branch's head), never a pushed commit.
+   reaches (``git log NEW --not --all``), with the ref's old head as trust anchor (on a
+   protected branch, kept on the new head's first-parent chain). Every commit is judged by
+   the roles and settings of the mainline commit before it (:mod:`eee.rules.authority`):
+   the push's first commit, and whatever a merge brings onto the old head, by the old head,
+   never by a pushed commit's choice. It is told the push (:class:`eee.rules.push.Push`),
+   and every DVC pointer the push brings has its object on the store's DVC remote (the
+   setting ``dvc_remote`` at the push's basis; its URL and credentials from the DVC folder
+   ``git config eee.dvcDir`` names: :func:`dvc_remote`), checked against the pointer's md5
+   and the record's checksum; a remote that cannot be asked refuses the push.
 
 The pushed objects sit in git's quarantine (``GIT_QUARANTINE_PATH``,
 ``GIT_OBJECT_DIRECTORY``, ``GIT_ALTERNATE_OBJECT_DIRECTORIES``) until the hook accepts;
@@ -78,6 +83,7 @@ MAX_LINES = 400  # lines of findings shown to the pusher; the rest are counted
 MAX_LINE_CHARS = 2000  # characters of one line shown
 SHOWN_AS = ".venv/bin/eee"  # the tools as the pusher's clone runs them (the README's setup)
 PREFIX = "eee server gate"
+DVC_DIR_CONFIG = "eee.dvcDir"  # the bare repository's git config: the DVC folder (config, credentials) the gate reads
 
 
 class Refused(Exception):
@@ -239,7 +245,16 @@ def judge(update: Update, cwd: Path, report: Report, limit: int, default_head: s
     commits = rev_list_new(new, cwd, seen)
     seen.append(new)
     summary = audit(
-        None, new, cwd, anchor=old if fast_forward else None, commits=commits, push=push, adopt_without_anchor=False
+        None,
+        new,
+        cwd,
+        anchor=old if fast_forward else None,
+        commits=commits,
+        push=push,
+        adopt_without_anchor=False,
+        mainline=False,  # the old head on the new head's first-parent chain: the ref rules held it already
+        remote_objects=True,
+        remote_setup=lambda: dvc_remote(cwd, push.basis),
     )
     before = report.errors, report.warnings
     if summary.fatal:
@@ -253,6 +268,37 @@ def judge(update: Update, cwd: Path, report: Report, limit: int, default_head: s
         line += f", {errors} error{'' if errors == 1 else 's'}, {warnings} warning{'' if warnings == 1 else 's'}"
         line += f" (in a clone that holds them: `{audit_hint(old, new)}`)"
     report.note(line)
+
+
+def dvc_remote(git_dir: Path, basis: str | None) -> tuple[str | None, Path | None, str]:
+    """The DVC remote the gate asks for every pointer a push brings: its name (the setting
+    ``dvc_remote`` of the push's basis; None: ``core.remote``), the DVC folder whose config
+    gives its URL and credentials (``git config eee.dvcDir`` of the bare repository, set by
+    ``eee server install --dvc-dir``; a bare repository's is named, never guessed), and the
+    note said where the remote lacks an object or cannot be asked."""
+    from eee.git.cli import config
+    from eee.rules.push import settings_at
+    from eee.store.settings import SETTINGS_PATH, SettingsProblem
+
+    name = ""
+    if basis is not None:
+        try:
+            name = settings_at(git_dir, basis).dvc_remote
+        except SettingsProblem:
+            name = ""  # the settings' own rules say why; DVC's core.remote meanwhile
+    folder = config(DVC_DIR_CONFIG, git_dir)
+    dvc_dir = (git_dir / folder) if folder else None
+    named = (
+        f"remote {name!r}, dvc_remote in {SETTINGS_PATH}"
+        if name
+        else f"DVC's core.remote (dvc_remote in {SETTINGS_PATH} is empty)"
+    )
+    where = (
+        f"DVC config in {dvc_dir}"
+        if dvc_dir
+        else f"no DVC config named: `git config {DVC_DIR_CONFIG} DIR` in the bare repository"
+    )
+    return name or None, dvc_dir, f"the store's remote: {named}; the server gate's {where}"
 
 
 @contextmanager
@@ -413,16 +459,24 @@ def script(stage: str, python: str | None = None) -> str:
     )
 
 
-def install(path: Path, force: bool = False) -> Path:
+def install(path: Path, force: bool = False, dvc_dir: Path | None = None) -> Path:
     """Install the server gate into the bare repository at ``path`` and build its indexes;
     returns its git directory. :class:`GitError` when ``path`` is no bare repository;
-    :class:`Refused` when a hook that eee did not write is there (unless ``force``)."""
+    :class:`Refused` when a hook that eee did not write is there (unless ``force``) or
+    ``dvc_dir`` is no DVC folder. ``dvc_dir``: the DVC folder (its ``config`` names the
+    store's remote, with credentials beside it) the gate asks for every pushed pointer's
+    object, kept as ``git config eee.dvcDir``."""
     from eee.git.cli import bare_git_dir
     from eee.reporting.shown import command
     from eee.store.fsutil import replace_file
 
     git_dir = bare_git_dir(path)
     paths = {stage: _hook_path(git_dir, stage) for stage in HOOKS}
+    if dvc_dir is not None and not (Path(dvc_dir) / "config").is_file():
+        raise Refused(
+            f"{dvc_dir}: no DVC config there; --dvc-dir names a folder whose `config` names the store's remote "
+            "(and `config.local` its credentials), e.g. a copy of the store's .dvc folder"
+        )
     if not force:
         for stage, hook in paths.items():
             if (hook.exists() or hook.is_symlink()) and not _ours(hook):
@@ -438,6 +492,8 @@ def install(path: Path, force: bool = False) -> Path:
         if hook.is_symlink():
             hook.unlink()
         replace_file(tmp, hook)
+    if dvc_dir is not None:
+        git("config", DVC_DIR_CONFIG, str(Path(dvc_dir).resolve()), cwd=git_dir)
     _sync_indexes(git_dir, resolve("HEAD^{commit}", git_dir))
     return git_dir
 

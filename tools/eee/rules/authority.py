@@ -1,32 +1,49 @@
-"""Who may say what: every commit's acts judged by the roles of its first parent.
+"""Who may say what: every commit's acts judged along the mainline.
 
-A commit *acts* by the paths it changes (:data:`eee.governance.PROTECTED`): an event file
-is the act its action names (retract, dispute, ...), an import manifest is ``import``, a
-file under ``schemas/`` is ``release-schema``, the settings file ``settings``, the roles
-files ``roles``, ``.github/`` ``forge``; a record under ``data/`` is ``add``. Which role
-each act needs is :data:`eee.governance.AUTHORITY`. The rules (all of them rules of the
-audit of a commit range, reading only git objects, so that they hold at the server gate and
-in a forge's CI as they do in ``eee audit``):
+A commit *acts* by the paths it changes (:data:`eee.governance.PROTECTED`, then the store's
+``protected_paths``): an event file is the act its action names (retract, dispute, ...), an
+import manifest is ``import``, a file under ``schemas/`` is ``release-schema``, the settings
+file ``settings``, the roles files ``roles``, ``.github/`` ``forge``, the identity registry
+``identity``, a protected path (``mkdocs.yml``, ``tools/``, ...) ``protected-path``; a
+record under ``data/`` is ``add``. Which role each act needs is
+:data:`eee.governance.AUTHORITY`.
 
-- **authority**: in a store with roles (``governance/allowed_signers`` in the commit's
-  first parent), a commit whose acts need the maintainer role is signed (git's SSH signing)
-  by a principal that holds it, verified against the allowed signers **of the first parent**
-  (:mod:`eee.governance.signatures`): nobody grants themselves a role in the commit that uses
-  it, and a key removed before a commit no longer signs it (one signed before stays valid:
-  it was judged under its own parent's roles). A key the roles do not know counts as no
-  signature. A contributor may supersede a record whose adding commit they signed. With the
-  setting ``require_signed_commits`` (read from the first parent) every commit needs a known
-  signature. A merge is judged by what it brings in: every commit of the other side
-  (``first-parent..merge``) that acts must also hold under the roles of the merge's first
-  parent (a maintainer removed on main cannot sign on an old side branch and be merged);
-  content of the merge itself that is in no parent is judged as the merge's own.
+**The mainline** is the audited head's first-parent chain (at the server: the protected
+branch's, which keeps the old head on it, :mod:`eee.rules.push`; in an audit: the trust
+anchor stays on it, :mod:`eee.rules.history`). Every commit is judged by the roles and
+settings of one commit of the mainline (:meth:`Judge.plan`): a commit of the mainline by its
+first parent (the mainline commit before it: at the server, the push's first commit by the
+old head); a commit a merge brings in by the first parent of the mainline merge that brought
+it (the mainline commit it was merged onto), **never** by a parent of its own, which whoever
+made it chose. A change of the roles within a push is itself judged by the roles before it,
+so every roles file the mainline holds was granted by the one before. The rules (all of them
+rules of the audit of a commit range, reading only git objects, so that they hold at the
+server gate and in a forge's CI as they do in ``eee audit``):
+
+- **authority**: in a store with roles (``governance/allowed_signers`` in the judging
+  commit), a commit whose acts need the maintainer role is signed (git's SSH signing) by a
+  principal that holds it, verified against the allowed signers **of the judging commit**
+  (:mod:`eee.governance.signatures`): nobody grants themselves a role in the commit that
+  uses it, and a key removed before a commit no longer signs it (one signed before stays
+  valid: it was judged where it was made). A key the roles do not know counts as no
+  signature. A commit's acts are its own changes (a merge's: content in no parent); a merge
+  of the mainline also takes every **configuration** act (:data:`eee.governance.CONFIGURATION_ACTS`:
+  roles, signers, settings, identity registry, schemas and their registry, the forge set-up,
+  protected paths) against **any** of its parents, whichever parent the content came from.
+  A contributor may supersede a record whose adding commits they signed: the mainline commit
+  that first brought the record, every parent considered, or the commits of the side it came
+  from (:func:`record_signed_by`, one answer for the audit, the server and the tools). With
+  the setting ``require_signed_commits`` (read from the judging commit) every commit needs a
+  known signature. What a merge of the mainline brings in from commits the audit does not
+  judge in their own right (at the server: commits another ref already holds) is judged the
+  same way and reported at the merge.
 - **actor**: in every store, with roles or without, an added event's (and import
   manifest's) ``actor`` is who committed it: the verified signer (its email, with the
-  commit's author name) where the commit is signed by a known principal, else the commit's
-  author (name and email), then shown as unverified by every reader.
+  commit's committer name) where the commit is signed by a known principal, else the
+  commit's committer (name and email), then shown as unverified by every reader.
 - **roles**: a commit that changes a roles file leaves files the store can use
   (:mod:`eee.store.roles`).
-- **genesis**: the first roles file (added where the first parent has none) is trusted
+- **genesis**: the first roles file (added where the judging commit has none) is trusted
   because its commit is at or below the trust anchor. Above the anchor it is refused (adopt
   roles by committing the genesis, then making it the anchor). With no anchor at all
   (``eee audit`` without ``--anchor``/``$EEE_AUDIT_ANCHOR``) a genesis signed by a
@@ -37,8 +54,9 @@ in a forge's CI as they do in ``eee audit``):
 
 The commit gate applies what it can to the index (:func:`gate_findings`): the actor rule,
 and the role of the configured signing key (a pre-commit hook cannot see the signature of
-the commit being made; the audit checks it). The tools ask :func:`requirement` before they
-write anything.
+the commit being made; the audit checks it). The tools ask :func:`requirement` and
+:func:`refusal_of` before they write anything: git's committer identity is the signing key's
+principal, and the key holds the role the act needs.
 """
 
 from __future__ import annotations
@@ -46,6 +64,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import os
+import shlex
 import subprocess
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -56,18 +75,28 @@ from eee.git.cli import (
     CommitInfo,
     GitError,
     Signature,
-    authors,
     batch_check,
     commit_changes,
-    ident,
+    committer_ident,
+    committers,
+    first_parent_walk,
     is_ancestor,
-    record_adding_commit,
+    record_adding,
     rev_list,
     signing_config,
     ssh_signing,
 )
-from eee.governance import ANYONE, AUTHORITY_BY_ACT, EVENT_ACT, MAINTAINER, act_of_path, role_for
-from eee.governance.signatures import Verified, Verifier
+from eee.governance import (
+    ANYONE,
+    AUTHORITY_BY_ACT,
+    CONFIGURATION_ACTS,
+    EVENT_ACT,
+    MAINTAINER,
+    PROTECTED,
+    act_of_path,
+    role_for,
+)
+from eee.governance.signatures import Verified, Verifier, first_parents
 from eee.reporting.findings import WARNING, Finding
 from eee.reporting.shown import command
 from eee.store import roles as roles_mod
@@ -86,15 +115,29 @@ SIGNING_TEXT = "; ".join(f"`{line}`" for line in SIGNING_LINES)
 
 
 class Act(NamedTuple):
-    """One act of a commit: its name (:data:`eee.governance.AUTHORITY`), the file, the record."""
+    """One act of a commit: its name (:data:`eee.governance.AUTHORITY`), the file, the record;
+    ``against``: for a merge's configuration act that is no content of its own, the parent it
+    changes the file against."""
 
     act: str
     path: str
     record: str | None = None
+    against: str | None = None
 
     def what(self) -> str:
         found = AUTHORITY_BY_ACT.get(self.act)
         return found.what if found is not None else "change a governance event file"
+
+    def how(self, first: str | None) -> str:
+        """How a merge takes the act, when it is not its own content (``first``: its first parent)."""
+        if self.against is None:
+            return ""
+        if self.against == first:
+            return "the merge brings this change onto the mainline (whichever branch made it, landing it is the act): "
+        return (
+            f"the merge changes it against its parent {self.against[:10]} (a branch behind on it: bring the branch "
+            "up to date first, or a maintainer signs the merge): "
+        )
 
 
 def _event(read: Callable[[str], bytes | None], path: str) -> dict[str, Any] | None:
@@ -131,12 +174,18 @@ class Events:
         return self.memo[key]
 
 
-def acts_of(changes: Iterable[Change], read: Callable[[str], bytes | None], events: Events | None = None) -> list[Act]:
-    """The acts of ``changes`` (``read(path)``: the bytes a change left, for the events)."""
+def acts_of(
+    changes: Iterable[Change],
+    read: Callable[[str], bytes | None],
+    events: Events | None = None,
+    protected_paths: tuple[str, ...] = settings_mod.PROTECTED_PATHS,
+) -> list[Act]:
+    """The acts of ``changes`` (``read(path)``: the bytes a change left, for the events;
+    ``protected_paths``: the setting of the settings that judge them)."""
     events = events if events is not None else Events()
     out: list[Act] = []
     for c in changes:
-        act = act_of_path(c.path)
+        act = act_of_path(c.path, protected_paths)
         if act is None:
             continue
         if act == EVENT_ACT:
@@ -155,6 +204,27 @@ def acts_of(changes: Iterable[Change], read: Callable[[str], bytes | None], even
 
 def needing_a_role(acts: Iterable[Act]) -> list[Act]:
     return [a for a in acts if role_for(a.act) != ANYONE]
+
+
+def configuration_paths(protected_paths: tuple[str, ...]) -> list[str]:
+    """The paths whose acts are configuration acts (:data:`eee.governance.CONFIGURATION_ACTS`):
+    what a merge of the mainline is judged by against every parent."""
+    paths = [where for where, act in PROTECTED if act in CONFIGURATION_ACTS]
+    return list(dict.fromkeys([*paths, *protected_paths]))
+
+
+def record_signed_by(verifier: Verifier, record_uuid: str, principal: str, head: str) -> bool:
+    """Whether the record ``record_uuid`` was added, on ``head``'s mainline, by commits that
+    ``principal`` signed (:func:`eee.git.cli.record_adding`: the mainline commit that first
+    brought it, every parent considered, or the commits of the side it came from), each
+    verified by the roles of the mainline commit it was merged onto. The one answer for the
+    audit, the server gate and the tools: whether a contributor may supersede it."""
+    found = record_adding(record_uuid, head, verifier.cwd)
+    if found is None:
+        return False
+    under = first_parents([found.mainline], verifier.cwd).get(found.mainline)
+    verifier.prefetch((a, under) for a in found.adders)
+    return all(verifier.verify(a, under).principal == principal for a in found.adders)
 
 
 # --- the messages ----------------------------------------------------------------------------
@@ -220,31 +290,85 @@ class Judge:
         self.anchor = anchor
         self.adopt_without_anchor = adopt_without_anchor
         self.verifier = Verifier(self.cwd)
-        self._authors: dict[str, tuple[str, str]] = {}
+        self._committers: dict[str, tuple[str, str]] = {}
         self._settings: dict[str, settings_mod.Settings] = {}
         self.before_roles: list[tuple[str, int]] = []  # (commit, governance files) judged while no roles existed
         self.events = Events(self.cwd)
         self.genesis: str | None = None
+        # the mainline of the audited head (:meth:`plan`): which commit judges each audited commit
+        self.audited: set[str] | None = None  # None: no plan (every commit judged by its own first parent)
+        self.mainline: set[str] = set()
+        self.point: dict[str, str | None] = {}  # commit -> the mainline commit whose roles and settings judge it
+        self.brought: dict[str, str] = {}  # a side commit -> the mainline merge that brought it
+        self._sides: dict[str, list[CommitInfo]] = {}  # a mainline merge -> the commits it brings in
 
-    def prepare(self, commits: list[CommitInfo]) -> None:
-        """Read the authors of ``commits``, which of them (and their parents) hold roles and
-        settings (one ``cat-file --batch-check``), and verify, in one git call per set of
-        signers, the signatures the audit will ask about."""
-        self._authors.update(authors([c.commit for c in commits], self.cwd))
-        revs = list(dict.fromkeys([r for c in commits for r in (c.commit, *c.parents)]))
+    def plan(self, commits: list[CommitInfo], head: str) -> None:
+        """The mainline of ``head`` (its first-parent chain) among ``commits``, and the
+        commit that judges each: a mainline commit's first parent; a side commit's, the
+        first parent of the mainline merge that brought it in (the oldest that holds it)."""
+        by = {c.commit: c for c in commits}
+        self.audited = set(by)
+        chain: list[str] = []
+        if head in by and not any(len(c.parents) > 1 for c in commits):
+            # no merge among them: every audited commit is an ancestor of the head by first parents alone
+            commit: str | None = head
+            while commit in by:
+                chain.append(commit)
+                commit = by[commit].parent
+        else:
+            for commit in first_parent_walk(head, self.cwd):
+                if commit not in by:
+                    break  # the chain leaves the audited commits: everything older is outside them too
+                chain.append(commit)
+        self.mainline = set(chain)
+        for commit in reversed(chain):  # oldest first: a side commit goes to the first merge that brings it
+            info = by[commit]
+            self.point[commit] = info.parent
+            if len(info.parents) < 2:
+                continue
+            side = self._side(info)
+            for other in side:
+                if other.commit != commit and other.commit in by and other.commit not in self.point:
+                    self.point[other.commit] = info.parent
+                    self.brought[other.commit] = commit
+
+    def _side(self, info: CommitInfo) -> list[CommitInfo]:
+        """The commits the merge ``info`` brings onto its first parent (``first..merge``, the merge left out)."""
+        if info.commit not in self._sides:
+            try:
+                found = rev_list(info.parent, info.commit, self.cwd)
+            except GitError:
+                found = []
+            self._sides[info.commit] = [c for c in found if c.commit != info.commit]
+        return self._sides[info.commit]
+
+    def point_of(self, info: CommitInfo) -> str | None:
+        """The commit whose roles and settings judge ``info`` (see :meth:`plan`)."""
+        return self.point.get(info.commit, info.parent)
+
+    def prepare(self, commits: list[CommitInfo], head: str | None = None) -> None:
+        """Plan the mainline of ``head`` (:meth:`plan`), read the committers of ``commits``,
+        which of them (and the commits judging them) hold roles and settings (one ``cat-file
+        --batch-check``), and verify, in one git call per set of signers, the signatures the
+        audit will ask about."""
+        if head is not None:
+            self.plan(commits, head)
+        self._committers.update(committers([c.commit for c in commits], self.cwd))
+        points = [self.point_of(c) for c in commits]
+        revs = list(dict.fromkeys([r for c in commits for r in (c.commit, *c.parents)] + [p for p in points if p]))
         self.verifier.preload(revs)
         names = [f"{r}:{settings_mod.SETTINGS_PATH}" for r in revs if r not in self._settings]
         found = batch_check(names, self.cwd) if names else {}
         for r in revs:
             if r not in self._settings and f"{r}:{settings_mod.SETTINGS_PATH}" not in found:
                 self._settings[r] = settings_mod.DEFAULTS  # no settings file: the defaults, no tree read
-        pairs = [(c.commit, c.parent) for c in commits if c.parent is not None and self.verifier.has_roles(c.parent)]
+        pairs = [(c.commit, p) for c, p in zip(commits, points, strict=True) if p and self.verifier.has_roles(p)]
         self.verifier.prefetch(pairs)
 
-    def author(self, commit: str) -> tuple[str, str]:
-        if commit not in self._authors:
-            self._authors.update(authors([commit], self.cwd))
-        return self._authors.get(commit, ("", ""))
+    def committer(self, commit: str) -> tuple[str, str]:
+        if commit not in self._committers:
+            self._committers.update(committers([commit], self.cwd))
+        return self._committers.get(commit, ("", ""))
 
     def settings(self, rev: str | None) -> settings_mod.Settings:
         if rev is None:
@@ -263,42 +387,94 @@ class Judge:
         self, info: CommitInfo, changes: list[Change], tree: GitTree, own: Callable[[Change], bool] | None = None
     ) -> list[Finding]:
         """The findings of the commit ``info`` (``changes``: against its first parent; ``own``:
-        for a merge, whether a change is its own content, in no parent)."""
+        for a merge, whether a change is its own content, in no parent), judged by the roles
+        and settings of :meth:`point_of`."""
         where = tree.display
         read = _read(tree)
+        under = self.point_of(info)
+        mainline_merge = len(info.parents) > 1 and info.commit not in self.brought
+        acts = self.acts(info, changes, tree, own, under, mainline_merge)
         mine = [c for c in changes if own is None or own(c)]
-        acts = acts_of(mine, read, self.events)
-        parent = info.parent
-        before = self.verifier.roles(parent)
+        before = self.verifier.roles(under)
         out: list[Finding] = []
 
         touched = {c.path for c in mine if c.path in ROLES_FILES}
         if touched:
             out += roles_findings(roles_mod.read(tree), where, touched)
         genesis = before is None and self.verifier.has_roles(info.commit)
-        verified: Verified | None = None
-        if before is not None:
-            verified = self.verifier.verify(info.commit, parent)
         if genesis:
             self.genesis = self.genesis or info.commit
             out += self._genesis(info, where)
 
-        governance = [a for a in acts if a.act != "add"]
-        if (
-            before is None
-            and not genesis
-            and any(a.path.startswith((EVENTS_DIR + "/", IMPORTS_DIR + "/")) for a in governance)
-        ):
-            self.before_roles.append(
-                (info.commit, sum(1 for a in governance if a.path.startswith((EVENTS_DIR + "/", IMPORTS_DIR + "/"))))
-            )
-        if before is not None:
-            out += self._judged(info, acts, before, verified, parent, where, "")
-        out += self._signed_required(info, parent, before, verified, where, genesis)
-        author = self.author(info.commit)
-        out += actor_findings(mine, read, author, verified, before, where, self.events)
-        if len(info.parents) > 1:
+        governance = [a for a in acts if a.path.startswith((EVENTS_DIR + "/", IMPORTS_DIR + "/"))]
+        if before is None and not genesis and governance:
+            self.before_roles.append((info.commit, len(governance)))
+        merge = self.brought.get(info.commit)
+        brought = f"brought onto the mainline by the merge {merge[:10]}: " if merge else ""
+        lookup = self.brought.get(info.commit, info.commit)  # the mainline commit that brings this one
+        out += self.who(info, acts, mine, read, under, where, brought, genesis, lookup)
+        if mainline_merge:
             out += self._merge(info, where)
+        return out
+
+    def acts(
+        self,
+        info: CommitInfo,
+        changes: list[Change],
+        tree: GitTree,
+        own: Callable[[Change], bool] | None,
+        under: str | None,
+        mainline_merge: bool,
+    ) -> list[Act]:
+        """The acts of a commit judged under ``under``: its own changes (a merge's: content
+        in no parent); for a merge of the mainline, every change of a configuration path
+        (:data:`eee.governance.CONFIGURATION_ACTS`) against any of its parents too, whichever
+        parent it came from."""
+        protected = self.settings(under).protected_paths
+        acts = acts_of([c for c in changes if own is None or own(c)], _read(tree), self.events, protected)
+        if not mainline_merge:
+            return acts
+        seen = {(a.act, a.path) for a in acts}
+        paths = configuration_paths(protected)
+        against = [(info.parents[0], changes)] + [(p, self._changes(info.commit, p, paths)) for p in info.parents[1:]]
+        for parent, listed in against:
+            for c in listed:
+                act = act_of_path(c.path, protected)
+                if act in CONFIGURATION_ACTS and (act, c.path) not in seen:
+                    seen.add((act, c.path))
+                    acts.append(Act(act, c.path, against=parent))
+        return acts
+
+    def _changes(self, commit: str, parent: str, paths: list[str]) -> list[Change]:
+        try:
+            return commit_changes(commit, self.cwd, parent, paths=paths)
+        except GitError:
+            return [Change("M", p.rstrip("/"), "", "", "", "") for p in paths]  # unreadable: judged as changed
+
+    def who(
+        self,
+        info: CommitInfo,
+        acts: list[Act],
+        mine: list[Change],
+        read: Callable[[str], bytes | None],
+        under: str | None,
+        where: Where,
+        brought: str,
+        genesis: bool = False,
+        lookup: str | None = None,
+    ) -> list[Finding]:
+        """Who may have taken ``acts`` (the commit ``info``'s, judged by the roles and
+        settings of ``under``): each act's role, a signature where the settings require one,
+        the actor of each added event and manifest (the one judgement of every commit).
+        ``lookup``: the mainline commit that brings ``info`` (itself, or the merge), along
+        whose mainline a superseded record's adding commits are found."""
+        roles = self.verifier.roles(under)
+        verified = self.verifier.verify(info.commit, under) if roles is not None else None
+        out: list[Finding] = []
+        if roles is not None:
+            out += self._judged(info, acts, roles, verified, under, where, brought, lookup or info.commit)
+        out += self._signed_required(info, under, roles, verified, where, genesis, brought)
+        out += actor_findings(mine, read, self.committer(info.commit), verified, roles, where, self.events)
         return out
 
     def _judged(
@@ -310,8 +486,10 @@ class Judge:
         under: str | None,
         where: Where,
         brought: str,
+        lookup: str,
     ) -> list[Finding]:
-        """Each act needing a role, judged by ``roles`` (those of ``under``)."""
+        """Each act needing a role, judged by ``roles`` (those of ``under``); a supersession
+        also by who added the record, on ``lookup``'s mainline."""
         out = []
         for act in needing_a_role(acts):
             role = role_for(act.act)
@@ -322,10 +500,10 @@ class Judge:
                 and verified is not None
                 and verified.principal
                 and act.record
-                and self._signed_adding(act.record, verified.principal, info.parent)
+                and record_signed_by(self.verifier, act.record, verified.principal, lookup)
             ):
                 continue
-            needs = f"{brought}{act.what()} needs the {role} role"
+            needs = f"{brought}{act.how(info.parent)}{act.what()} needs the {role} role"
             if act.act == "supersede":
                 needs += " (or the signer of the commit that added the record)"
             out.append(
@@ -339,28 +517,17 @@ class Judge:
             )
         return out
 
-    def _signed_adding(self, record_uuid: str, principal: str, head: str | None) -> bool:
-        """Whether the commit that added the record was signed by ``principal`` (judged by its own first parent's roles)."""
-        if head is None:
-            return False
-        adder = record_adding_commit(record_uuid, head, self.cwd)
-        if adder is None:
-            return False
-        from eee.governance.signatures import first_parents
-
-        parent = first_parents([adder], self.cwd).get(adder)
-        return self.verifier.verify(adder, parent).principal == principal
-
     def _signed_required(
         self,
         info: CommitInfo,
-        parent: str | None,
+        under: str | None,
         before: Roles | None,
         verified: Verified | None,
         where: Where,
         genesis: bool,
+        brought: str = "",
     ) -> list[Finding]:
-        if parent is None or not self.settings(parent).require_signed_commits:
+        if under is None or not self.settings(under).require_signed_commits:
             return []
         if verified is not None and verified.principal:
             return []
@@ -368,13 +535,13 @@ class Judge:
             own = self.verifier.verify(info.commit, info.commit)
             if own.principal and own.role == MAINTAINER:
                 return []
-        why = "but the store has no roles at the parent: no key is known" if before is None else _who(verified, parent)
+        why = "but the store has no roles there: no key is known" if before is None else _who(verified, under)
         return [
             Finding(
                 where(settings_mod.SETTINGS_PATH),
                 "$.require_signed_commits",
-                f"the store requires every commit to be signed by a known key (require_signed_commits, in the settings "
-                f"of {parent[:10]}), {why}",
+                f"{brought}the store requires every commit to be signed by a known key (require_signed_commits, in "
+                f"the settings of {under[:10]}), {why}",
                 f"sign the commit ({SIGNING_TEXT}, then `git commit -S`) with a key in {ALLOWED_SIGNERS} "
                 f"(`{command('roles')}` lists them)",
                 check="authority",
@@ -438,17 +605,18 @@ class Judge:
         ]
 
     def _merge(self, info: CommitInfo, where: Where) -> list[Finding]:
-        """What a merge brings in, judged by the roles of its first parent."""
+        """What a merge of the mainline brings in from commits this audit does not judge in
+        their own right (at the server: commits another ref already holds), each judged as
+        every commit is (:meth:`who`) by the roles and settings of the merge's first parent,
+        the mainline commit it was merged onto, and reported at the merge."""
         first = info.parents[0]
-        roles = self.verifier.roles(first)
-        strict = self.settings(first).require_signed_commits
-        if roles is None and not strict:
-            return []
-        try:
-            side = [c for c in rev_list(first, info.commit, self.cwd) if c.commit != info.commit]
-        except GitError:
+        side = self._side(info)
+        if self.audited is not None:
+            side = [c for c in side if c.commit not in self.audited]
+        if not side or (self.verifier.roles(first) is None and not self.settings(first).require_signed_commits):
             return []
         self.verifier.prefetch((c.commit, first) for c in side)
+        self._committers.update(committers([c.commit for c in side], self.cwd))
         out: list[Finding] = []
         for other in side:
             try:
@@ -457,22 +625,10 @@ class Judge:
                 continue
             with GitTree(self.cwd, other.commit) as tree:
                 own = _own_of_merge(other, self.cwd) if len(other.parents) > 1 else None
-                acts = acts_of([c for c in changes if own is None or own(c)], _read(tree), self.events)
-            verified = self.verifier.verify(other.commit, first)
-            brought = f"brought in by the merge from {other.commit[:10]} ({_shown_subject(other.subject)}): "
-            if roles is not None:
-                out += self._judged(other, acts, roles, verified, first, where, brought)
-            if strict and not verified.principal:
-                out.append(
-                    Finding(
-                        where(settings_mod.SETTINGS_PATH),
-                        "$.require_signed_commits",
-                        f"{brought}the store requires signed commits (the settings of the merge's first parent "
-                        f"{first[:10]}), and {_who(verified, first)}",
-                        f"every commit merged is signed by a key the roles of {first[:10]} know",
-                        check="authority",
-                    )
-                )
+                mine = [c for c in changes if own is None or own(c)]
+                acts = self.acts(other, changes, tree, own, first, False)
+                brought = f"brought in by the merge from {other.commit[:10]} ({_shown_subject(other.subject)}): "
+                out += self.who(other, acts, mine, _read(tree), first, where, brought, lookup=info.commit)
         return out
 
 
@@ -505,13 +661,14 @@ def roles_findings(roles: Roles | None, where: Where, changed: set[str]) -> list
 def actor_findings(
     changes: Iterable[Change],
     read: Callable[[str], bytes | None],
-    author: tuple[str, str],
+    committer: tuple[str, str],
     verified: Verified | None,
     roles: Roles | None,
     where: Where,
     events: Events | None = None,
 ) -> list[Finding]:
-    """Every added event's and import manifest's actor is who committed it (the module docstring)."""
+    """Every added event's and import manifest's actor is who committed it (the module
+    docstring): ``committer``, the commit's committer (name, email)."""
     events = events if events is not None else Events()
     out = []
     for c in changes:
@@ -530,20 +687,20 @@ def actor_findings(
         named = _ident_text(name, email)
         if verified is not None and verified.principal and roles is not None:
             expected = roles.email(verified.principal) or ""
-            if isinstance(email, str) and email.lower() == expected.lower() and name == author[0]:
+            if isinstance(email, str) and email.lower() == expected.lower() and name == committer[0]:
                 continue
-            by = f"it is signed by {verified.principal} <{expected}> (committed as {_ident_text(*author)})"
+            by = f"it is signed by {verified.principal} <{expected}> (committed as {_ident_text(*committer)})"
         else:
-            if name == author[0] and isinstance(email, str) and email.lower() == author[1].lower():
+            if name == committer[0] and isinstance(email, str) and email.lower() == committer[1].lower():
                 continue
-            by = f"it was committed by {_ident_text(*author)} (unsigned, or by a key the store does not know)"
+            by = f"it was committed by {_ident_text(*committer)} (unsigned, or by a key the store does not know)"
         out.append(
             Finding(
                 where(c.path),
                 "$.actor",
                 f"the {what} names {named} as its actor, but {by}: an {what}'s actor is who commits it",
-                "write it with the tools (they take git's user.name and user.email, and --commit signs), and commit "
-                "it as yourself; an event naming someone else is never accepted",
+                "write it with the tools (they write git's committer identity, `git var GIT_COMMITTER_IDENT`, and "
+                "--commit signs), and commit it as yourself; an event naming someone else is never accepted",
                 check="actor",
             )
         )
@@ -670,6 +827,8 @@ class Requirement(NamedTuple):
     require_signed: bool  # the settings at HEAD require every commit signed
     genesis: bool  # the commit adds the first roles
     signing: Signing
+    committer: tuple[str, str] | None = None  # who git will record as the committer (None: git cannot tell)
+    signer_email: str | None = None  # the email the roles give the signing key's principal (its events name it)
 
     @property
     def signed(self) -> bool:
@@ -687,6 +846,7 @@ class Requirement(NamedTuple):
             "key": self.signing.fingerprint,
             "principal": self.signing.principal,
             "principal_role": self.signing.role,
+            "committer": list(self.committer) if self.committer else None,
         }
 
     def said(self) -> str:
@@ -720,7 +880,9 @@ def requirement(
     roles: Roles | None = None,
     head: str = "HEAD",
 ) -> Requirement:
-    """What a commit of ``acts`` on top of ``head`` needs (``adds_roles``: it writes the roles files)."""
+    """What a commit of ``acts`` on top of ``head`` needs (``adds_roles``: it writes the roles
+    files), judged as the audit judges it: by the roles and settings of ``head``, the commit
+    it is made on."""
     verifier = Verifier(root)
     from eee.git.cli import has_commit
 
@@ -735,32 +897,65 @@ def requirement(
             strict = False  # the settings' own rules report it
     needed = needing_a_role(acts) if current is not None else []
     genesis = adds_roles and current is None
+    judged = roles if genesis and roles is not None else current
+    found = signing(root, judged)
     return Requirement(
         current is not None,
         needed,
         MAINTAINER if needed else None,
         strict,
         genesis,
-        signing(root, roles if genesis and roles is not None else current),
+        found,
+        committer_ident(root),
+        (judged.email(found.principal) or found.principal) if judged is not None and found.principal else None,
+    )
+
+
+def identity_refusal(req: Requirement) -> Finding | None:
+    """Who acts is who commits: where the configured key signs as a principal of the roles,
+    git's committer identity (``git var GIT_COMMITTER_IDENT``) carries that principal's
+    email, else the event a tool writes names one person and its signature another (the
+    audit refuses it). The exact ``git config`` line to run; None when they agree."""
+    if req.signer_email is None or req.signing.principal is None:
+        return None
+    committer = req.committer or ("", "")
+    if committer[1].lower() == req.signer_email.lower():
+        return None
+    lines = [f"git config user.email {shlex.quote(req.signer_email)}"]
+    if os.environ.get("GIT_COMMITTER_EMAIL"):
+        lines.append("unset GIT_COMMITTER_EMAIL")
+    return Finding(
+        "",
+        "$",
+        f"git commits as {_ident_text(*committer)} (git var GIT_COMMITTER_IDENT), but your signing key signs as "
+        f"{req.signing.principal}, whose events name {req.signer_email}: who acts is who commits, so the two agree",
+        "run: " + "; ".join(f"`{line}`" for line in lines) + " (then the command again); nothing was written",
+        check="actor",
     )
 
 
 def refusal_of(
-    req: Requirement, root: Path, records_signed_by: Callable[[Act, str], bool] | None = None
+    req: Requirement,
+    root: Path,
+    records_signed_by: Callable[[Act, str], bool] | None = None,
+    *,
+    identity: bool = True,
 ) -> Finding | None:
-    """Why the commit must not be made (the tools then write nothing), or None: a signature
-    is needed and no signing is configured, or the configured key does not hold the role
-    (for the genesis: is not a maintainer the new roles list)."""
+    """Why the commit must not be made (the tools then write nothing), or None: git's
+    committer is not the signing key's principal (:func:`identity_refusal`, unless not
+    ``identity``: the gate, where the actor rule reads the staged events themselves); a
+    signature is needed and no signing is configured, or the configured key does not hold
+    the role (for the genesis: is not a maintainer the new roles list)."""
+    problem = identity_refusal(req) if identity else None
+    if problem is not None:
+        return problem
     if not req.signed:
         return None
     if not req.signing.configured:
-        return Finding(
-            "",
-            "$",
-            req.said(),
-            "configure git's SSH signing, then run the command again: " + SIGNING_TEXT,
-            check="authority",
-        )
+        hint = "configure git's SSH signing, then run the command again: " + SIGNING_TEXT
+        if req.role is not None:
+            hint += _dispute_hint(req, root)
+        return Finding("", "$", req.said(), hint, check="authority")
     if req.genesis:
         if req.signing.role == MAINTAINER:
             return None
@@ -781,7 +976,15 @@ def refusal_of(
         and all(a.act == "supersede" and records_signed_by(a, req.signing.principal) for a in req.acts)
     ):
         return None
-    return Finding("", "$", req.said(), _key_hint(req, root), check="authority")
+    return Finding("", "$", req.said(), _key_hint(req, root) + _dispute_hint(req, root), check="authority")
+
+
+def _dispute_hint(req: Requirement, root: Path) -> str:
+    """What anyone may do instead of an act that needs a role: raise a dispute."""
+    records = sorted({a.record for a in req.acts if a.record})
+    uuid = records[0] if len(records) == 1 else "UUID"
+    dispute = command("dispute", uuid, "--reason", "...", "--reference", "URL", "--commit", cwd=root)
+    return f"; anyone may contest a record instead, and a maintainer decides: `{dispute}`"
 
 
 def _key_hint(req: Requirement, root: Path) -> str:
@@ -796,40 +999,39 @@ def _key_hint(req: Requirement, root: Path) -> str:
     )
 
 
-def own_record(root: Path) -> Callable[[Act, str], bool]:
-    """Whether the record an act names was added by a commit ``principal`` signed (HEAD's history)."""
+def own_record(root: Path, head: str = "HEAD") -> Callable[[Act, str], bool]:
+    """Whether the record an act names was added by commits ``principal`` signed, on
+    ``head``'s mainline (:func:`record_signed_by`, as the audit asks it)."""
     verifier = Verifier(root)
 
     def signed(act: Act, principal: str) -> bool:
-        if not act.record:
-            return False
-        adder = record_adding_commit(act.record, "HEAD", root)
-        if adder is None:
-            return False
-        from eee.governance.signatures import first_parents
-
-        return verifier.verify(adder, first_parents([adder], root).get(adder)).principal == principal
+        return bool(act.record) and record_signed_by(verifier, str(act.record), principal, head)
 
     return signed
 
 
 def gate_findings(root: Path, changes: list[Change], tree: Tree) -> list[Finding]:
     """What the commit gate checks of the commit being made (``changes``: staged, ``tree``:
-    the index): the actor of every added event and manifest is the author-to-be, and where
+    the index): the actor of every added event and manifest is the committer-to-be, and where
     the store has roles (at HEAD) and the staged acts need a role (or the settings require
     signed commits, or the first roles are added), that signing is configured and its key
     holds the role. The signature itself is the audit's: a hook cannot see it."""
     read = _read(tree)
     events = Events(root)
-    acts = acts_of(changes, read, events)
+    settings_at_head = f"HEAD:{settings_mod.SETTINGS_PATH}"
+    has_settings = settings_at_head in batch_check([settings_at_head], root)
+    protected = settings_mod.PROTECTED_PATHS
+    if has_settings:
+        try:
+            protected = settings_mod.of_commit(root, "HEAD").protected_paths
+        except settings_mod.SettingsProblem:
+            pass  # the settings' own rules report it; the defaults protect meanwhile
+    acts = acts_of(changes, read, events, protected)
     governance_files = [
         c for c in changes if c.status == "A" and c.path.startswith((EVENTS_DIR + "/", IMPORTS_DIR + "/"))
     ]
     touched = {c.path for c in changes if c.path in ROLES_FILES}
-    settings_at_head = f"HEAD:{settings_mod.SETTINGS_PATH}"
-    if not (governance_files or touched or needing_a_role(acts)) and settings_at_head not in batch_check(
-        [settings_at_head], root
-    ):
+    if not (governance_files or touched or needing_a_role(acts)) and not has_settings:
         return []  # the common commit (records only): signatures matter only where the settings require them
     out: list[Finding] = []
     new_roles = roles_mod.read(tree) if touched else None
@@ -838,7 +1040,7 @@ def gate_findings(root: Path, changes: list[Change], tree: Tree) -> list[Finding
         root, acts, adds_roles=ALLOWED_SIGNERS in touched and tree.exists(ALLOWED_SIGNERS), roles=new_roles
     )
     if governance_files:
-        me = ident(root) or ("", "")
+        me = req.committer or ("", "")
         verified = None
         if req.has_roles and req.signing.principal:
             verified = Verified(Signature("G", req.signing.principal, ""), req.signing.principal, req.signing.role)
@@ -846,7 +1048,8 @@ def gate_findings(root: Path, changes: list[Change], tree: Tree) -> list[Finding
     if not req.signed:
         return out
     first = req.acts[0].path if req.acts else ALLOWED_SIGNERS if req.genesis else settings_mod.SETTINGS_PATH
-    problem = refusal_of(req, root, own_record(root) if any(a.act == "supersede" for a in req.acts) else None)
+    signed_by = own_record(root) if any(a.act == "supersede" for a in req.acts) else None
+    problem = refusal_of(req, root, signed_by, identity=False)  # the actor rule above reads the events themselves
     if problem is not None:
         out.append(Finding(first, "$", problem.message, problem.hint, check="authority"))
     elif not req.signing.always and os.environ.get(SIGNED_ENV) != "1":

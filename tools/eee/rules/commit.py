@@ -75,8 +75,9 @@ def released_versions(registry_bytes: bytes | None) -> dict[str, Any]:
 
 
 _INSTEAD = {
-    "record": "records never change: add a corrected record and supersede this one "
-    "(tools/supersede <uuid> <new-record.json> --reason ...), or retract it (tools/retract <uuid> --reason ...)",
+    "record": "records never change: anyone may contest this one (tools/dispute <uuid> --reason ... --reference URL); "
+    "a maintainer (or, for a record they added signed, its author) supersedes it by a corrected record "
+    "(tools/supersede <uuid> <new-record.json> --reason ...), and a maintainer retracts it (tools/retract <uuid> --reason ...)",
     "sidecar pointer": "a sidecar belongs to its record forever: add a corrected record with its own sidecar and supersede "
     "the old one (the one change a pointer allows is its replacement by the very file it tracks, in git: "
     "`tools/samples add <the sidecar>` makes it: `sidecar-to-git`)",

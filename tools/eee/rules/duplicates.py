@@ -57,8 +57,9 @@ def finding(
     else:
         message = f"repeats the evaluation of {match.path}: {evidence(mine, match)}"
         hint = (
-            "if it corrects the other, commit it with the supersession: "
-            f"`{supersede_command(old, new, f'corrected by {new}')}`; if it is the same run again, leave "
+            "if it corrects the other, commit it with the supersession (a maintainer's act, or yours where you "
+            f"added the other record signed): `{supersede_command(old, new, f'corrected by {new}')}`; if it is the "
+            "same run again, leave "
             "it out, or once both are committed a maintainer marks it: "
             f"`{mark_duplicate_command(new, old, f'the same result as {old}')}`; a different run has its own "
             "evaluation_id (see governance/README.md, Duplicates)"

@@ -24,7 +24,16 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
-from eee.git.cli import Change, GitError, git, is_ancestor, is_shallow, parse_raw, verify_commit
+from eee.git.cli import (
+    Change,
+    GitError,
+    git,
+    is_ancestor,
+    is_shallow,
+    on_first_parent_chain,
+    parse_raw,
+    verify_commit,
+)
 from eee.reporting.findings import ERROR, WARNING, Finding
 from eee.rules.commit import REGISTRY, protected_kind, registry_findings
 from eee.store.paths import DATA_DIR, POINTER_SUFFIX, SIDECAR_SUFFIX
@@ -43,8 +52,11 @@ def anchor_from(explicit: str | None) -> tuple[str, str] | None:
     return value, f"${ANCHOR_ENV}"
 
 
-def anchor_findings(anchor: tuple[str, str] | None, end: str, cwd: Path) -> list[Finding]:
-    """The trust anchor must be a commit and an ancestor of ``end`` (both already verified)."""
+def anchor_findings(anchor: tuple[str, str] | None, end: str, cwd: Path, mainline: bool = True) -> list[Finding]:
+    """The trust anchor must be a commit and an ancestor of ``end`` (both already verified)
+    and, with ``mainline``, on ``end``'s first-parent chain: the accepted head of the
+    protected branch stays on its mainline, whose commits judge everything merged onto it
+    (:mod:`eee.rules.authority`)."""
     if anchor is None:
         return []
     rev, source = anchor
@@ -62,7 +74,21 @@ def anchor_findings(anchor: tuple[str, str] | None, end: str, cwd: Path) -> list
             )
         ]
     if is_ancestor(commit, end, cwd):
-        return []
+        if not mainline or on_first_parent_chain(commit, verify_commit(end, cwd), cwd):
+            return []
+        return [
+            Finding(
+                where,
+                "$",
+                f"the trust anchor {rev} ({commit[:10]}) is not on the first-parent chain of the audited head "
+                f"{end[:10]}: the old head must stay on main's first-parent chain (a merge whose first parent is not "
+                "the accepted head makes another history the mainline, and its roles the ones that judge)",
+                "put your commits on top of the accepted head (`git pull --rebase`), or merge your branch into it "
+                "(the accepted head the merge's first parent: `git checkout main && git merge BRANCH`), never it into "
+                "your branch",
+                check="history",
+            )
+        ]
     return [
         Finding(
             where,

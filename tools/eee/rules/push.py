@@ -3,20 +3,25 @@
 - **Protected branches** (``protected-ref``): a branch that the store's settings protect
   (``protected_branches`` in ``governance/settings.yaml``, default ``main``) is never
   deleted and never moved to a commit that does not descend from its head (a force push).
-  The settings are read **before** the push, from the branch's own head and from the
-  default branch's head (a branch either protects is protected), never from the pushed
-  commits: nobody unprotects a branch and rewrites it in one push. A settings file there
-  that cannot be read protects every branch until it is fixed (fast-forward pushes, the
-  fix included, still go through).
+  Its old head stays on the new head's first-parent chain (the mainline): a push whose
+  new head reaches the old head only through a merge's other parent is refused, whatever
+  its signatures, since the mainline's commits judge everything merged onto them
+  (:mod:`eee.rules.authority`). The settings are read **before** the push, from the
+  branch's own head and from the default branch's head (a branch either protects is
+  protected), never from the pushed commits: nobody unprotects a branch and rewrites it in
+  one push. A settings file there that cannot be read protects every branch until it is
+  fixed (fast-forward pushes, the fix included, still go through).
 - **The push's bounds** (``push``): a ref names a commit (an annotated tag of one is
   fine), and a push brings at most :data:`MAX_COMMITS` new commits (the git config
   ``eee.maxCommits`` of the bare repository says otherwise): the hook's work and its output
   stay bounded whatever is pushed.
 - **The basis** (:class:`Push`): what the audit of a pushed ref is judged by. Every rule
-  of the audit runs at the server (:func:`eee.validation.audit.audit` with ``push=``); a
-  rule that reads the store's settings, its roles or its DVC remote reads them at
-  :func:`judged_at` (the push's basis, never a pushed commit; a commit's own first parent
-  in a local audit), so that the push that changes them is judged by the ones before it.
+  of the audit runs at the server (:func:`eee.validation.audit.audit` with ``push=``). The
+  roles and settings that judge a pushed commit are those of the mainline commit before
+  it (:mod:`eee.rules.authority`): for the push's first commit, and for whatever a merge
+  brings onto the old head, the old head itself; a change of them within the push is
+  itself judged by the ones before it. The store's DVC remote (``dvc_remote``) is read at
+  the basis (:func:`judged_at`), never at a pushed commit.
 """
 
 from __future__ import annotations
@@ -25,7 +30,7 @@ import functools
 from pathlib import Path
 from typing import NamedTuple
 
-from eee.git.cli import config, is_ancestor, resolve
+from eee.git.cli import config, is_ancestor, on_first_parent_chain, resolve
 from eee.reporting.findings import Finding
 from eee.reporting.shown import command
 from eee.store.paths import escaped
@@ -154,6 +159,19 @@ def ref_findings(ref: str, old: str | None, new: str | None, cwd: Path, guard: P
                 f"of the pushed {new[:10]} (a force push, an amend, a reset or a rebase of published commits){why}",
                 "accepted history never changes: fetch, put your commits on top of the server's branch "
                 f"(`git pull --rebase origin {name}`), and push without --force",
+                "protected-ref",
+            )
+        ]
+    if old is not None and guard.protected and not on_first_parent_chain(old, new, cwd):
+        return [
+            _finding(
+                ref,
+                f"the old head must stay on {shown_ref(name)}'s first-parent chain: {old[:10]} is an ancestor of the "
+                f"pushed {new[:10]} only through a merge's other parent (a merge made the other way round, whose first "
+                f"parent is another history: its roles would judge the push){why}",
+                f"put your commits on top of the server's branch (`git pull --rebase origin {name}`), or merge your "
+                f"branch into it with the branch's head as the first parent (`git checkout {name} && git merge "
+                "BRANCH`), and push again",
                 "protected-ref",
             )
         ]

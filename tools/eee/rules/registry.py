@@ -432,7 +432,8 @@ RULES: tuple[Rule, ...] = (
         "restore the accepted history and add new commits on top of it",
         False,
         ("anchor", "rewritten", "force-push", "shallow", "grafts", "replace-ref", "crafted"),
-        "The audit's trust anchor is not an ancestor of the audited head (history was rewritten), a replace "
+        "The audit's trust anchor is not an ancestor of the audited head (history was rewritten) or not on its "
+        "first-parent chain (a merge made the other way round makes another history the mainline), a replace "
         "ref, grafts or a shallow clone hide or cut history, or a commit's tree holds an entry no checkout "
         "can write.",
         "Immutability is only as good as the history that proves it.",
@@ -447,13 +448,15 @@ RULES: tuple[Rule, ...] = (
         "sign the commit with the key of a principal holding the role (git commit -S), or have one make it",
         False,
         ("role", "signature", "signed", "unsigned", "maintainer", "permission", "require_signed_commits"),
-        "In a store with roles (governance/allowed_signers in the commit's first parent), the commit adds an "
-        "event, an import manifest, a schema release, a settings change or a roles change (an act of `eee roles`'s "
-        "table that needs the maintainer role) and is not signed by a principal holding that role, verified with "
-        "git's SSH signing against the allowed signers of its first parent; a key those roles do not know counts as "
-        "no signature. Or a merge brings in such a commit that does not hold under the roles of the merge's first "
-        "parent, or the setting require_signed_commits (of the first parent) asks every commit to be signed by a "
-        "known key and this one is not.",
+        "In a store with roles, the commit adds an event, an import manifest, a schema release, a settings, roles "
+        "or identity-registry change or a change of a protected path (an act of `eee roles`'s table that needs the "
+        "maintainer role) and is not signed by a principal holding that role, verified with git's SSH signing "
+        "against the allowed signers of the mainline commit that judges it: its first parent on the mainline (the "
+        "protected branch's first-parent chain), or, for a commit a merge brings in, the mainline commit it was "
+        "merged onto, never a parent of its own. A key those roles do not know counts as no signature. A merge of "
+        "the mainline takes a configuration change (roles, signers, settings, identity registry, schemas, protected "
+        "paths) against any of its parents as its own act. Or the setting require_signed_commits (read there) asks "
+        "every commit to be signed by a known key and this one is not.",
         "A governance datastore is worth what its authority model is worth: the card says maintainers decide "
         "retractions and resolutions, and this is where it is enforced, by signatures anyone can verify, judged by "
         "the roles as they were before the commit (nobody grants themselves a role in the commit that uses it, and "
@@ -472,13 +475,12 @@ RULES: tuple[Rule, ...] = (
         False,
         ("forged-actor", "impersonation", "who", "author", "committer", "unverified"),
         "An event's (or import manifest's) actor is not who committed it: the verified signer (the principal's "
-        "email, with the commit's author name) where the commit is signed by a key of the store's roles, else the "
-        "commit's author name and email. In every store, with roles or without.",
+        "email, with the commit's committer name) where the commit is signed by a key of the store's roles, else "
+        "the commit's committer name and email. In every store, with roles or without.",
         "`eee status` and the site show who acted; without this rule anyone could write any name there (an event "
         "a stranger wrote shown as the head maintainer's).",
-        "Write the event with its tool (it takes git's user.name and user.email) and commit it as yourself. "
-        + _NEVER
-        + ".",
+        "Write the event with its tool (it writes git's committer identity, `git var GIT_COMMITTER_IDENT`) and "
+        "commit it as yourself. " + _NEVER + ".",
     ),
     Rule(
         "roles",
@@ -538,7 +540,9 @@ RULES: tuple[Rule, ...] = (
         False,
         ("protected-branch", "protected", "force", "non-fast-forward", "delete-branch"),
         "A push into a bare repository with the server gate deletes a protected branch, or moves it to a commit "
-        "that does not descend from its head before the push (a force push after an amend, a reset or a rebase). "
+        "that does not descend from its head before the push (a force push after an amend, a reset or a rebase), "
+        "or to one that reaches that head only through a merge's other parent (the old head must stay on the "
+        "branch's first-parent chain, the mainline whose roles judge what is merged onto it). "
         "The protected branches are protected_branches in governance/settings.yaml (default: main), read at the "
         "branch's head and the default branch's head before the push, never from the pushed commits; a settings "
         "file there that cannot be used protects every branch.",

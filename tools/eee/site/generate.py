@@ -30,6 +30,7 @@ NAV: list[dict[str, Any]] = [
             {"The server gate": "guide/server.md"},
             {"Governance tools": "guide/governance.md"},
             {"Roles and signatures": "guide/roles.md"},
+            {"Threat model": "guide/threat-model.md"},
             {"Importing a datastore": "guide/import.md"},
             {"Sidecars and DVC": "guide/sidecars.md"},
             {"Catalogue and analysis": "guide/catalogue.md"},

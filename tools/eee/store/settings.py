@@ -9,6 +9,14 @@ advantage of the change in one commit. A store without the file has the defaults
 The file is input written by someone else: plain YAML (:mod:`eee.store.safeyaml`), size
 capped, every key known and typed; anything else is a :class:`SettingsProblem` that names
 the key and the fix, and the defaults are never silently taken in its place.
+
+``protected_paths`` lists the files and folders that change what the tools run or check
+(``mkdocs.yml``, whose ``hooks:`` run Python when the site is built; ``dvc.yaml``; the hook
+configuration; ``pyproject.toml``; ``tools/``; ``schemas/``; ``.github/``; ``.ci/``;
+``.dvc/``): in a store with roles only a maintainer's signed commit changes them
+(:mod:`eee.rules.authority`), and since this file is itself protected, so is the list.
+``dvc_remote`` names the DVC remote that holds the store's sidecar objects (empty: DVC's
+``core.remote``), the one the pre-push hook and the server gate ask.
 """
 
 from __future__ import annotations
@@ -20,6 +28,20 @@ from eee.store.limits import EVENT_MAX_BYTES
 from eee.store.tree import Tree, Unreadable
 
 SETTINGS_PATH = "governance/settings.yaml"
+
+# what the tools run or check, changed only by a maintainer where the store has roles (the default
+# of ``protected_paths``; the store's settings may name more)
+PROTECTED_PATHS = (
+    "mkdocs.yml",
+    "dvc.yaml",
+    ".pre-commit-config.yaml",
+    "pyproject.toml",
+    "tools/",
+    "schemas/",
+    ".github/",
+    ".ci/",
+    ".dvc/",
+)
 
 
 class Setting(NamedTuple):
@@ -46,7 +68,22 @@ SETTINGS: tuple[Setting, ...] = (
         "protected_branches",
         list,
         ["main"],
-        "branches the server gate never lets be deleted or rewritten (no force push)",
+        "branches the server gate never lets be deleted or rewritten (no force push), whose old head stays on "
+        "the new head's first-parent chain",
+    ),
+    Setting(
+        "protected_paths",
+        list,
+        list(PROTECTED_PATHS),
+        "files and folders (ending in /) that change what the tools run or check: where the store has roles, "
+        "only a maintainer's signed commit changes them",
+    ),
+    Setting(
+        "dvc_remote",
+        str,
+        "",
+        "the DVC remote that holds the sidecars' objects (a remote of DVC's config; empty: its core.remote): "
+        "the pre-push hook and the server gate refuse a pointer whose object is not there",
     ),
 )
 BY_KEY = {s.key: s for s in SETTINGS}
@@ -56,6 +93,8 @@ class Settings(NamedTuple):
     sidecar_git_max_bytes: int = 1024 * 1024
     require_signed_commits: bool = False
     protected_branches: tuple[str, ...] = ("main",)
+    protected_paths: tuple[str, ...] = PROTECTED_PATHS
+    dvc_remote: str = ""
 
 
 DEFAULTS = Settings()
@@ -106,9 +145,38 @@ def _typed(setting: Setting, value: Any) -> Any:
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
             raise SettingsProblem(f"{setting.key} is a whole number of bytes (0 or more), not {value!r}", where)
         return value
+    if setting.kind is str:
+        if not isinstance(value, str) or len(value) > 200 or any(c in value for c in "\0\n\r"):
+            raise SettingsProblem(f"{setting.key} is one name (a line of text), not {value!r}", where)
+        return value
+    if setting.key == "protected_paths":
+        if not isinstance(value, list) or not all(isinstance(v, str) and _repository_path(v) for v in value):
+            raise SettingsProblem(
+                f"{setting.key} is a list of repository paths (a folder ends in /), not {value!r}",
+                where,
+                "write paths from the store's top, e.g. [mkdocs.yml, tools/]; no leading /, no . or .. parts",
+            )
+        return tuple(value)
     if not isinstance(value, list) or not all(isinstance(v, str) and v and "\0" not in v for v in value):
         raise SettingsProblem(f"{setting.key} is a list of branch names, not {value!r}", where)
     return tuple(value)
+
+
+def _repository_path(path: str) -> bool:
+    """A path a protected-paths entry may be: relative, no empty, ``.`` or ``..`` part (a
+    folder ends in ``/``), no control character."""
+    parts = path[:-1].split("/") if path.endswith("/") else path.split("/")
+    return (
+        0 < len(path) <= 400
+        and not path.startswith("/")
+        and all(p and p not in (".", "..") for p in parts)
+        and not any(ord(c) < 32 for c in path)
+    )
+
+
+def is_protected(path: str, protected: tuple[str, ...] | list[str]) -> bool:
+    """Whether ``path`` is one of ``protected`` (a file) or under one of them (a folder, ending in /)."""
+    return any(path == p or (p.endswith("/") and path.startswith(p)) for p in protected)
 
 
 def _known() -> str:

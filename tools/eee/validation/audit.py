@@ -294,7 +294,11 @@ class Objects:
     at the audited head, the work tree, DVC's cache), and with ``remote`` the store's DVC
     remote too, where each object must be (``--remote-objects``: the pre-push hook and the
     server gate). ``dvc_dir``: the folder of the DVC config that names the remote (default:
-    the store's ``.dvc``; a bare repository's server gate names its own)."""
+    the store's ``.dvc``; a bare repository's server gate names its own); ``note``: how the
+    remote was named, added to a finding that it lacks an object or cannot be asked;
+    ``setup``: what gives (``remote_name``, ``dvc_dir``, ``note``) when first needed (the
+    server gate: only a push that brings a pointer reads them). Nothing is asked of git or DVC
+    before a pointer is."""
 
     def __init__(
         self,
@@ -303,14 +307,28 @@ class Objects:
         remote: bool = False,
         remote_name: str | None = None,
         dvc_dir: Path | None = None,
+        note: str | None = None,
+        setup: Callable[[], tuple[str | None, Path | None, str | None]] | None = None,
     ) -> None:
-        from eee.dvc.objects import ObjectFinder
-
-        bare = git("rev-parse", "--is-bare-repository", cwd=cwd, check=False).strip() == b"true"
-        root = None if bare else Path(toplevel(cwd))
-        self.finder = ObjectFinder(root, remote=remote, remote_name=remote_name, dvc_dir=dvc_dir)
+        self.cwd = cwd
         self.remote = remote
+        self.note = note
+        self._named = (remote_name, dvc_dir, note)
+        self._setup = setup
+        self._finder: Any = None
         self.head = GitTree(cwd, head)
+
+    @property
+    def finder(self) -> Any:
+        """The :class:`eee.dvc.objects.ObjectFinder`, made when a pointer is first checked."""
+        if self._finder is None:
+            from eee.dvc.objects import ObjectFinder
+
+            remote_name, dvc_dir, self.note = self._setup() if self._setup is not None else self._named
+            bare = git("rev-parse", "--is-bare-repository", cwd=self.cwd, check=False).strip() == b"true"
+            root = None if bare else Path(toplevel(self.cwd))
+            self._finder = ObjectFinder(root, remote=self.remote, remote_name=remote_name, dvc_dir=dvc_dir)
+        return self._finder
 
     def known(self, sidecar: str) -> list[tuple[str, Any]]:
         """The sidecar committed to git at the audited head (after its ``sidecar-to-git``)."""
@@ -321,8 +339,13 @@ class Objects:
     def findings(self, tree: Tree, pointers: list[str], where: Callable[[str], str]) -> list[Finding]:
         from eee.rules.objects import object_findings
 
-        found = object_findings(tree, pointers, self.finder, where, self.known, publish=self.remote)
+        finder = self.finder
+        found = object_findings(tree, pointers, finder, where, self.known, publish=self.remote)
         if self.remote:
+            if self.note:  # where the remote could not be asked, or lacks the object: how it was named
+                for f in found:
+                    if f.check == "pointer-unverified":
+                        f.message += f" ({self.note})"
             return found
         # without the remote, a pointer is judged by what this clone holds: none of it is no finding
         return [f for f in found if not (f.check == "pointer-unverified" and "could not be checked" in f.message)]
@@ -341,11 +364,17 @@ def audit(
     adopt_without_anchor: bool = True,
     commits: list[CommitInfo] | None = None,
     push: Push | None = None,
+    mainline: bool = True,
+    remote_note: str | None = None,
+    remote_setup: Callable[[], tuple[str | None, Path | None, str | None]] | None = None,
 ) -> Summary:
     """The commits of ``start..end``; the trust anchor (``anchor``, else ``$EEE_AUDIT_ANCHOR``)
-    must be an ancestor of ``end`` (see :mod:`eee.rules.history`).
+    must be an ancestor of ``end`` and, with ``mainline`` (a protected branch's audit: the
+    default), stay on its first-parent chain (see :mod:`eee.rules.history`).
 
-    Every commit's acts are judged by the roles of its first parent (:mod:`eee.rules.authority`):
+    Every commit's acts are judged along the mainline, ``end``'s first-parent chain
+    (:mod:`eee.rules.authority`): a commit of it by the roles and settings of its first
+    parent, a commit a merge brings in by those of the mainline commit it was merged onto:
     signatures, the actor of each event, the genesis of the roles (trusted at or below the
     anchor; with no anchor known, on its own signature with a warning unless
     ``adopt_without_anchor`` is False, as the server gate asks).
@@ -365,9 +394,11 @@ def audit(
 
     The objects of the DVC pointers each commit adds are checked with what this clone holds
     (:class:`Objects`); ``remote_objects``: on the store's DVC remote too (``dvc_remote``: its
-    name; ``dvc_dir``: the DVC folder whose config names it), where each must be.
-    ``not_remote``: leave out the commits that remote's tracking branches hold (a push to a
-    new branch)."""
+    name; ``dvc_dir``: the DVC folder whose config names it), where each must be;
+    ``remote_note``: how the remote was named, said where it cannot be asked; ``remote_setup``:
+    what gives the remote's name, DVC folder and note when a pointer first asks (the server
+    gate: the setting ``dvc_remote`` and its ``eee.dvcDir``). ``not_remote``: leave out the commits that remote's
+    tracking branches hold (a push to a new branch)."""
     try:
         git_dir(cwd)
     except GitError:
@@ -378,10 +409,10 @@ def audit(
             commits = rev_list(start, end, cwd, not_remote=not_remote)
     except GitError as exc:
         return Summary([], fatal=f"cannot list commits: {exc}")
-    objects = Objects(cwd, head, remote_objects, dvc_remote, dvc_dir)
+    objects = Objects(cwd, head, remote_objects, dvc_remote, dvc_dir, note=remote_note, setup=remote_setup)
     results = []
     trust = anchor_from(anchor)
-    history = anchor_findings(trust, head, cwd) + replacement_findings(cwd)
+    history = anchor_findings(trust, head, cwd, mainline=mainline) + replacement_findings(cwd)
     if history:
         results.append(FileResult("history", "history", findings=history))
     published = Published(cwd, trust[0] if trust else None, refs=push is not None)
@@ -389,7 +420,7 @@ def audit(
     settled = Settled(ledger_at(cwd, head), names=GitTree(cwd, head))
     anchored = _anchor_commit(trust, cwd)
     authority = Judge(cwd, anchored, adopt_without_anchor=adopt_without_anchor)
-    authority.prepare(commits)
+    authority.prepare(commits, head)
     records = TreeRecords(cwd, indexed=push is not None)  # the server gate's git directory is its own
     for info in commits:
         judge = _judge(published, head, info.parent, cwd) if info.commit in unpublished else None

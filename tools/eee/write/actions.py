@@ -409,7 +409,7 @@ def perform(
             "committed": False,
             "warnings": _unmatched(root, events[0]) if action == "flag" else [],
         }
-        result["signing"] = _signing(root, events, result["event_paths"], commit and not dry_run)
+        result["signing"] = _signing(root, events, result["event_paths"])
         if dry_run:
             return result
         named = [index.path(u) for u in (record, None if new_record is not None else replacement, of) if u]
@@ -428,18 +428,19 @@ def perform(
         return result
 
 
-def _signing(root: Path, events: list[dict[str, Any]], paths: list[str], committing: bool) -> dict[str, Any]:
+def _signing(root: Path, events: list[dict[str, Any]], paths: list[str]) -> dict[str, Any]:
     """What the commit of ``events`` needs (the principal and role, judged by HEAD's roles:
-    :func:`eee.rules.authority.requirement`); Refused before anything is written when it is
-    to be committed and signing is not configured or the key does not hold the role."""
+    :func:`eee.rules.authority.requirement`); Refused before anything is written, committed
+    or not (a dry run too: it says what the real run does), when git's committer is not the
+    signing key's principal, or the act needs a role and signing is not configured or the
+    committer's key does not hold it: an event its writer could never commit is no event."""
     from eee.rules.authority import Act, own_record, refusal_of, requirement
 
     acts = [Act(str(e["action"]), rel, e.get("record")) for e, rel in zip(events, paths, strict=True)]
     req = requirement(root, acts)
-    if committing:
-        problem = refusal_of(req, root, own_record(root) if any(a.act == "supersede" for a in acts) else None)
-        if problem is not None:
-            raise Refused(problem)
+    problem = refusal_of(req, root, own_record(root) if any(a.act == "supersede" for a in acts) else None)
+    if problem is not None:
+        raise Refused(problem)
     return {**req.to_dict(), "said": req.said()}
 
 

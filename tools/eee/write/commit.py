@@ -30,7 +30,7 @@ included), ``eee import`` (:mod:`eee.imports.run`) and ``eee convert``
 - **Rollback.** Any error inside the transaction (a commit the hooks refuse, a failed
   write, an interrupt) undoes everything written since the last commit: no file left, the
   index as before; earlier commits of the run stay.
-- **Actor.** Who acts is who commits: :func:`actor` (git's ``user.name``/``user.email``).
+- **Actor.** Who acts is who commits: :func:`actor` (git's committer identity, ``git var GIT_COMMITTER_IDENT``).
 
 The journal is input like any file the tools read: it is used only when every line is
 well formed, every path lies below the folders a writer writes (:data:`WRITABLE`) with no
@@ -77,15 +77,19 @@ _MODES = ("100644", "100755")
 
 
 def actor(root: Path) -> dict[str, str]:
-    """Who acts: git's ``user.name`` and ``user.email`` (the commits, events and import
-    manifests record them); Refused when either is not set."""
-    name, email = cli.config("user.name", root), cli.config("user.email", root)
-    if not name or not email:
+    """Who acts: who commits, git's committer identity as git will record it (``git var
+    GIT_COMMITTER_IDENT``: ``GIT_COMMITTER_NAME``/``GIT_COMMITTER_EMAIL`` over ``user.name``
+    and ``user.email``), which the events and import manifests record and the audit's actor
+    rule compares them with; Refused when git cannot tell."""
+    found = cli.committer_ident(root)
+    said = cli.identity_said(root)  # as the user said them, never a name git guessed from the system's accounts
+    if found is None or not found[0] or not found[1] or said != {"name", "email"}:
         raise refusal(
-            "git config user.name and user.email must be set: commits, events and import manifests record who acted",
+            "git config user.name and user.email must be set (or GIT_COMMITTER_NAME and GIT_COMMITTER_EMAIL): "
+            "commits, events and import manifests record who acted, as git's committer (git var GIT_COMMITTER_IDENT)",
             "git config user.name 'Your Name'; git config user.email you@example.org",
         )
-    return {"name": name, "email": email}
+    return {"name": found[0], "email": found[1]}
 
 
 def git_folder(root: Path) -> Path | None:

@@ -140,12 +140,22 @@ def plan_remove(root: Path, name: str, key_file: Path | None = None) -> dict[str
     return plan
 
 
+def _protected_paths(root: Path) -> tuple[str, ...]:
+    """The store's protected_paths (its settings file; the defaults where it has none or it cannot be used)."""
+    from eee.store import settings
+
+    try:
+        return settings.read(WorkTree(root)).protected_paths
+    except settings.SettingsProblem:
+        return settings.PROTECTED_PATHS
+
+
 def plan_codeowners(root: Path) -> dict[str, Any]:
     _, _, found = current(root)
     if found is None:
         raise refusal("the store has no roles: CODEOWNERS is written from them", "add them first: `eee roles add ...`")
     try:
-        data = codeowners(found)
+        data = codeowners(found, _protected_paths(root))
     except NoOwners as exc:
         raise refusal(str(exc)) from None
     return {"files": {CODEOWNERS: data}, "roles": found, "change": {"codeowners": True}}
@@ -167,7 +177,7 @@ def _plan(root: Path, new_signers: bytes, entries: dict[str, Entry], roles_bytes
     files: dict[str, bytes] = {ALLOWED_SIGNERS: new_signers, ROLES_FILE: roles_mod.render_roles(entries)}
     if (root / CODEOWNERS).is_file():
         try:
-            files[CODEOWNERS] = codeowners(new)
+            files[CODEOWNERS] = codeowners(new, _protected_paths(root))
         except NoOwners as exc:
             raise refusal(f"{CODEOWNERS} is kept from the roles, but {exc}") from None
     tree = WorkTree(root)
