@@ -2,9 +2,14 @@
 """Validator throughput against the floor (read + parse only), measured in one run.
 
     python benchmarks/bench_validate.py [--corpus DIR] [--rows N] [--repeat K]
+    python benchmarks/bench_validate.py --records 50000 230000 [--repeat K]   # whole stores
 
 1. Records: every ``*.json`` under the corpus (default: ../shared/reference/records, the
-   746 real records). Compares, on the same files:
+   746 real records), or (``--records N ...``) a whole store of N clean real records built
+   once by benchmarks/scale_store.py (``$EEE_BENCH_CACHE``), with the project's identity
+   registry (so every record's ids are matched against it) and a ledger of
+   :data:`LEDGER_EVENTS` events over its records (parsed every run, like a real store's).
+   Compares, on the same files:
      parse      read each file and parse it with orjson (the floor)
      eee        ``eee.validation.validate.run`` with every check on (strict JSON, schema of the declared
                 version, layout, names, scores, pairing)
@@ -25,6 +30,7 @@ import hashlib
 import json
 import os
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -38,10 +44,44 @@ sys.path.insert(0, str(PROJECT / "tools"))
 sys.path.insert(0, str(PROJECT / "tests"))
 
 DEFAULT_CORPUS = PROJECT.parent / "shared" / "reference" / "records"
+LEDGER_EVENTS = 175  # the project's ledger held about this many events when issue 34 was measured
+
+
+def _store(size: int) -> Path:
+    """A store of ``size`` clean real records (benchmarks/scale_store.py, cached), with the
+    project's identity registry and a ledger of LEDGER_EVENTS events (retractions and
+    disputes of its records, by one maintainer)."""
+    import scale_store
+
+    from eee.governance.events import dumps, make_event
+
+    root = scale_store.store("validate", size)
+    events = root / "governance" / "events"
+    if (root / ".ledger-complete").exists():
+        return root
+    shutil.rmtree(root / "governance" / "identity", ignore_errors=True)
+    shutil.copytree(PROJECT / "governance" / "identity", root / "governance" / "identity")
+    for old in events.glob("*.yaml"):
+        old.unlink()
+    actor = {"name": "Bench Maintainer", "email": "bench@example.org"}
+    records = sorted((root / "data").rglob("*.json"))
+    step = max(1, len(records) // LEDGER_EVENTS)
+    for n, path in enumerate(records[::step][:LEDGER_EVENTS]):
+        if n % 2:
+            event = make_event(
+                "dispute", path.stem, "the split is contested", actor, reference="https://example.org/d/1"
+            )
+        else:
+            event = make_event("retract", path.stem, "built on the wrong split", actor)
+        (events / f"{event['id']}.yaml").write_text(dumps(event), encoding="utf-8")
+    (root / ".ledger-complete").write_text("")
+    return root
 
 
 def _files(corpus: Path) -> list[Path]:
-    return sorted(p for p in corpus.rglob("*.json") if p.is_file())
+    """The records of a store (its data/), or every JSON file of a folder of them."""
+    folder = corpus / "data" if (corpus / "data").is_dir() else corpus
+    return sorted(p for p in folder.rglob("*.json") if p.is_file())
 
 
 def _mode(mode: str, target: str) -> dict[str, float]:
@@ -66,6 +106,7 @@ def _mode(mode: str, target: str) -> dict[str, float]:
 
         reg = Registry.load()
     start = time.perf_counter()
+    cpu = os.times()
     if mode == "parse":
         for path in _files(Path(target)):
             with open(path, "rb") as fh:
@@ -73,7 +114,7 @@ def _mode(mode: str, target: str) -> dict[str, float]:
             count += 1
     elif mode == "eee":
         summary = run([target])
-        count = len(summary.results)
+        count = sum(1 for r in summary.results if r.kind == "record")
     elif mode == "jsonschema":
         validators: dict[str, jsonschema.Draft7Validator] = {}
         for path in _files(Path(target)):
@@ -96,8 +137,10 @@ def _mode(mode: str, target: str) -> dict[str, float]:
     else:
         raise SystemExit(f"unknown mode {mode}")
     seconds = time.perf_counter() - start
+    end = os.times()
+    used = sum(end[:4]) - sum(cpu[:4])  # user and system time, this process's and its workers'
     rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    return {"seconds": seconds, "startup": start - t0, "count": count, "rss_mb": rss_mb}
+    return {"seconds": seconds, "cpu": used, "startup": start - t0, "count": count, "rss_mb": rss_mb}
 
 
 def _measure(mode: str, target: Path) -> dict[str, float]:
@@ -119,6 +162,7 @@ def _series(modes: list[str], target: Path, repeat: int) -> dict[str, dict[str, 
         m: {
             "seconds": statistics.median(r["seconds"] for r in rs),
             "startup": statistics.median(r["startup"] for r in rs),
+            "cpu": statistics.median(r.get("cpu", 0.0) for r in rs),
             "count": rs[0]["count"],
             "rss_mb": max(r["rss_mb"] for r in rs),
         }
@@ -171,6 +215,7 @@ def main() -> int:
     p.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
     p.add_argument("--rows", type=int, default=1_000_000)
     p.add_argument("--repeat", type=int, default=3)
+    p.add_argument("--records", type=int, nargs="*", default=[], help="whole stores of N clean real records")
     p.add_argument("--_mode", help=argparse.SUPPRESS)
     p.add_argument("--_target", help=argparse.SUPPRESS)
     args = p.parse_args()
@@ -179,6 +224,37 @@ def main() -> int:
         return 0
 
     print(f"machine: {os.cpu_count()} cpus, python {sys.version.split()[0]}")
+    for size in args.records:
+        t0 = time.perf_counter()
+        store = _store(size)
+        built = time.perf_counter() - t0
+        _measure("parse", store)  # warm-up: the files in the page cache before any run is timed
+        load = os.getloadavg()[0]
+        r = _series(["parse", "eee"], store, args.repeat)
+        rate = {m: r[m]["count"] / r[m]["seconds"] for m in r}
+        print(
+            f"\nstore: {r['parse']['count']} clean real records, {LEDGER_EVENTS} events, the project's identity "
+            f"registry ({store}; ready in {built:.0f} s)"
+        )
+        print(f"  parse only (orjson, 1 process) {rate['parse']:9.0f} records/s  {r['parse']['seconds']:7.1f} s")
+        print(
+            f"  eee validate (all checks)      {rate['eee']:9.0f} records/s  {r['eee']['seconds']:7.1f} s  "
+            f"peak {r['eee']['rss_mb']:.0f} MB  start-up {r['eee']['startup'] * 1000:.0f} ms"
+        )
+        print(f"  ratio eee / parse              {rate['eee'] / rate['parse']:9.2f}   (target >= 0.5)")
+        cpu = {m: r[m]["count"] / r[m]["cpu"] for m in r if r[m]["cpu"] > 0}
+        if len(cpu) == 2:  # what a loaded machine changes least: records per CPU second, workers included
+            print(
+                f"  per CPU second: parse {cpu['parse']:.0f}, eee {cpu['eee']:.0f} records = {cpu['eee'] / cpu['parse']:.2f}x "
+                f"(with {os.cpu_count()} workers on a quiet machine, the ratio above can reach about "
+                f"{min(os.cpu_count() or 1, 2) * cpu['eee'] / cpu['parse']:.2f}x)"
+            )
+        print(
+            f"  (medians of {args.repeat} runs, interleaved; load average {load:.1f} at the start, "
+            f"{os.getloadavg()[0]:.1f} at the end)"
+        )
+    if args.records:
+        return 0
     if args.corpus.is_dir():
         r = _series(["parse", "eee", "jsonschema"], args.corpus, args.repeat)
         n = r["parse"]["count"]

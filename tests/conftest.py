@@ -162,7 +162,39 @@ def make_store(
     ``with_dvc``: DVC initialised with a local remote in ``tmp/remote`` (as the project's).
     ``sidecar_git_max_bytes``: the store's setting, committed in governance/settings.yaml
     (0: every sidecar goes to DVC, as the tests of DVC's side want; None: the default, 1 MiB).
+
+    Each kind of store is built once per test process (:func:`_prepared`: ``git init``,
+    ``dvc init`` and the hooks' install cost seconds) and copied here (milliseconds); a store
+    with DVC gets its own remote, in its one commit, as if built here.
     """
+    repo = tmp / name
+    template = _prepared(hooks, with_dvc, sidecar_git_max_bytes)
+    shutil.copytree(template, repo, symlinks=True)
+    if with_dvc:
+        config = repo / ".dvc" / "config"
+        config.write_text(config.read_text().replace(str(template.parent / "remote"), str(tmp / "remote")))
+        git(repo, "add", ".dvc/config")
+        git(repo, "commit", "-q", "--amend", "--no-verify", "-C", "HEAD")
+    return repo
+
+
+_PREPARED: dict[tuple[bool | str, bool, int | None], Path] = {}
+
+
+def _prepared(hooks: bool | str, with_dvc: bool, sidecar_git_max_bytes: int | None) -> Path:
+    """The store of one kind, built once per test process in a folder of its own."""
+    kind = (hooks, with_dvc, sidecar_git_max_bytes)
+    if kind not in _PREPARED:
+        import atexit
+        import tempfile
+
+        folder = Path(tempfile.mkdtemp(prefix="eee-prepared-store-"))
+        atexit.register(shutil.rmtree, folder, True)
+        _PREPARED[kind] = _build_store(folder, hooks, with_dvc, "store", sidecar_git_max_bytes)
+    return _PREPARED[kind]
+
+
+def _build_store(tmp: Path, hooks: bool | str, with_dvc: bool, name: str, sidecar_git_max_bytes: int | None) -> Path:
     repo = tmp / name
     repo.mkdir()
     git(repo, "init", "-q", "-b", "main")

@@ -4,7 +4,8 @@
 usage: python3 tools/dev.py {run,test,setup,models} [ARGS...]
 
     python3 tools/dev.py run      # the main job: set up what is missing, run the datastore pipeline
-    python3 tools/dev.py test     # set up what is missing, run the test suite
+    python3 tools/dev.py test     # set up what is missing, run the test suite (on every core, the ten
+                                  # slowest tests listed at the end; pytest's own options pass through)
     python3 tools/dev.py setup    # only set up (virtual environment, packages, git hooks)
     python3 tools/dev.py models   # regenerate the pydantic models from the current schema
 
@@ -88,6 +89,25 @@ def _install_hooks() -> None:
     _check([BIN / "python", "-m", "eee", "dedup", "--index"])
 
 
+def test_options(rest: list[str]) -> list[str]:
+    """What `test` adds to pytest's arguments, unless they say otherwise: the tests spread
+    over the machine's cores by file (pytest-xdist: `-n auto --dist loadfile`, each file's
+    fixtures built once; `-n 0` or `-p no:xdist` runs them in one process, as does a run of
+    the files it names) and the ten
+    slowest tests listed at the end (`--durations=10`; `--durations=0` lists them all)."""
+    said = " ".join(rest)
+    options = []
+    parallel = not any(
+        a in ("-n", "--numprocesses", "no:xdist") or a.startswith(("-n", "--numprocesses=")) for a in rest
+    )
+    named = any(not a.startswith("-") and (ROOT / a.split("::")[0]).exists() for a in rest)  # some files: one process
+    if parallel and not named and (os.cpu_count() or 1) > 1:
+        options += ["-n", "auto", "--dist", "loadfile"]
+    if "--durations" not in said:
+        options.append("--durations=10")
+    return options
+
+
 def main(argv: list[str]) -> int:
     command = argv[0] if argv else "help"
     rest = argv[1:]
@@ -105,7 +125,7 @@ def main(argv: list[str]) -> int:
     if command == "setup":
         return 0
     if command == "test":
-        return _run([PY, "-m", "pytest", *rest])
+        return _run([PY, "-m", "pytest", *test_options(rest), *rest])
     if command == "models":
         return _run([PY, "-m", "eee.models.generate"])
     return _run([PY, "-m", "eee", "pipeline", *rest])

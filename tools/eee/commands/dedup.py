@@ -14,6 +14,7 @@ hook finds it ready (it never builds it itself beyond a few hundred records).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
@@ -74,25 +75,16 @@ def groups(root: Any) -> list[dict[str, Any]]:
 
 
 def _lock(root: Any, wait: bool) -> Any:
-    """One build at a time: a lock file in the git directory (None outside git or without
-    ``fcntl``; False when another build holds it and ``wait`` is false)."""
-    try:
-        import fcntl
-    except ImportError:  # Windows: no lock; two builds each write their own file, the last one stays
-        return None
+    """One build at a time: a lock file in the git directory, held for the block (yields
+    False when another build holds it and ``wait`` is false; outside git, no lock)."""
     from eee.git.cli import GitError, git_dir
+    from eee.store.fsutil import locked
 
     try:
         path = git_dir(root) / "eee-duplicates.lock"
     except GitError:
-        return None
-    handle = open(path, "a")  # noqa: SIM115 (held until the build ends)
-    try:
-        fcntl.flock(handle, fcntl.LOCK_EX if wait else fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        handle.close()
-        return False
-    return handle
+        return contextlib.nullcontext(True)
+    return locked(path, None if wait else 0)
 
 
 def build_index(root: Any, jobs: int, quiet: bool) -> int:
@@ -106,16 +98,14 @@ def build_index(root: Any, jobs: int, quiet: bool) -> int:
         if tty and n % 10_000 == 0:
             print(f"\reee dedup: indexing records: {n:,}", end="", file=sys.stderr, flush=True)
 
-    lock = _lock(root, wait=not quiet)
-    if lock is False:
-        return EXIT_OK  # --quiet (a background build): another build is already under way
-    index = DuplicateIndex(root)
-    try:
-        n = index.sync(jobs=jobs, progress=progress)
-    finally:
-        index.close()
-        if lock is not None:
-            lock.close()
+    with _lock(root, wait=not quiet) as held:
+        if not held:
+            return EXIT_OK  # --quiet (a background build): another build is already under way
+        index = DuplicateIndex(root)
+        try:
+            n = index.sync(jobs=jobs, progress=progress)
+        finally:
+            index.close()
     if tty:
         print("\r", end="", file=sys.stderr)
     if not quiet:

@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from eee.dvc.pointer import PointerError, parse
 from eee.reporting.findings import Finding, Refused
 from eee.reporting.shown import command
-from eee.store.fsutil import replace_file
+from eee.store.fsutil import write_replacing
 from eee.store.paths import POINTER_SUFFIX, SIDECAR_SUFFIX
 
 if TYPE_CHECKING:
@@ -375,13 +375,7 @@ def _replace(path: Path, data: bytes) -> None:
     """Write ``path`` atomically (a reader sees the old file or the new one)."""
     if path.is_file() and not path.is_symlink() and path.read_bytes() == data:
         return
-    tmp = path.with_name(f".{path.name}.{os.urandom(6).hex()}.tmp")
-    try:
-        with open(tmp, "xb") as f:
-            f.write(data)
-        replace_file(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
+    write_replacing(path, data, durable=False)
 
 
 def ignore_in_git(sidecars: list[Path]) -> list[Path]:

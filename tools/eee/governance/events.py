@@ -1,4 +1,4 @@
-"""Event files: make, name, write (atomically, with ruamel.yaml) and read.
+"""Event files: make, name, write (atomically, with ruamel.yaml) and read (eee.store.safeyaml).
 
 Reasons are text people read in ten years: :func:`clean_reason` normalises them (NFC,
 ``\\r\\n`` to ``\\n``, outer whitespace stripped) and refuses what is not printable text,
@@ -11,7 +11,6 @@ from __future__ import annotations
 import datetime as dt
 import io
 import json
-import os
 import secrets
 import unicodedata
 from pathlib import Path
@@ -19,7 +18,7 @@ from typing import Any
 
 from eee.git.cli import run
 from eee.governance import EVENT_SCHEMA_CURRENT, EVENT_SCHEMA_VERSIONS, IS_IDENTICAL_TO, IS_PREVIOUS_VERSION_OF
-from eee.store.fsutil import replace_file, write_new
+from eee.store.fsutil import write_new, write_replacing
 from eee.store.jsonpath import format_path
 from eee.store.limits import EVENT_MAX_BYTES, Unreadable, read_regular, too_big
 from eee.store.paths import EVENT_SUFFIX, EVENTS_DIR
@@ -227,7 +226,7 @@ def write(root: Path, event: dict[str, Any]) -> Path:
 def load_text(text: str, name: str = "<event>") -> dict[str, Any]:
     """One event from its YAML text: plain data only (no aliases, anchors or tags; see
     :mod:`eee.store.safeyaml`)."""
-    from eee.store.safeyaml import YAMLRefused  # lazy: ruamel.yaml costs ~50 ms; only when an event is read
+    from eee.store.safeyaml import YAMLRefused  # lazy: PyYAML costs ~35 ms; only when an event is read
     from eee.store.safeyaml import load as load_yaml  # lazy: with the loader above
 
     try:
@@ -236,8 +235,7 @@ def load_text(text: str, name: str = "<event>") -> dict[str, Any]:
         raise EventFileError(str(exc)) from None
     if not isinstance(doc, dict):
         raise EventFileError("an event is a YAML mapping")
-    # YAML may read unquoted timestamps as datetimes: give them back as text
-    return {str(k): (v.isoformat() if isinstance(v, dt.datetime | dt.date) else v) for k, v in doc.items()}
+    return {str(k): v for k, v in doc.items()}  # an unquoted timestamp stays the text written
 
 
 def load_bytes(data: bytes, name: str = "<event>") -> dict[str, Any]:
@@ -355,12 +353,10 @@ class EventCache:
         keep.update(self.used)
         if keep == self.known:
             return
-        tmp = self.path.with_name(f"{self.path.name}.{os.getpid()}")
         try:
-            tmp.write_text(json.dumps(keep, ensure_ascii=False), encoding="utf-8")
-            replace_file(tmp, self.path)
+            write_replacing(self.path, json.dumps(keep, ensure_ascii=False).encode("utf-8"), durable=False)
         except (OSError, TypeError, ValueError):  # only a cache: never a reason to fail
-            tmp.unlink(missing_ok=True)
+            pass
 
 
 def git_dir_of(folder: Path | str) -> Path | None:

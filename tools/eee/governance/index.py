@@ -74,8 +74,10 @@ class RecordIndex:
         for spec in specs:
             pattern = spec.removeprefix(":(glob)")
             if pattern.endswith("/"):
-                for dirpath, _, files in os.walk(self.root / pattern):
-                    out.extend(Path(dirpath, f).relative_to(self.root).as_posix() for f in files)
+                top = os.path.join(self.root, pattern)
+                for dirpath, _, files in os.walk(top):  # names as strings: a store holds 230,000 of them
+                    rel = pattern.rstrip("/") + dirpath[len(top.rstrip("/")) :].replace(os.sep, "/")
+                    out.extend(f"{rel}/{f}" for f in files)
             else:
                 out.extend(Path(p).relative_to(self.root).as_posix() for p in glob.glob(str(self.root / pattern)))
         return sorted(out)

@@ -20,14 +20,13 @@ verification at all.
 from __future__ import annotations
 
 import hashlib
-import os
 from collections.abc import Iterable
 from pathlib import Path
 from typing import NamedTuple
 
 from eee.git.cli import GitError, Signature, batch_check, git_dir, run, signatures
 from eee.store import roles as roles_mod
-from eee.store.fsutil import replace_file, write_new
+from eee.store.fsutil import write_replacing
 from eee.store.roles import ALLOWED_SIGNERS, ROLES_FILE, Roles
 from eee.store.tree import GitTree
 
@@ -60,10 +59,7 @@ def signers_file(cwd: Path, roles: Roles) -> Path:
             return path
     except OSError:
         pass
-    tmp = folder / f".{path.name}.{os.urandom(6).hex()}.tmp"
-    write_new(tmp, data)
-    replace_file(tmp, path)
-    return path
+    return write_replacing(path, data)
 
 
 class Verifier:

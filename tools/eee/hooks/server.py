@@ -50,7 +50,6 @@ from __future__ import annotations
 import os
 import shlex
 import sys
-import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -305,26 +304,10 @@ def dvc_remote(git_dir: Path, basis: str | None) -> tuple[str | None, Path | Non
 def _locked(git_dir: Path, wait: float = LOCK_WAIT) -> Iterator[bool]:
     """One push checked at a time (its index syncs included): a lock file in the git
     directory; yields False when the one before did not finish within ``wait`` seconds."""
-    try:
-        import fcntl
-    except ImportError:  # pragma: no cover - Windows servers: no lock
-        yield True
-        return
-    with open(git_dir / LOCK_FILE, "a") as handle:
-        deadline = time.monotonic() + wait
-        while True:
-            try:
-                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() > deadline:
-                    yield False
-                    return
-                time.sleep(0.2)
-        try:
-            yield True
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
+    from eee.store.fsutil import locked
+
+    with locked(git_dir / LOCK_FILE, wait) as got:
+        yield got
 
 
 def _clean_environment(git_dir: Path) -> None:

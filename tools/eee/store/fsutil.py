@@ -6,16 +6,23 @@ when the target exists, so an existing file is never overwritten, and a reader s
 either no file or the whole file. The temporary name is made here (not by the tempfile
 module) so that nothing else in a run needs a temporary file or folder.
 
-:func:`replace_file` and :func:`replace_folder` put a fully written file or folder in
-place of another in one step (the only ``os.replace`` of the tools); :func:`confined`
+:func:`write_replacing` is the one way to write a file that may exist already: the bytes
+go to a temporary file beside it (:func:`write_new`), which then takes its place in one
+step, so a reader sees the old file or the new one, never a mix, and a failed write leaves
+the old one. :func:`replace_file` and :func:`replace_folder` put a fully written file or
+folder in place of another in one step (the only ``os.replace`` of the tools); :func:`locked`
+holds a lock file (filelock's: ``flock`` on POSIX, ``msvcrt`` on Windows, never through a
+symbolic link) for one writer at a time; :func:`confined`
 turns a path read from an untrusted place (a journal in the git directory, a source tree)
 into a file name below the store, or says why it cannot be one.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
+from collections.abc import Iterator
 from pathlib import Path
 
 
@@ -58,6 +65,42 @@ def write_new(path: str | os.PathLike[str], data: bytes, *, durable: bool = True
     if durable:
         _fsync_folder(folder)
     return target
+
+
+def write_replacing(path: str | os.PathLike[str], data: bytes, *, durable: bool = True) -> Path:
+    """Write ``path`` (new, or in place of the file there) atomically: a reader sees the old
+    bytes or ``data``, never a mix; on any error the old file stays and no temporary file is
+    left. ``durable=False`` leaves out the fsyncs (a cache: a lost write is rebuilt)."""
+    target = Path(path)
+    tmp = target.with_name(f".{target.name}.{os.urandom(6).hex()}.tmp")
+    write_new(tmp, data, durable=durable)
+    try:
+        replace_file(tmp, target)
+    finally:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+    return target
+
+
+@contextlib.contextmanager
+def locked(path: str | os.PathLike[str], wait: float | None = None) -> Iterator[bool]:
+    """Hold the lock file ``path`` for the block (the one way the tools take a lock): yields
+    True once held, or False when ``wait`` seconds passed without it (0: one try; None: wait
+    as long as it takes). The lock goes with the process that held it, however it ends."""
+    from filelock import FileLock, Timeout
+
+    lock = FileLock(os.fspath(path), timeout=-1 if wait is None else wait)
+    try:
+        lock.acquire()
+    except Timeout:
+        yield False
+        return
+    try:
+        yield True
+    finally:
+        lock.release()
 
 
 def make_folders(root: Path, rel_folder: str) -> list[Path]:

@@ -35,6 +35,7 @@ pays for the YAML parser only when the registry changed.
 from __future__ import annotations
 
 import contextlib
+import copy
 import hashlib
 import json
 import os
@@ -54,6 +55,8 @@ SCHEMA = ("identity", "registry.schema.json")  # (folder, file) under schemas/, 
 CACHE_NAME = "eee-identity.json"  # in the git directory: the parsed registry, by its files' sha256
 CACHE_FORMAT = "eee-identity-cache/2"
 NEAR_MIN = 6  # keys shorter than this have no near misses (gpt-4o, qwen: too many neighbours)
+MATCHES_KEPT = 1 << 17  # spellings whose match a table keeps (then it starts afresh): memory stays bounded
+_UNSEEN = object()
 
 # how a spelling relates to the registry (Match.how)
 CANONICAL, ALIAS, CASE, PUNCTUATION, NEAR = "canonical", "alias", "case", "punctuation", "near-miss"
@@ -125,7 +128,9 @@ class Table:
         self.entries: dict[str, dict[str, Any]] = {}  # canonical id -> {"why": ..., "hub": ...}
         self.aliases: dict[str, Alias] = {}
         self._keys: dict[str, list[str]] | None = None
+        self._lengths: set[int] = set()  # of the keys
         self._blocks: dict[str, set[str]] | None = None
+        self._matched: dict[str, Match | None] = {}  # spelling -> match: a store repeats its spellings
 
     def canonical(self, value: str) -> str:
         """The canonical id of ``value``: itself unless it is an alias (never a guess)."""
@@ -145,6 +150,7 @@ class Table:
                 if k:
                     found.setdefault(k, []).append(name)
             self._keys = found
+            self._lengths = {len(k) for k in found}
         return self._keys
 
     def blocks(self) -> dict[str, set[str]]:
@@ -164,6 +170,8 @@ class Table:
         if len(k) < NEAR_MIN - 1:
             return []
         keys, blocks = self.keys(), self.blocks()
+        if not self._lengths & {len(k) - 1, len(k), len(k) + 1}:
+            return []  # no key of the registry is one letter longer, shorter or as long
         found = {d for d in deletions(k) if d in keys and len(d) >= NEAR_MIN}  # k has a letter more
         found |= blocks.get(k, set())  # k has a letter less
         if len(k) >= NEAR_MIN:
@@ -172,7 +180,17 @@ class Table:
         return sorted(found)
 
     def match(self, value: str) -> Match | None:
-        """How ``value`` relates to the registry; None when it is like nothing there."""
+        """How ``value`` relates to the registry; None when it is like nothing there. Worked
+        out once per distinct spelling (a store of 230,000 records spells a few thousand
+        developers and benchmarks, a few dozen metrics), kept for :data:`MATCHES_KEPT`."""
+        found = self._matched.get(value, _UNSEEN)
+        if found is _UNSEEN:
+            if len(self._matched) >= MATCHES_KEPT:
+                self._matched.clear()
+            found = self._matched[value] = self._match(value)
+        return found  # type: ignore[return-value]
+
+    def _match(self, value: str) -> Match | None:
         if value in self.entries:
             return Match(value, value, CANONICAL, value)
         alias = self.aliases.get(value)
@@ -203,6 +221,7 @@ class Registry:
         self.problems: list[Problem] = []
         self.digest = ""  # of the files it was read from ("" when there are none)
         self.files: list[str] = []  # the registry files found
+        self._benchmark_names: dict[str, list[str]] | None = None
 
     def __getitem__(self, kind: str) -> Table:
         return self.tables[kind]
@@ -231,7 +250,13 @@ class Registry:
 
     def benchmark_names(self) -> dict[str, list[str]]:
         """benchmark folder -> the other names its records may give the benchmark: a
-        canonical id's aliases, and an alias's canonical id and fellow aliases."""
+        canonical id's aliases, and an alias's canonical id and fellow aliases (worked out
+        once: every record asks)."""
+        if self._benchmark_names is None:
+            self._benchmark_names = self._names_of_benchmarks()
+        return self._benchmark_names
+
+    def _names_of_benchmarks(self) -> dict[str, list[str]]:
         table = self.tables[BENCHMARK]
         by_canonical: dict[str, list[str]] = {c: [] for c in table.entries}
         for alias in table.aliases.values():
@@ -369,8 +394,7 @@ def read(tree: Tree) -> Registry:
         return reg
     reg = load(files, display=tree.display, repo=repo_of(tree)) if files or unreadable else EMPTY
     if unreadable:
-        if reg is EMPTY:
-            reg = Registry()
+        reg = Registry() if reg is EMPTY else copy.copy(reg)  # a parsed registry is shared: never changed
         reg.problems = [*unreadable, *reg.problems]
     try:
         tree._eee_identity = reg  # type: ignore[attr-defined]
@@ -386,10 +410,29 @@ def digest_of(files: dict[str, bytes]) -> str:
     return h.hexdigest()
 
 
+_PARSED: dict[str, Registry] = {}  # digest -> the registry those files parse to, in this process
+PARSED_KEEP = 4
+
+
 def load(files: dict[str, bytes], display: Any = None, repo: str | None = None) -> Registry:
-    """The registry the files (path -> bytes) declare, through the cache of ``repo``'s git
-    directory when there is one (the cache keeps what the files parse to, problems included)."""
+    """The registry the files (path -> bytes) declare: parsed once per process (every chunk
+    of a validation, every tree of an audit asks), else through the cache of ``repo``'s git
+    directory when there is one (the cache keeps what the files parse to, problems included).
+    The registry returned is shared: callers never change it."""
     digest = digest_of(files)
+    reg = _PARSED.get(digest)
+    if reg is None:
+        reg = _load(files, digest, repo)
+        if len(_PARSED) >= PARSED_KEEP:
+            _PARSED.clear()
+        _PARSED[digest] = reg
+    if display is not None and reg.problems:  # the problems name files as this tree shows them
+        reg = copy.copy(reg)
+        reg.problems = [p._replace(file=display(p.file)) for p in reg.problems]
+    return reg
+
+
+def _load(files: dict[str, bytes], digest: str, repo: str | None) -> Registry:
     cache = _cache_path(repo)
     kept: dict[str, Any] = {}
     if cache is not None:
@@ -398,18 +441,13 @@ def load(files: dict[str, bytes], display: Any = None, repo: str | None = None) 
                 data = json.load(handle)
             kept = data["registries"] if data.get("format") == CACHE_FORMAT else {}
             if digest in kept:
-                reg = Registry.from_json(kept[digest], digest)
-                if display is not None:  # the problems name files as this tree shows them
-                    reg.problems = [p._replace(file=display(p.file)) for p in reg.problems]
-                return reg
+                return Registry.from_json(kept[digest], digest)
         except (OSError, ValueError, KeyError, TypeError, IndexError, AttributeError):
             kept = {}
     reg = parse(files)
     reg.digest = digest
     if cache is not None:
         _write_cache(cache, digest, reg, kept)
-    if display is not None:
-        reg.problems = [p._replace(file=display(p.file)) for p in reg.problems]
     return reg
 
 
@@ -417,25 +455,17 @@ CACHE_KEEP = 4  # registries kept (HEAD's and the index's differ while a change 
 
 
 def _write_cache(path: str, digest: str, reg: Registry, kept: dict[str, Any]) -> None:
-    from eee.store.fsutil import replace_file, write_new
+    from eee.store.fsutil import write_replacing
 
     if not isinstance(kept, dict):
         kept = {}
     kept = {k: v for k, v in list(kept.items())[-(CACHE_KEEP - 1) :] if k != digest}
     kept[digest] = reg.to_json()  # the newest last
     data = json.dumps({"format": CACHE_FORMAT, "registries": kept}).encode()
-    tmp = f"{path}.{os.getpid()}.tmp"
     try:
-        write_new(tmp, data, durable=False)
-        replace_file(tmp, path)
+        write_replacing(path, data, durable=False)
     except OSError:
         pass  # a read-only git directory: the next run parses again
-    finally:
-        if os.path.lexists(tmp):
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
 
 
 # --- parsing and checking ------------------------------------------------------------------

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from eee.reporting.shown import command
-from eee.store.fsutil import replace_file
+from eee.store.fsutil import write_replacing
 from eee.store.identity import IDENTITY_DIR
 from eee.store.limits import SIDECAR_MAX_BYTES, Unreadable, iter_chunks
 from eee.store.paths import EVENTS_DIR, POINTER_SUFFIX, RECORD_SUFFIX, SIDECAR_SUFFIX
@@ -121,13 +121,9 @@ def write(root: Path, out: Path | None = None) -> tuple[Path, bool]:
     manifest, fresh = build(root, cache)
     out.parent.mkdir(parents=True, exist_ok=True)  # the cache file lives there too
     if fresh != cache:
-        tmp_cache = cache_file.with_name(cache_file.name + ".tmp")
-        tmp_cache.write_text(json.dumps(fresh))
-        replace_file(tmp_cache, cache_file)
+        write_replacing(cache_file, json.dumps(fresh).encode(), durable=False)
     text = json.dumps(manifest, indent=1) + "\n"
     if out.exists() and out.read_text() == text:
         return out, False
-    tmp = out.with_name(out.name + ".tmp")
-    tmp.write_text(text)
-    replace_file(tmp, out)
+    write_replacing(out, text.encode(), durable=False)
     return out, True

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from eee.reporting.findings import FileResult, Finding, Summary
-from eee.store.fsutil import replace_file
+from eee.store.fsutil import write_replacing
 from eee.store.paths import DATA_DIR, RECORD_SUFFIX, SIDECAR_SUFFIX
 from eee.store.tree import WorkTree
 from eee.validation.collect import collect
@@ -159,10 +159,8 @@ def run_cached(
     cache: dict[str, Any] = {}
     for folder, files in by_folder.items():
         cache[folder] = [keys[folder], {rel: _dump(results[rel]) for rel in files if rel in results}]
-    tmp = cache_file.with_name(f".{cache_file.name}.tmp-{os.getpid()}")
     cache_file.parent.mkdir(parents=True, exist_ok=True)
-    tmp.write_text(json.dumps({"format": FORMAT, "folders": cache}))
-    replace_file(tmp, cache_file)
+    write_replacing(cache_file, json.dumps({"format": FORMAT, "folders": cache}).encode(), durable=False)
     sink = sink if sink is not None else Sink()
     sink.add(INPUT, [FileResult(p.file, "input", findings=[p]) for p in found.problems])
     sink.add(RECORDS, [results[rel] for rel in data if rel.endswith(RECORD_SUFFIX) and rel in results])

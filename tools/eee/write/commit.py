@@ -41,7 +41,6 @@ left as it is, never half applied.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import hashlib
 import json
 import os
@@ -52,7 +51,8 @@ from typing import Any
 
 from eee.git import cli
 from eee.reporting.findings import Finding, Refused, refusal
-from eee.store.fsutil import Unconfined, confined, make_folders, replace_file, write_new
+from eee.store.fsutil import Unconfined, confined, make_folders, write_new, write_replacing
+from eee.store.fsutil import locked as lock_file
 
 # The folders (and the few files) a writer writes: nothing outside them is ever written,
 # journaled or undone. The roles files and CODEOWNERS are written whole by `eee roles`, the identity
@@ -110,14 +110,9 @@ def locked(root: Path) -> Iterator[None]:
     if folder is None:
         yield
         return
-    fd = os.open(folder / LOCK, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o644)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
+    with lock_file(folder / LOCK):
         recover(root)
         yield
-    finally:
-        fcntl.flock(fd, fcntl.LOCK_UN)
-        os.close(fd)
 
 
 @contextlib.contextmanager
@@ -265,13 +260,7 @@ class Transaction:
         self._log(lines)
         for rel, data, path in targets:
             make_folders(self.root, rel.rpartition("/")[0])
-            tmp = path.with_name(f".{path.name}.{os.urandom(6).hex()}.tmp")
-            write_new(tmp, data, durable=self.durable)
-            try:
-                replace_file(tmp, path)
-            finally:
-                with contextlib.suppress(FileNotFoundError):
-                    os.unlink(tmp)
+            write_replacing(path, data, durable=self.durable)
         if stage:
             self._stage([rel for rel, _ in files])
 
@@ -504,9 +493,7 @@ def _undo(root: Path, entries: list[dict[str, Any]], stage: bool) -> list[str]:
             if content is None:
                 done.append(f"left: {rel}: its earlier content {restore} is not in git's object store")
                 continue
-            tmp = path.with_name(f".{path.name}.{os.urandom(6).hex()}.tmp")
-            write_new(tmp, content)
-            replace_file(tmp, path)
+            write_replacing(path, content)
             done.append(f"undone: {rel} put back as it was")
         if stage:
             index.append(rel)

@@ -202,14 +202,9 @@ def into_git(tx: Transaction, rels: list[str]) -> list[Placed]:
 
 
 def _replace_text(path: Path, text: str) -> None:
-    from eee.store.fsutil import replace_file, write_new
+    from eee.store.fsutil import write_replacing
 
-    tmp = path.with_name(f".{path.name}.{os.urandom(6).hex()}.tmp")
-    write_new(tmp, text.encode("utf-8", "surrogateescape"))
-    try:
-        replace_file(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
+    write_replacing(path, text.encode("utf-8", "surrogateescape"))
 
 
 def _into_dvc(sidecars: list[Path], root: Path) -> list[Path]:
