@@ -234,6 +234,10 @@ def benchmark_page(root: Path, bench: str, recs: list[Any], out: Path) -> dict[s
         lines.append("\n" + "\n".join(f"- {text(n)}" for n in res.notes) + "\n")
 
     lines.append("\n## Comparisons of one model's records\n")
+    lines.append(
+        "Two records of one model may differ in protocol (another harness, prompt or judge): such a pair is "
+        "compared here all the same, and the protocol fields that differ are named in the last column.\n"
+    )
     by_model: dict[str, list[Any]] = defaultdict(list)
     for r in recs:
         if r.sidecar_state() != NO_SIDECAR:
@@ -243,15 +247,28 @@ def benchmark_page(root: Path, bench: str, recs: list[Any], out: Path) -> dict[s
         lines.append("No model has two records with instance data on this benchmark.\n")
     crow = []
     for a, b in pairs:
-        rep = compare_records(a, b, disagreements=0)
+        rep = compare_records(a, b, disagreements=0, across_protocols=True)
         s = rep["samples"]
+        apart = sorted({d["field"] for c in rep.get("protocols") or [] for d in c["differing"]})
+        protocols = "same" if not apart else "differ in " + ", ".join(apart)
         if not s:
-            crow.append([a.model_id, (Code(a.uuid[:8]), "vs", Code(b.uuid[:8])), "", "", "", "", "aggregates only"])
+            crow.append(
+                [a.model_id, (Code(a.uuid[:8]), "vs", Code(b.uuid[:8])), "", "", "", "", "aggregates only", protocols]
+            )
             continue
         for r in s["results"]:
             if not r["overlap"]:
                 crow.append(
-                    [a.model_id, (Code(a.uuid[:8]), "vs", Code(b.uuid[:8])), 0, "", "", "", "no sample in common"]
+                    [
+                        a.model_id,
+                        (Code(a.uuid[:8]), "vs", Code(b.uuid[:8])),
+                        0,
+                        "",
+                        "",
+                        "",
+                        "no sample in common",
+                        protocols,
+                    ]
                 )
                 continue
             lo, hi = r["difference_ci"]
@@ -265,6 +282,7 @@ def benchmark_page(root: Path, bench: str, recs: list[Any], out: Path) -> dict[s
                     f"{r['difference']:+.4f} [{lo:+.4f}, {hi:+.4f}]",
                     _p(binary["mcnemar_exact_p"]) if binary else "",
                     f"{r['result_a']} vs {r['result_b']}",
+                    protocols,
                 ]
             )
     if crow:
@@ -278,6 +296,7 @@ def benchmark_page(root: Path, bench: str, recs: list[Any], out: Path) -> dict[s
                     "Difference A-B [95% CI]",
                     "McNemar p",
                     "Results",
+                    "Protocols",
                 ],
                 crow,
             )
