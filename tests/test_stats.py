@@ -57,10 +57,13 @@ def test_from_items_averages_repeats_first_and_picks_the_interval() -> None:
     assert keys.tolist() == ["q1", "q2", "q3"] and means.tolist() == [0.5, 0.0, 1.0] and counts.tolist() == [2, 2, 1]
     binary = from_items([1, 0, 1, 1, 0, 1, 1, 1])  # a proportion of binary items: Wilson
     assert binary.method == WILSON and (binary.low, binary.high) == wilson(6, 8)
-    cont = from_items(means)  # averaged repeats are continuous: t with n - 1 df
+    cont = from_items(means)  # averaged repeats are continuous: t with n - 1 df, cut to [0, 1]
     assert cont.method == T
     lo, hi = stats.t.interval(0.95, 2, loc=means.mean(), scale=stats.sem(means))
-    assert (cont.low, cont.high) == pytest.approx((lo, hi))
+    assert lo < 0 and hi > 1 and (cont.low, cont.high) == (0.0, 1.0)
+    wide = from_items([0.2, 0.45, 0.5, 0.55, 0.3, 0.4])
+    lo, hi = stats.t.interval(0.95, 5, loc=0.4, scale=stats.sem([0.2, 0.45, 0.5, 0.55, 0.3, 0.4]))
+    assert (wide.low, wide.high) == pytest.approx((lo, hi))
     assert from_items([]) is None
     assert from_items([0.3]).se is None  # one continuous item: no interval to invent
 

@@ -39,6 +39,8 @@ from eee.stats.intervals import LEVEL, REPS, SEED, bootstrap_mean
 from eee.stats.paired import mcnemar_exact, non_inferiority, paired
 from eee.store import protocol
 
+SHOWN = 160  # characters of a differing protocol field a refusal shows (longer: its start and sha256)
+
 __all__ = ["bootstrap_mean_ci", "compare_records", "compare_samples", "mcnemar_exact"]
 
 
@@ -353,7 +355,7 @@ def protocol_pairs(
                 "protocol_a": protocol.protocol_id(fa),
                 "protocol_b": protocol.protocol_id(fb),
                 "differing": [
-                    {"field": f, "a": protocol.shown(fa[f]), "b": protocol.shown(fb[f])}
+                    {"field": f, "a": protocol.shown(fa[f], SHOWN), "b": protocol.shown(fb[f], SHOWN)}
                     for f in protocol.differing(fa, fb)
                 ],
             }

@@ -10,7 +10,7 @@ The order of operations is fixed, and every result says which method it used:
    not; when items are clustered, the Wilson interval is taken at the effective sample size
    ``n_eff = p (1 - p) / V_cluster`` (Korn and Graubard 1998), never above n;
 3. **a continuous score** (and a proportion whose items were averaged over samples) gets a
-   t interval of the mean (:func:`t_mean`); when items are clustered, with the
+   t interval of the mean (:func:`t_mean`), cut to [0, 1] when every item lies there; when items are clustered, with the
    cluster-robust variance ``G / (G - 1) * sum_g (sum_{i in g} (y_i - mean))^2 / n^2`` and
    ``G - 1`` degrees of freedom (few clusters give wide intervals: that is what the data
    support);
@@ -193,7 +193,11 @@ def from_items(values: Any, clusters: Any = None, level: float = LEVEL) -> Estim
         clusters = None
     if is_binary(values):
         return wilson_items(values, clusters, level)
-    return t_mean(values, clusters, level)
+    estimate = t_mean(values, clusters, level)
+    if estimate.low is not None and estimate.high is not None and values.min() >= 0.0 and values.max() <= 1.0:
+        # items on [0, 1] have their mean on [0, 1]: the part of the interval beyond is no information
+        estimate = replace(estimate, low=max(0.0, estimate.low), high=min(1.0, estimate.high))
+    return estimate
 
 
 def bootstrap_mean(

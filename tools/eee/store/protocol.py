@@ -280,13 +280,13 @@ def protocol_id(fields: dict[str, str | None]) -> str:
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()[:16]
 
 
-def shown(value: str | None) -> str | None:
-    """A field's value as tables show it: at most :data:`SHOWN_CHARS` characters, a longer one
-    by its start and its sha256 (the id hashes the full value)."""
-    if value is None or len(value) <= SHOWN_CHARS:
+def shown(value: str | None, limit: int = SHOWN_CHARS) -> str | None:
+    """A field's value as tables show it: at most ``limit`` characters, a longer one by its
+    start and its sha256 (the id hashes the full value)."""
+    if value is None or len(value) <= limit:
         return value
     digest = hashlib.sha256(value.encode("utf-8")).hexdigest()[:12]
-    return f"{value[: SHOWN_CHARS - 30].rstrip()}… (sha256 {digest}, {len(value):,} chars)"
+    return f"{value[: limit - 30].rstrip()}… (sha256 {digest}, {len(value):,} chars)"
 
 
 def readable(fields: dict[str, str | None]) -> dict[str, str | None]:
