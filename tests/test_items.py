@@ -172,6 +172,9 @@ def test_every_row_carries_an_uncertainty_with_its_source(tmp_path: Path) -> Non
             store, 7, "acme/none", None, score=0.6, config={"metric_id": "f1"}, uncertainty={"num_samples": 200}
         ),
         "bare": _place(store, 8, "acme/bare", None, score=0.6),
+        # a sidecar of 40 of the run's 100 samples describes those 40, not the run
+        "partial": _place(store, 9, "acme/partial", binary, uncertainty={"num_samples": 100}),
+        "edge": _place(store, 10, "acme/edge", None, score=0.97, uncertainty={"standard_error": {"value": 0.05}}),
     }
     write_catalog(store, store / CATALOG_DIR)
     rows = {name: _one(store, uuid) for name, uuid in uuids.items()}
@@ -184,6 +187,8 @@ def test_every_row_carries_an_uncertainty_with_its_source(tmp_path: Path) -> Non
         "count": "count",
         "none": "none",  # an F1 is bounded, not a proportion
         "bare": "none",  # neither items nor a count: no interval is invented
+        "partial": "count",
+        "edge": "record",
     }
     r = rows["record"]
     assert r["se"] == 0.05 and r["ci_low"] == pytest.approx(0.75 - 1.959964 * 0.05) and r["ci_level"] == 0.95
@@ -199,6 +204,10 @@ def test_every_row_carries_an_uncertainty_with_its_source(tmp_path: Path) -> Non
         math.sqrt(0.75 * 0.25 / 200)
     )
     assert all(rows[n]["se"] is None and rows[n]["ci_low"] is None for n in ("none", "bare"))
+    assert rows["partial"]["items_agree"] is False and rows["partial"]["n_items"] == 40
+    assert (rows["partial"]["ci_low"], rows["partial"]["ci_high"]) == pytest.approx(wilson(75, 100))
+    r = rows["edge"]  # the normal interval of a standard error, cut to the score's bounds
+    assert r["ci_high"] == 1.0 and r["ci_low"] == pytest.approx(0.97 - 1.959964 * 0.05) and r["se"] == 0.05
 
 
 def _queries() -> dict[str, str]:

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from analysis_store import place, uuid_of
-from conftest import EXAMPLES, make_store, reference_or_none
+from conftest import EXAMPLES, PROJECT, make_store, reference_or_none
 from eee.commands import compare, leaderboard
 from eee.commands.convert import main as convert
 from eee.stats.passk import pass_at_k
@@ -80,6 +80,55 @@ def test_the_leaderboard_reproduces_alpaca_eval_s_published_numbers(
     )
     assert board["entries"][0]["model_id"] == "sail-sg/NullModel" and board["entries"][0]["rank_text"] == "1"
     assert "cluster-robust over 5 clusters (4 df)" in board["pairs"]["method"]
+
+
+def _matches_the_published_csv(board: dict[str, Any]) -> int:
+    board_csv = reference_or_none("per-item", "alpaca_eval", "weighted_alpaca_eval_gpt4_turbo_leaderboard.csv")
+    if board_csv is None:
+        pytest.skip("the published AlpacaEval leaderboard is not available")
+    published = {row[""]: row for row in csv.DictReader(board_csv.open())}
+    checked = 0
+    for entry in board["entries"]:
+        theirs = published.get(entry["model_id"].split("/", 1)[1])
+        if theirs is None:
+            continue
+        for key in ALPACA_KEYS:
+            assert entry["alpaca_eval"][key] == pytest.approx(float(theirs[key]), abs=1e-6), (entry["model_id"], key)
+        checked += 1
+    return checked
+
+
+def test_the_store_s_own_alpaca_eval_records_reproduce_the_published_leaderboard(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """What a fresh clone holds: the 18 records and their sidecars in git, nothing else needed."""
+    if not (PROJECT / "data" / "alpaca_eval_2").is_dir():
+        pytest.skip("this checkout holds no AlpacaEval records")
+    report = _json(
+        capsys, ["--store", str(PROJECT), "--benchmark", "alpaca_eval_2", "--metric", METRIC, "--format", "json"]
+    )
+    (board,) = report["leaderboards"]
+    assert len(board["entries"]) == 18 and _matches_the_published_csv(board) == 17
+
+
+def test_every_catalogue_row_of_the_store_has_a_protocol_and_a_labelled_uncertainty(tmp_path: Path) -> None:
+    import duckdb
+
+    from eee.catalog.table import write_catalog
+    from eee.catalog.uncertainty import SOURCES
+
+    write_catalog(PROJECT, tmp_path / "catalog")
+    rows, missing, sources = duckdb.sql(
+        f"SELECT count(*), count(*) FILTER (WHERE protocol_id IS NULL OR uncertainty_source IS NULL), "
+        f"list(DISTINCT uncertainty_source) FROM read_parquet('{tmp_path}/catalog/benchmark=*/*.parquet')"
+    ).fetchall()[0]
+    assert rows > 8000 and missing == 0 and set(sources) <= set(SOURCES)
+    # an interval only where a source gives one, and never one without its source
+    bad = duckdb.sql(
+        f"SELECT count(*) FROM read_parquet('{tmp_path}/catalog/benchmark=*/*.parquet') "
+        "WHERE (uncertainty_source = 'none') <> (se IS NULL AND ci_low IS NULL)"
+    ).fetchall()[0][0]
+    assert bad == 0
 
 
 def test_compare_pairs_by_instruction_clustered_by_source(

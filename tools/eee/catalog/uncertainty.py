@@ -4,12 +4,13 @@ In this order, and never invented (:func:`choose`):
 
 1. ``record``: the record's own uncertainty, as given: its standard error (with its
    method) and its confidence interval (with its level); a standard error alone gives the
-   normal interval score +- z * se at 95% (said in the method);
+   normal interval score +- z * se at 95% (said in the method), cut to the score's bounds;
 2. ``items``: computed from the result's own items in its sidecar
    (:func:`eee.stats.intervals.from_items`: repeated samples averaged within an item,
    Wilson for binary items, t for continuous ones, clustered by the record's declared
    cluster key), on the score's scale (items on [0, 1] for a score in percent are scaled by
    100); used only when the items' mean reproduces the score to within one item's worth
+   and they are as many as the record's ``num_samples`` where it gives one
    (:func:`agrees`): an interval around another number would be false precision;
 3. ``count``: a proportion whose number of samples the record gives
    (``uncertainty.num_samples``) and nothing else: the Wilson interval of the count. A
@@ -98,10 +99,14 @@ def proportion_scale(config: dict[str, Any]) -> float | None:
     return None
 
 
-def agrees(score: float | None, mean: float, n: int, factor: float) -> bool:
+def agrees(score: float | None, mean: float, n: int, factor: float, declared: Any = None) -> bool:
     """Whether the items' ``mean`` (on [0, 1] units, ``n`` items) reproduces ``score`` on its
-    scale ``factor`` to within one item's worth (rounding included)."""
+    scale ``factor`` to within one item's worth (rounding included), and, when the record
+    declares its number of samples (``declared``), the items are that many (a sidecar that
+    holds a few of a run's samples describes those few, not the run)."""
     if score is None or n == 0:
+        return False
+    if isinstance(declared, int) and not isinstance(declared, bool) and declared > 0 and declared != n:
         return False
     return abs(score - factor * mean) <= factor / n + 1e-9 * max(1.0, abs(score))
 
@@ -119,8 +124,17 @@ def _row(
     }
 
 
-def from_record(score: float | None, uncertainty: dict[str, Any]) -> dict[str, Any] | None:
-    """The record's own uncertainty (source ``record``), or None when it gives none."""
+def _clip(low: float, high: float, config: dict[str, Any]) -> tuple[float, float]:
+    """An interval we derived cut to the score's declared bounds (what lies beyond is no information)."""
+    lo, hi = _f(config.get("min_score")), _f(config.get("max_score"))
+    return (low if lo is None else max(lo, low)), (high if hi is None else min(hi, high))
+
+
+def from_record(
+    score: float | None, uncertainty: dict[str, Any], config: dict[str, Any] | None = None
+) -> dict[str, Any] | None:
+    """The record's own uncertainty (source ``record``), or None when it gives none; a
+    standard error alone gives the normal interval, cut to the score's bounds."""
     se_part = _d(uncertainty.get("standard_error"))
     ci = _d(uncertainty.get("confidence_interval"))
     se = _f(se_part.get("value"))
@@ -135,7 +149,7 @@ def from_record(score: float | None, uncertainty: dict[str, Any]) -> dict[str, A
         method = se_part.get("method") if isinstance(se_part.get("method"), str) else "as given"
         if score is None:
             return _row(RECORD, se, None, None, None, f"standard error: {method}")
-        lo, hi = normal_interval(score, se, LEVEL)
+        lo, hi = _clip(*normal_interval(score, se, LEVEL), config or {})
         return _row(RECORD, se, lo, hi, LEVEL, f"standard error: {method}; interval: score +- z * se (normal)")
     return None
 
@@ -168,11 +182,13 @@ def choose(score: float | None, result: dict[str, Any], items: Any = None) -> di
     usable = None
     if items is not None and items.estimate is not None:
         out["n_items"] = items.estimate.n
-        out["items_agree"] = agrees(score, items.estimate.estimate, items.estimate.n, factor)
+        out["items_agree"] = agrees(
+            score, items.estimate.estimate, items.estimate.n, factor, uncertainty.get("num_samples")
+        )
         if out["items_agree"]:
             usable = items.estimate
     chosen = (
-        from_record(score, uncertainty)
+        from_record(score, uncertainty, config)
         or (from_items(usable, factor) if usable is not None else None)
         or from_count(score, config, uncertainty.get("num_samples"))
         or _row(NONE, None, None, None, None, None)
