@@ -111,7 +111,9 @@ def tables_from_catalog(catalog: Path, folders: list[str]) -> Tables:
     ).to_pylist()
     items_dir = catalog / ITEMS_DIR
     if items_dir.is_dir():
-        items = read_items(items_dir, columns=list(ITEM_COLUMNS), filter=pc.is_in(ds.field("benchmark"), wanted))
+        items = read_items(
+            items_dir, columns=list(ITEM_COLUMNS), filter=pc.is_in(ds.field("benchmark"), wanted), dictionary=True
+        )
     else:
         from eee.catalog.items import empty_table
 
@@ -174,34 +176,58 @@ def _entry(row: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _codes(column: Any) -> tuple[Any, list[Any]]:
+    """(an int64 code per row, -1 where null; the distinct values) of a string column."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if not pa.types.is_dictionary(column.type):
+        column = pc.dictionary_encode(column)
+    column = column.combine_chunks() if hasattr(column, "combine_chunks") else column
+    if isinstance(column, pa.ChunkedArray):
+        column = pa.concat_arrays(column.chunks) if column.num_chunks != 1 else column.chunk(0)
+    codes = np.asarray(column.indices.fill_null(-1).to_numpy(zero_copy_only=False), dtype=np.int64)
+    return codes, column.dictionary.to_pylist()
+
+
 class _Items:
     """The items of one protocol as numpy arrays: which entry, which item, score, correct,
-    infrastructure error, cluster."""
+    infrastructure error, cluster (columns read as codes, never as Python strings per row)."""
 
     def __init__(self, table: Any, entries: list[dict[str, Any]]) -> None:
         import numpy as np
         import pyarrow.compute as pc
 
+        records, record_names = _codes(table.column("record_uuid"))
+        results, result_names = _codes(pc.fill_null(table.column("evaluation_result_id"), ""))
         index = {(e["record_uuid"], e["result"]): i for i, e in enumerate(entries)}
-        records = table.column("record_uuid").to_pylist()
-        results = table.column("evaluation_result_id").to_pylist()
-        entry = np.array([index.get((u, r or ""), -1) for u, r in zip(records, results, strict=True)], dtype=np.int64)
+        lookup = np.full(max(1, len(record_names) * max(1, len(result_names))), -1, dtype=np.int64)
+        for r, rname in enumerate(record_names):
+            for q, qname in enumerate(result_names):
+                lookup[r * len(result_names) + q] = index.get((rname, qname or ""), -1)
+        at = np.maximum(records, 0).astype(np.int64) * len(result_names) + np.maximum(results, 0)
+        entry = np.where(records >= 0, lookup[at], -1).astype(np.int32)
+        del records, results, at
         keep = entry >= 0
         self.entry = entry[keep]
-        item_codes = pc.dictionary_encode(table.column("item_id")).combine_chunks()
-        self.item = np.asarray(item_codes.indices.to_numpy(zero_copy_only=False), dtype=np.int64)[keep]
-        self.item_names = item_codes.dictionary.to_pylist()
-        score = table.column("score").to_numpy(zero_copy_only=False)
-        self.score = np.asarray(score, dtype=float)[keep]
-        correct = table.column("is_correct").to_pylist()
-        self.correct = np.array([np.nan if c is None else float(c) for c in correct], dtype=float)[keep]
-        errors = table.column("error_class").to_pylist()
-        self.infra = np.array([e == "infrastructure" for e in errors], dtype=bool)[keep]
-        self.clusters = np.array(table.column("cluster").to_pylist(), dtype=object)[keep]
+        del entry
+        item, self.item_names = _codes(table.column("item_id"))
+        self.item = item[keep]
+        del item
+        self.score = np.asarray(
+            pc.fill_null(pc.cast(table.column("score"), "float64"), float("nan")).to_numpy(), float
+        )[keep]
+        correct = pc.fill_null(pc.cast(table.column("is_correct"), "float64"), float("nan"))
+        self.correct = np.asarray(correct.to_numpy(), dtype=float)[keep]
+        infra = pc.fill_null(pc.equal(table.column("error_class"), "infrastructure"), False)
+        self.infra = np.asarray(infra.to_numpy(zero_copy_only=False), dtype=bool)[keep]
+        cluster, self.cluster_names = _codes(table.column("cluster"))
+        self.cluster = cluster[keep]
 
     def matrix(self, k: int) -> tuple[Any, Any, Any, list[str]]:
         """(K x n scores, items averaged over their valid samples, nan where absent; the
-        presence mask; each item column's cluster (None where any entry lacks one); the
+        presence mask; each item column's cluster (None where its first row has none); the
         item names)."""
         import numpy as np
 
@@ -210,17 +236,16 @@ class _Items:
         column = np.full(len(self.item_names), -1, dtype=np.int64)
         column[used] = np.arange(len(used))
         n = len(used)
-        flat = self.entry[valid] * n + column[self.item[valid]]
+        col = column[self.item[valid]]
+        flat = self.entry[valid].astype(np.int64) * n + col
         sums = np.bincount(flat, self.score[valid], minlength=k * n)
         counts = np.bincount(flat, minlength=k * n)
         with np.errstate(invalid="ignore", divide="ignore"):
             matrix = (sums / counts).reshape(k, n)
         mask = counts.reshape(k, n) > 0
-        clusters: list[Any] = [None] * n
-        seen = np.zeros(n, dtype=bool)
-        for i, c in zip(column[self.item[valid]].tolist(), self.clusters[valid].tolist(), strict=True):
-            if not seen[i]:
-                clusters[i], seen[i] = c, True
+        _, first = np.unique(col, return_index=True)  # each column's first valid row, in column order
+        codes = self.cluster[valid][first]
+        clusters: list[Any] = [self.cluster_names[c] if c >= 0 else None for c in codes.tolist()]
         return matrix, mask, clusters, [self.item_names[i] for i in used.tolist()]
 
     def pass_at(self, k: int, n_entries: int) -> tuple[Any, Any]:
@@ -235,7 +260,7 @@ class _Items:
         column = np.full(len(self.item_names), -1, dtype=np.int64)
         column[used] = np.arange(len(used))
         n_items = len(used)
-        flat = self.entry[valid] * n_items + column[self.item[valid]]
+        flat = self.entry[valid].astype(np.int64) * n_items + column[self.item[valid]]
         n = np.bincount(flat, minlength=n_entries * n_items)
         c = np.bincount(flat, passed[valid].astype(float), minlength=n_entries * n_items).astype(np.int64)
         values = np.full(n.shape, np.nan)
@@ -260,6 +285,7 @@ def _alpaca(items: _Items, entries: list[dict[str, Any]]) -> None:
 
 def _leaderboard(pid: str, rows: list[dict[str, Any]], items_table: Any, pass_at: int | None) -> dict[str, Any]:
     import numpy as np
+    import pyarrow as pa
     import pyarrow.compute as pc
 
     from eee.stats.intervals import from_items
@@ -271,10 +297,14 @@ def _leaderboard(pid: str, rows: list[dict[str, Any]], items_table: Any, pass_at
     entries = [_entry(r) for r in rows]
     k = len(entries)
     notes: list[str] = []
-    table = (
-        items_table.filter(pc.equal(items_table.column("protocol_id"), pid)) if items_table.num_rows else items_table
-    )
+    table = items_table
+    if table.num_rows:
+        ids = pc.unique(pc.cast(table.column("protocol_id"), "string")).to_pylist()
+        if ids != [pid]:  # the items of other protocols too: keep this one's
+            table = table.filter(pc.equal(table.column("protocol_id"), pid))
     items = _Items(table, entries) if table.num_rows else None
+    del table
+    pa.default_memory_pool().release_unused()  # the columns' temporaries, back to the system
     scores = mask = clusters = None
     method = "unpaired (standard errors)"
     if items is not None and pass_at is None:

@@ -103,11 +103,13 @@ def _blocks(
 
     k = len(estimate)
     has_items = mask.any(axis=1) if mask is not None else np.zeros(k, dtype=bool)
-    mf = mask.astype(float) if mask is not None else None
-    sm = np.where(mask, scores, 0.0) if mask is not None else None
-    s2m = sm * sm if sm is not None else None
     cluster_cols = [np.nonzero(codes == g)[0] for g in range(groups)] if codes is not None else None
     full = mask is not None and bool(has_items.all()) and bool(mask.all())
+    mf = sm = s2m = None
+    if mask is not None and not full:  # the sums over the items each pair shares
+        mf = mask.astype(float)
+        sm = np.where(mask, scores, 0.0)
+        s2m = sm * sm
     if full:  # every result has every item: the sums are those of centred rows (one product per block)
         n_items = mask.shape[1]
         means = scores.mean(axis=1)

@@ -91,35 +91,60 @@ def error_class(row: dict[str, Any]) -> str | None:
 
 
 def _number(value: Any) -> float | None:
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int | float):
-        return float(value) if value == value and abs(value) != float("inf") else None
-    if isinstance(value, str):
+    kind = type(value)
+    if kind is float:
+        return value if value == value and value not in (float("inf"), float("-inf")) else None
+    if kind is int:
+        return float(value)
+    if kind is str:
         try:
             number = float(value)
         except ValueError:
             return None
-        return number if number == number and abs(number) != float("inf") else None
+        return number if number == number and number not in (float("inf"), float("-inf")) else None
     return None
 
 
 def _count(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+    return value if type(value) is int and value >= 0 else None
+
+
+USAGE_KEYS = (
+    "input_tokens",
+    "output_tokens",
+    "total_tokens",
+    "latency_ms",
+    "cost_usd",
+    "judge_cost_usd",
+    "judge_latency_ms",
+)
+_NO_USAGE = (None,) * len(USAGE_KEYS)
+
+
+def usage_values(row: dict[str, Any]) -> tuple[Any, ...]:
+    """:func:`usage` as a tuple in :data:`USAGE_KEYS` order (what the items table writes)."""
+    tokens, perf, meta = row.get("token_usage"), row.get("performance"), row.get("metadata")
+    tokens = tokens if type(tokens) is dict else None
+    perf = perf if type(perf) is dict else None
+    meta = meta if type(meta) is dict else None
+    if tokens is None and perf is None and (meta is None or not meta.keys() & _META):
+        return _NO_USAGE
+    tokens, perf, meta = tokens or {}, perf or {}, meta or {}
+    return (
+        _count(tokens.get("input_tokens")),
+        _count(tokens.get("output_tokens")),
+        _count(tokens.get("total_tokens")),
+        _number(perf.get("latency_ms")),
+        _number(meta.get("cost_usd")),
+        _number(meta.get("judge_cost_usd")),
+        _number(meta.get("judge_latency_ms")),
+    )
+
+
+_META = frozenset(("cost_usd", "judge_cost_usd", "judge_latency_ms"))
 
 
 def usage(row: dict[str, Any]) -> dict[str, Any]:
     """input_tokens, output_tokens, total_tokens, latency_ms, cost_usd, judge_cost_usd,
     judge_latency_ms of a row (None where it does not say)."""
-    tokens = row.get("token_usage") if isinstance(row.get("token_usage"), dict) else {}
-    perf = row.get("performance") if isinstance(row.get("performance"), dict) else {}
-    meta = row.get("metadata") if isinstance(row.get("metadata"), dict) else {}
-    return {
-        "input_tokens": _count(tokens.get("input_tokens")),
-        "output_tokens": _count(tokens.get("output_tokens")),
-        "total_tokens": _count(tokens.get("total_tokens")),
-        "latency_ms": _number(perf.get("latency_ms")),
-        "cost_usd": _number(meta.get("cost_usd")),
-        "judge_cost_usd": _number(meta.get("judge_cost_usd")),
-        "judge_latency_ms": _number(meta.get("judge_latency_ms")),
-    }
+    return dict(zip(USAGE_KEYS, usage_values(row), strict=True))
