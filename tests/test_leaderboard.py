@@ -303,3 +303,4 @@ def test_the_analysis_stage_writes_leaderboards_and_the_site_shows_them_escaped(
     assert "<script>" not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
     assert "<img" not in html and "&lt;img src=x" in html
     assert "paired t tests on the shared items" in html and doc_path.exists()
+    assert "<td>40</td>" in html and "built-in method" not in html  # each entry's items, as a number

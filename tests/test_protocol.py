@@ -108,7 +108,7 @@ def test_a_long_prompt_is_shown_short_and_hashed_whole() -> None:
     long["generation_config"]["generation_args"]["prompt_template"] = "Answer the question. " * 40
     fields = _fields(long)
     shown = protocol.readable(fields)["protocol_prompt"] or ""
-    assert len(shown) < 120 and "sha256" in shown and shown.startswith("Answer the question.")
+    assert len(shown) <= protocol.SHOWN_CHARS and "sha256" in shown and shown.startswith("Answer the question.")
     other = copy.deepcopy(long)
     other["generation_config"]["generation_args"]["prompt_template"] = "Answer the question. " * 39 + "Answer!"
     assert protocol.protocol_id(_fields(other)) != protocol.protocol_id(fields)

@@ -390,7 +390,7 @@ def _board_view(ctx: SiteContext, board: dict[str, Any], page: str) -> dict[str,
                 ),
                 "source": _text(e.get("uncertainty_source")),
                 "method": _text(e.get("uncertainty_method")),
-                "items": num(e.get("n_items")),
+                "n_items": num(e.get("n_items")),
                 "alpaca": [
                     num(a.get(k))
                     for k in (

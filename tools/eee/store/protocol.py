@@ -26,7 +26,7 @@ from typing import Any, NamedTuple
 from eee.store import identity
 
 FORMAT = "eee-protocol/1"  # part of every hash: a change of the fields' reading is a new format
-SHOWN_CHARS = 80  # a readable value longer than this is shown by its start and its sha256
+SHOWN_CHARS = 160  # a readable value longer than this is shown by its start and its sha256
 
 # generation settings read from generation_config.additional_details (the harnesses' own
 # names); the prompt, the shots and the split/subset are fields of their own
@@ -286,7 +286,8 @@ def shown(value: str | None, limit: int = SHOWN_CHARS) -> str | None:
     if value is None or len(value) <= limit:
         return value
     digest = hashlib.sha256(value.encode("utf-8")).hexdigest()[:12]
-    return f"{value[: limit - 30].rstrip()}… (sha256 {digest}, {len(value):,} chars)"
+    suffix = f"… (sha256 {digest}, {len(value):,} chars)"
+    return value[: max(0, limit - len(suffix))].rstrip() + suffix
 
 
 def readable(fields: dict[str, str | None]) -> dict[str, str | None]:
