@@ -156,7 +156,9 @@ def _compare_and_irt(args: argparse.Namespace) -> None:
         compare_s, irt_s, floor_c, floor_i = [], [], [], []
         compare_m, irt_m = 0, 0
         for _ in range(args.repeat):
-            took, kib, _, _ = _measure(["compare", "--store", str(store), uuid_of(1), uuid_of(2), "--format", "json"])
+            took, kib, _, _ = _measure(
+                ["compare", "--store", str(store), uuid_of(1), uuid_of(2), "--format", "json", "--across-protocols"]
+            )
             compare_s.append(took)
             compare_m = max(compare_m, kib)
             floor_c.append(_floor(sidecars))

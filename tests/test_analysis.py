@@ -147,15 +147,20 @@ def test_compare_two_records_text_and_json(tmp_path: Path, capsys: pytest.Captur
     store = tmp_path / "store"
     place(store, uuid_of(1), "acme/widget-7b", "helm", [1, 1, 0, 0, 1, 1], ids=["a", "b", "c", "d", "e", "f"])
     place(store, uuid_of(2), "acme/widget-7b", "lm_eval", [1, 0, 1, 0, 1], ids=["a", "b", "c", "d", "e"])
-    assert compare.main(["--store", str(store), uuid_of(1)[:8], uuid_of(2)]) == 0
+    # HELM and lm-eval: two protocols (the harness), refused unless asked for, the field named
+    assert compare.main(["--store", str(store), uuid_of(1)[:8], uuid_of(2)]) == 1
+    err = capsys.readouterr().err
+    assert "are of different protocols (harness: 'helm 0.3' vs 'lm_eval 0.3')" in err and "--across-protocols" in err
+    assert compare.main(["--store", str(store), uuid_of(1)[:8], uuid_of(2), "--across-protocols"]) == 0
     out = capsys.readouterr().out
     assert "6 and 5 samples, 5 in common (by sample_id), 1 only in A, 0 only in B" in out
     assert "both right 2, only A 1, only B 1, both wrong 1; exact McNemar p = 1" in out
     assert "2 samples disagree" in out and "b: A 1, B 0" in out
-    assert compare.main(["--store", str(store), uuid_of(1), uuid_of(2), "--format", "json"]) == 0
+    assert compare.main(["--store", str(store), uuid_of(1), uuid_of(2), "--format", "json", "--across-protocols"]) == 0
     rep = json.loads(capsys.readouterr().out)
     (res,) = rep["samples"]["results"]
     assert res["binary"]["only_a_correct"] == 1 and res["overlap"] == 5
+    assert rep["protocols"][0]["differing"] == [{"field": "harness", "a": "helm 0.3", "b": "lm_eval 0.3"}]
     assert rep["samples"]["paired"] == "same result id"
     assert rep["aggregates"][0]["paired_by"] == "evaluation_result_id"
     assert rep["a"]["eval_library"] == "helm" and rep["b"]["sidecar"] == "present"
@@ -192,11 +197,11 @@ def test_compare_without_sidecars_says_so_and_compares_aggregates(
     place(store, uuid_of(1), "acme/widget-7b", "helm", [1, 1, 0, 1])
     place(store, uuid_of(2), "acme/widget-7b", "lm_eval", None)
     place(store, uuid_of(3), "acme/widget-7b", "inspect_ai", [1, 0, 0, 0], pulled=False)
-    assert compare.main(["--store", str(store), uuid_of(1), uuid_of(2)]) == 2
+    assert compare.main(["--store", str(store), uuid_of(1), uuid_of(2), "--across-protocols"]) == 2
     out = capsys.readouterr().out
     assert "the record has no per-sample sidecar" in out and "compared on the aggregate scores only" in out
     assert "qa:exact_match: 0.7500 vs 0.5000  (normalised difference +0.2500)" in out
-    assert compare.main(["--store", str(store), uuid_of(1), uuid_of(3), "--format", "json"]) == 2
+    assert compare.main(["--store", str(store), uuid_of(1), uuid_of(3), "--format", "json", "--across-protocols"]) == 2
     rep = json.loads(capsys.readouterr().out)
     assert rep["samples"] is None and rep["b"]["sidecar"] == "not pulled"
     assert any("not pulled" in n for n in rep["notes"])
@@ -212,6 +217,14 @@ def test_compare_every_record_of_a_model_on_a_benchmark(tmp_path: Path, capsys: 
     place(store, uuid_of(3), "acme/widget-7b", "inspect_ai", [0, 0, 0, 1])
     place(store, uuid_of(4), "zeta/other", "helm", [0, 0, 0, 1])
     args = ["--store", str(store), "--model", "acme/widget-7b", "--benchmark", "qa-bench", "--format", "json"]
+    assert compare.main(args) == 2  # three harnesses, three protocols: each pair listed as not compared
+    rep = json.loads(capsys.readouterr().out)
+    assert [c["not_compared"].split(" (")[1] for c in rep["comparisons"]] == [
+        "harness: 'helm 0.3' vs 'lm_eval 0.3')",
+        "harness: 'helm 0.3' vs 'inspect_ai 0.3')",
+        "harness: 'lm_eval 0.3' vs 'inspect_ai 0.3')",
+    ]
+    args.append("--across-protocols")
     assert compare.main(args) == 0
     rep = json.loads(capsys.readouterr().out)
     assert len(rep["records"]) == 3 and len(rep["comparisons"]) == 3
@@ -760,6 +773,7 @@ def test_compare_and_irt_count_a_duplicate_as_not_active(tmp_path: Path, capsys:
     place(store, uuid_of(3), "acme/widget-7b", "helm", [1, 1, 0, 1, 0, 1])  # the same run as 1
     place(store, uuid_of(4), "zeta/other", "helm", [0, 1, 1, 1, 0, 0])
     args = ["--store", str(store), "--model", "acme/widget-7b", "--benchmark", "qa-bench", "--format", "json"]
+    args.append("--across-protocols")
     assert compare.main(args) == 0
     assert len(json.loads(capsys.readouterr().out)["records"]) == 3
     assert irt.main(["--store", str(store), "--benchmark", "qa-bench", "--dry-run", "--format", "json"]) == 0
@@ -805,12 +819,12 @@ def test_compare_matches_sidecars_by_hash_and_lists_the_ids_read_again(
         for row, h in zip(rows, hashes, strict=True):
             row["sample_hash"] = h
         side.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
-    assert compare.main(["--store", str(store), uuid_of(1), uuid_of(2), "--format", "json"]) == 0
+    assert compare.main(["--store", str(store), uuid_of(1), uuid_of(2), "--format", "json", "--across-protocols"]) == 0
     (res,) = json.loads(capsys.readouterr().out)["samples"]["results"]
     # a0~b3 (1,0) a1~b2 (1,1) a2~b1 (0,0) a3~b0 (0,1); a4 has no partner
     assert (res["matched_by"], res["overlap"], res["only_a"], res["only_b"]) == ("sample_hash", 4, 1, 0)
     assert [s["sample_id"] for s in res["disagreeing_samples"]] == ["a0", "a3"]
-    assert compare.main(["--store", str(store), uuid_of(1), uuid_of(2), "--show", "1"]) == 0
+    assert compare.main(["--store", str(store), uuid_of(1), uuid_of(2), "--show", "1", "--across-protocols"]) == 0
     out = capsys.readouterr().out
     assert "2 samples disagree, first 1:" in out and "a0: A 1, B 0" in out and "a3:" not in out
 
@@ -821,7 +835,7 @@ def test_compare_reads_no_more_rows_than_its_limit(tmp_path: Path, capsys: pytes
     store = tmp_path / "store"
     place(store, uuid_of(1), "acme/widget-7b", "helm", [1, 0] * 30)
     place(store, uuid_of(2), "acme/widget-7b", "lm_eval", [0, 1] * 30)
-    args = ["--store", str(store), uuid_of(1), uuid_of(2), "--format", "json"]
+    args = ["--store", str(store), uuid_of(1), uuid_of(2), "--format", "json", "--across-protocols"]
     assert compare.main([*args, "--max-rows", "100"]) == 2
     rep = json.loads(capsys.readouterr().out)
     assert rep["samples"] is None and rep["aggregates"]

@@ -92,11 +92,12 @@ def test_catalogue_is_hive_partitioned_and_read_as_one_dataset(tmp_path: Path) -
         "benchmark=mmlu/part-0.parquet",
         "benchmark=other%20bench%3Dx/part-0.parquet",
         "benchmark=qa-bench/part-0.parquet",
+        "items/benchmark=qa-bench/part-0.parquet",  # the items table: the active record's sidecar only
     ]
     # DuckDB
     rows = duckdb.sql(
         f"SELECT benchmark, record_uuid, status, score_normalised, retrieved_timestamp, retrieved_timestamp_raw "
-        f"FROM read_parquet('{out}/**/*.parquet', hive_partitioning = true, hive_types = {{'benchmark': 'VARCHAR'}}) "
+        f"FROM read_parquet('{out}/benchmark=*/*.parquet', hive_partitioning = true, hive_types = {{'benchmark': 'VARCHAR'}}) "
         "ORDER BY record_uuid"
     ).fetchall()
     assert [r[0] for r in rows] == ["qa-bench", "qa-bench", "other bench=x", "mmlu"]
@@ -106,7 +107,7 @@ def test_catalogue_is_hive_partitioned_and_read_as_one_dataset(tmp_path: Path) -
     assert rows[0][4] == dt.datetime.fromtimestamp(1770000010, UTC)
     # polars
     frame = (
-        pl.scan_parquet(f"{out}/**/*.parquet", hive_partitioning=True, hive_schema={"benchmark": pl.String})
+        pl.scan_parquet(f"{out}/benchmark=*/*.parquet", hive_partitioning=True, hive_schema={"benchmark": pl.String})
         .filter(pl.col("status") == "active")
         .collect()
     )
@@ -116,7 +117,7 @@ def test_catalogue_is_hive_partitioned_and_read_as_one_dataset(tmp_path: Path) -
     # pandas, as docs/guide/catalogue.md shows
     import pandas as pd
 
-    df = pd.read_parquet(out)
+    df = pd.read_parquet(out, ignore_prefixes=["items"])
     assert len(df) == 4 and set(df["benchmark"].astype(str)) == {"mmlu", "other bench=x", "qa-bench"}
     # the reader function
     table = read_catalog(out, columns=["benchmark", "record_uuid"])
@@ -237,17 +238,26 @@ def test_the_pipeline_catalogue_rewrites_only_changed_partitions_and_equals_a_fu
     assert done.rewritten == ["qa-bench"]
     after = _parts(out)
     changed = {rel for rel in after if before.get(rel) != after[rel]}
-    assert changed == {"benchmark=qa-bench/part-0.parquet", KEYS_FILE}
+    # the benchmark's results and items partitions are written again, nothing else
+    assert changed == {"benchmark=qa-bench/part-0.parquet", "items/benchmark=qa-bench/part-0.parquet", KEYS_FILE}
     _retract(store, uuid_of(4))  # the governance of a record in mmlu
     assert update_catalog(store, out, _manifest(store)).rewritten == ["mmlu"]
     full = write_catalog(store, tmp_path / "full")
     assert read_catalog(out).sort_by("record_uuid").equals(read_catalog(tmp_path / "full").sort_by("record_uuid"))
     assert full.rows == done.rows and (done.records, done.benchmarks) == (full.records, full.benchmarks)
+    from eee.catalog.items import read_items
+
+    order = [("record_uuid", "ascending"), ("item_id", "ascending")]
+    assert read_items(out / "items").sort_by(order).equals(read_items(tmp_path / "full" / "items").sort_by(order))
+    assert full.items == done.items == 8  # the two qa-bench records with four items each
+    _retract(store, uuid_of(1))  # a retracted record's items leave the items table
+    assert update_catalog(store, out, _manifest(store)).items == 4
     import shutil
 
-    shutil.rmtree(store / "data" / "mmlu")  # a benchmark gone: its partition goes
+    shutil.rmtree(store / "data" / "qa-bench")  # a benchmark gone: its partitions go
     gone = update_catalog(store, out, _manifest(store))
-    assert gone.removed == ["mmlu"] and not (out / "benchmark=mmlu").exists()
+    assert gone.removed == ["qa-bench"] and not (out / "benchmark=qa-bench").exists()
+    assert not (out / "items" / "benchmark=qa-bench").exists()
 
 
 def test_stats_and_analysis_from_the_manifest_equal_a_full_run(tmp_path: Path) -> None:

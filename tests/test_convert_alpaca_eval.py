@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 from pathlib import Path
@@ -95,12 +96,26 @@ def test_a_v2_run_recomputes_the_win_rate_and_keeps_the_leaderboard_s_lc() -> No
     assert got["length_controlled_winrate"] == 42.51783451  # from the run's leaderboard.csv
     assert got["discrete_win_rate"] == 37.5
     rows = out.rows or []
-    assert len(rows) == 4 and [r["sample_id"] for r in rows] == ["0", "1", "2", "3"]
+    # an item is its instruction (runs that skip one still pair by item), not its position
+    assert len(rows) == 4 and [r["sample_id"] for r in rows] == [
+        hashlib.sha256(r["input"]["raw"].encode()).hexdigest()[:16] for r in rows
+    ]
+    assert all(r["sample_hash"].startswith(r["sample_id"]) for r in rows)
     assert sum(r["evaluation"]["score"] for r in rows) / 4 * 100 == pytest.approx(got["win_rate"])
     assert rows[0]["input"]["raw"].startswith("What are the names of some famous actors")
     assert rows[0]["output"]["raw"] == ["Julie Andrews, Meryl Streep and Patti LuPone all began on Broadway."]
     assert rows[0]["evaluation"]["is_correct"] is True and rows[1]["evaluation"]["is_correct"] is False
-    assert rows[0]["metadata"]["baseline"] == "gpt4_1106_preview"
+    assert rows[0]["input"]["reference"][0].startswith("Several famous actors started on Broadway")
+    assert rows[0]["metadata"] == {
+        "dataset": "helpful_base",
+        "judge_cost_usd": "0.00878",
+        "judge_latency_ms": "190.3589129",
+    }
+    assert rows[0]["answer_attribution"][0]["extracted_value"] == "1.9"  # the preference as the judge gave it
+    # the source dataset is the items' cluster, declared once in the record
+    assert out.record["detailed_evaluation_results"]["additional_details"] == {"cluster_key": "dataset"}
+    config = out.record["evaluation_results"][0]["metric_config"]
+    assert config["metric_id"] == "alpaca_eval.win_rate.weighted_alpaca_eval_gpt4_turbo"
 
 
 def test_a_v1_run_from_its_annotations() -> None:
@@ -195,15 +210,85 @@ def test_bad_leaderboards_name_the_line(tmp_path: Path, edit: Any, where: str, m
     assert info.value.finding.file.endswith(where) and message in info.value.finding.message
 
 
-def test_models_without_a_developer_are_all_named(tmp_path: Path) -> None:
-    with pytest.raises(Refused) as info:
-        alpaca_eval.convert(_board(tmp_path, lambda ls: [*ls, ls[-1].replace("acme-chat-7b", "zz-chat")]), Settings())
-    named = [f.message for f in info.value.findings]
-    assert named == [
-        "model 'acme-chat-7b' has no developer (developer/model)",
-        "model 'zz-chat' has no developer (developer/model)",
+def test_a_leaderboard_converts_every_row_that_resolves_and_lists_the_others(tmp_path: Path) -> None:
+    board = _board(tmp_path, lambda ls: [*ls, ls[-1].replace("acme-chat-7b", "zz-chat"), "NullModel" + ls[-1][12:]])
+    batch = alpaca_eval.convert(board, Settings())
+    assert [o.record["model_info"]["id"] for o in batch.outputs] == [
+        "anthropic/claude-3-opus-20240229",
+        "Qwen/Qwen1.5-72B-Chat",
+        "meta-llama/Meta-Llama-3-8B-Instruct",
+        "sail-sg/NullModel",  # the placeholder: alpaca_eval's own config names its authors
     ]
-    assert "--models FILE" in (info.value.findings[0].hint or "")
+    assert [(w.file.rsplit(":", 1)[-1], w.message, w.severity) for w in batch.warnings] == [
+        ("6", "model 'acme-chat-7b' has no developer (developer/model): not converted", "warning"),
+        ("7", "model 'zz-chat' has no developer (developer/model): not converted", "warning"),
+    ]
+    hint = batch.warnings[0].hint or ""
+    assert "--models FILE" in hint and "--model-configs DIR" in hint and "--exclude acme-chat-7b" in hint
+    null = batch.outputs[3].record["model_info"]
+    assert "Cheating-LLM-Benchmarks" in null["additional_details"]["developer_from"]
+    # a family guess says it is one; a name the user gave says nothing
+    assert "a guess" in batch.outputs[1].record["model_info"]["additional_details"]["developer_from"]
+    excluded = alpaca_eval.convert(board, Settings(exclude=("acme-chat-7b", "zz-chat", "nope")))
+    assert not [w for w in excluded.warnings if "no developer" in w.message]
+    assert [w.message for w in excluded.warnings] == ["--exclude 'nope': no model of that name here"]
+    assert any("zz-chat left out (--exclude)" in n for n in excluded.notes)
+    with pytest.raises(Refused) as info:  # nothing left: refused, every row named
+        alpaca_eval.convert(
+            board,
+            Settings(exclude=("claude-3-opus-20240229", "Qwen1.5-72B-Chat", "Meta-Llama-3-8B-Instruct", "NullModel")),
+        )
+    assert [f.severity for f in info.value.findings] == ["error", "error"]
+
+
+def _configs(tmp_path: Path) -> Path:
+    folder = tmp_path / "models_configs"
+    configs = {
+        "acme-chat-7b": 'acme-chat-7b:\n  completions_kwargs:\n    model_name: "./local/acme"\n'
+        '  pretty_name: "Acme"\n  link: "https://huggingface.co/acme-labs/acme-chat-7b"\n',
+        "zz-chat": 'zz-chat:\n  completions_kwargs:\n    model_name: "zzorg/zz-chat-hf"\n  link: "https://zz.example"\n',
+        "gh-model": "gh-model:\n  link: https://github.com/gh-org/repo/\n",
+        "bad": "bad: &a [*a]\n",
+    }
+    for name, text in configs.items():
+        (folder / name).mkdir(parents=True)
+        (folder / name / "configs.yaml").write_text(text)
+    (tmp_path / "outside").mkdir()
+    (tmp_path / "outside" / "configs.yaml").write_text("x:\n  link: https://huggingface.co/evil/x\n")
+    return folder
+
+
+def test_model_configs_name_the_developers(tmp_path: Path) -> None:
+    folder = _configs(tmp_path)
+    resolve = alpaca_eval.Resolver(Settings(model_configs=folder))
+    assert resolve("acme-chat-7b") == (
+        "acme-labs/acme-chat-7b",
+        "alpaca_eval's model config: link https://huggingface.co/acme-labs/acme-chat-7b",
+    )
+    assert resolve("zz-chat")[0] == "zzorg/zz-chat"  # type: ignore[index]
+    assert resolve("gh-model")[0] == "gh-org/gh-model"  # type: ignore[index]
+    assert resolve("../outside") is None  # a name is data, never a path out of the folder
+    assert resolve("bad") is None and "anchors" in resolve.problems[0].message  # a config that is not plain YAML: said
+    assert resolve("gemma-2b-it")[0] == "google/gemma-2b-it"  # type: ignore[index]  # no config: the family
+    board = _board(tmp_path, lambda ls: [*ls, ls[-1].replace("acme-chat-7b", "zz-chat")])
+    batch = alpaca_eval.convert(board, Settings(model_configs=folder))
+    assert not batch.warnings
+    assert [o.record["model_info"]["id"] for o in batch.outputs][-2:] == ["acme-labs/acme-chat-7b", "zzorg/zz-chat"]
+
+
+def test_the_command_converts_what_it_can_and_exits_2(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    store = make_store(tmp_path, hooks=False)
+    monkeypatch.chdir(store)
+    assert main(["alpaca_eval", str(BOARD_2), "--no-stage"]) == 2
+    err = capsys.readouterr().err
+    assert "model 'acme-chat-7b' has no developer" in err and "--exclude acme-chat-7b" in err
+    assert len(list((store / "data").rglob("*.json"))) == 3
+    assert main(["alpaca_eval", str(BOARD_2), "--no-stage", "--exclude", "acme-chat-7b", "--dry-run"]) == 0
+    with pytest.raises(SystemExit) as usage:
+        main(["lm_eval", str(BOARD_2), "--exclude", "x"])
+    assert usage.value.code == 64
 
 
 def test_a_leaderboard_without_its_baseline_row_is_told_by_its_annotator(tmp_path: Path) -> None:

@@ -469,16 +469,23 @@ def test_the_stores_sidecars_are_in_git_and_match_their_records() -> None:
 def test_the_stores_restored_sidecars_are_what_the_reference_logs_convert_to(tmp_path: Path) -> None:
     """The 8 sidecars restored in git are regenerated from the harness logs the records came
     from: converting them again gives the same bytes (each record's sha256 and its old
-    pointer's md5 said so when the pointers were replaced)."""
+    pointer's md5 said so when the pointers were replaced); and so are the 18 AlpacaEval
+    sidecars, from the judgments they were converted from."""
     from eee.commands import convert
 
     logs = reference("harness-logs")
     conv = tmp_path / "conv"
     conv.mkdir()
     git(conv, "init", "-q")
+    # the store's own threshold (8 MiB: governance/settings.yaml), so the AlpacaEval sidecars stay files here too
+    (conv / "governance").mkdir()
+    shutil.copyfile(PROJECT / "governance" / "settings.yaml", conv / "governance" / "settings.yaml")
+    git(conv, "add", "-A")
+    git(conv, "-c", "user.name=t", "-c", "user.email=t@example.org", "commit", "-q", "-m", "settings")
     jobs = [("inspect", p) for p in sorted((logs / "inspect").glob("*.json"))]
     jobs += [("helm", p) for p in sorted((logs / "helm").iterdir())]
     jobs += [("lm_eval", p) for p in sorted((logs / "lm_eval").glob("results_*.json"))]
+    jobs += [("alpaca_eval", reference("per-item", "alpaca_eval", "results"))]  # 18 runs, one folder
     for harness, path in jobs:
         args = [harness, str(path), "--include-samples", "--store", str(conv), "--no-stage"]
         assert convert.main([*args, "--source-organization", "EvalEval Coalition"]) in (0, 2)

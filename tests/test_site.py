@@ -378,11 +378,14 @@ def test_status_rows_are_marked_and_names_are_not_repeated(built: tuple[Path, Pa
 
 def test_uncertainty_is_shown_where_a_record_has_it(built: tuple[Path, Path, Any]) -> None:
     _, site, _ = built
-    assert "± 0.042" in text_of(page(site, "catalogue/benchmarks/wikitext"))
+    # the record's standard error, as its normal 95% interval, labelled with its source
+    assert "6.1 [6.01768, 6.18232] (record)" in " ".join(text_of(page(site, "catalogue/benchmarks/wikitext")).split())
     record = " ".join(text_of(page(site, f"catalogue/records/{PLAIN}")).split())
     assert "Standard error" in record and "0.042" in record and "245" in record
-    other = text_of(page(site, f"catalogue/records/{RETRACTED}"))
+    assert "record (standard error: as given; interval: score +- z * se (normal))" in record
+    other = " ".join(text_of(page(site, f"catalogue/records/{RETRACTED}")).split())
     assert "Standard error" not in other  # no column of blanks for a record without uncertainty
+    assert "Uncertainty fromProtocol" in other and "∞none" in other  # but its source is said: none
 
 
 def test_record_pages_are_searchable_and_snippets_keep_cells_apart(built: tuple[Path, Path, Any]) -> None:
@@ -394,7 +397,7 @@ def test_record_pages_are_searchable_and_snippets_keep_cells_apart(built: tuple[
     assert not any('"evaluation_id"' in d["text"] for d in records)  # the JSON stays out of the index
     results = next(d for d in docs if d["location"] == "catalogue/benchmarks/wikitext/#results")
     assert "ModelEvaluation" not in results["text"]
-    assert "facebook/opt-6.7b Llama-2-7B wikitext word_perplexity ↓ 12.29 EEE paper" in " ".join(
+    assert "facebook/opt-6.7b Llama-2-7B wikitext word_perplexity ↓ 12.29 no interval EEE paper" in " ".join(
         results["text"].split()
     )
 

@@ -40,6 +40,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "stats": ("eee.commands.stats", "field fill rates across the store (active records; --all for every one)"),
     "compare": ("eee.commands.compare", "compare two runs of a benchmark sample by sample"),
     "irt": ("eee.commands.irt", "fit a Rasch (IRT) model over a benchmark's per-sample rows"),
+    "leaderboard": (
+        "eee.commands.leaderboard",
+        "rank a benchmark's results within each protocol, with intervals and Holm-corrected rank ranges",
+    ),
     "analysis": ("eee.commands.analysis", "write the analysis pages (IRT, comparisons, plots) for the site"),
     "site": ("eee.commands.site", "write the published site's pages as Markdown (build/docs)"),
     "status": ("eee.commands.status", "a record's path, status, relations and history"),

@@ -2,13 +2,23 @@
 bootstrap confidence interval, an exact McNemar test for binary scores, and the samples
 that disagree. Records without readable sidecars are compared on their aggregates only.
 
-The statistics are plain functions on numpy arrays (:func:`mcnemar_exact`,
-:func:`bootstrap_mean_ci`, :func:`compare_samples`) so they can be checked by hand.
+What is compared is said: the denominators (the items both have, those of them valid on
+both sides, the items only one side has, infrastructure errors counted apart: a sample whose
+every row failed for the harness, not the model, is left out of the difference; format and
+content errors stay in, as the scores the model earned). Items clustered by the records'
+declared cluster key are resampled by cluster (the clustered paired bootstrap), and the
+t test beside the interval is cluster-robust. With a margin, the verdict of
+non-inferiority ("A is no worse than B by more than the margin", on the score's scale).
+
+Two results of different protocols (:mod:`eee.store.protocol`) are not compared unless
+asked (``across_protocols``): the refusal names every field that differs.
+
+The statistics are :mod:`eee.stats` (pure functions on numpy arrays, checked by hand and
+against scipy); this module pairs the samples and says what was done.
 """
 
 from __future__ import annotations
 
-import math
 from itertools import combinations
 from typing import Any
 
@@ -21,64 +31,26 @@ from eee.analysis.samples import (
     read_samples,
 )
 from eee.catalog.table import LEFT_OUT, normalised_score
+from eee.catalog.uncertainty import scale as score_scale
+from eee.reporting.findings import Finding, Refused
 from eee.reporting.shown import command, shown_command
 from eee.rules.record import as_float
+from eee.stats.intervals import LEVEL, REPS, SEED, bootstrap_mean
+from eee.stats.paired import mcnemar_exact, non_inferiority, paired
+from eee.store import protocol
 
-SEED = 20260501  # the bootstrap's fixed seed: the same inputs give the same interval
-REPS = 2000
-LEVEL = 0.95
+SHOWN = 160  # characters of a differing protocol field a refusal shows (longer: its start and sha256)
 
-
-def mcnemar_exact(b: int, c: int) -> float:
-    """Two-sided exact McNemar p-value for the discordant counts ``b`` (A right, B wrong)
-    and ``c`` (A wrong, B right): the binomial test of b successes in n = b + c trials at
-    1/2, p = min(1, 2 P(X <= min(b, c))). Exact integer arithmetic up to n = 1,000, a
-    log-space sum beyond (no scipy import: it costs more than the whole comparison)."""
-    n = b + c
-    k = min(b, c)
-    if n == 0 or b == c:
-        return 1.0
-    if n <= 1000:
-        from fractions import Fraction
-
-        tail = Fraction(sum(math.comb(n, i) for i in range(k + 1)), 2**n)
-        return float(min(Fraction(1), 2 * tail))
-    logs = [math.lgamma(n + 1) - math.lgamma(i + 1) - math.lgamma(n - i + 1) - n * math.log(2) for i in range(k + 1)]
-    top = max(logs)
-    tail = math.exp(top) * sum(math.exp(x - top) for x in logs)
-    return min(1.0, 2 * tail)
+__all__ = ["bootstrap_mean_ci", "compare_records", "compare_samples", "mcnemar_exact"]
 
 
 def bootstrap_mean_ci(
     d: Any, reps: int = REPS, seed: int = SEED, level: float = LEVEL, max_values: int = 256
 ) -> tuple[float, float]:
-    """Percentile bootstrap interval of the mean of ``d`` (paired differences).
-
-    When ``d`` takes few distinct values (binary scores give -1, 0, 1), resampling n values
-    with replacement is exactly a multinomial draw of how often each value is picked, which
-    costs O(reps) instead of O(reps x n); otherwise samples are drawn in chunks.
-    """
-    import numpy as np
-
-    d = np.asarray(d, dtype=float)
-    n = len(d)
-    if n == 0:
-        return (float("nan"), float("nan"))
-    rng = np.random.default_rng(seed)
-    values, counts = np.unique(d, return_counts=True)
-    if len(values) <= max_values:
-        picks = rng.multinomial(n, counts / n, size=reps)
-        means = picks @ values / n
-    else:
-        means = np.empty(reps)
-        chunk = max(1, 4_000_000 // n)
-        for start in range(0, reps, chunk):
-            stop = min(reps, start + chunk)
-            idx = rng.integers(0, n, size=(stop - start, n), dtype=np.int64)
-            means[start:stop] = d[idx].mean(axis=1)
-    alpha = (1.0 - level) / 2.0
-    lo, hi = np.quantile(means, [alpha, 1.0 - alpha])
-    return (float(lo), float(hi))
+    """Percentile bootstrap interval of the mean of ``d`` (paired differences): resampling
+    items (:func:`eee.stats.intervals.bootstrap_mean`; ``max_values``: up to this many
+    distinct values the resampling is a multinomial draw of their counts)."""
+    return bootstrap_mean(d, None, reps, seed, level, max_values)
 
 
 def _positions(ka: Any, kb: Any) -> tuple[Any, Any]:
@@ -113,13 +85,38 @@ def _match(a: ResultSamples, b: ResultSamples) -> tuple[str, Any, Any]:
     return ("sample_hash" if len(ia) else "sample_id"), wa[ia], wb[ib]
 
 
-def compare_samples(a: ResultSamples, b: ResultSamples, disagreements: int | None = None) -> dict[str, Any]:
+def _cluster_labels(a: ResultSamples, b: ResultSamples, ia: Any, ib: Any) -> tuple[list[str] | None, str | None]:
+    """The cluster of each paired sample (A's, where both sides declare clusters), or None;
+    and a note when the two sides put a sample in different clusters."""
+    if a.clusters is None or b.clusters is None:
+        return None, None
+    la = [a.cluster_names[c] for c in a.clusters[ia].tolist()]
+    lb = [b.cluster_names[c] for c in b.clusters[ib].tolist()]
+    if any(x is None for x in la):
+        return None, "some samples of A have no cluster: not clustered"
+    differ = sum(1 for x, y in zip(la, lb, strict=True) if x != y)
+    note = f"{differ} paired samples are in different clusters in A and B: A's clusters are used" if differ else None
+    return [str(x) for x in la], note
+
+
+def compare_samples(
+    a: ResultSamples,
+    b: ResultSamples,
+    disagreements: int | None = None,
+    margin: float | None = None,
+    scale: float = 1.0,
+    lower_is_better: bool = False,
+) -> dict[str, Any]:
     """The sample-level comparison of two results (A minus B). ``disagreements``: how many
-    disagreeing samples to list (None: all)."""
+    disagreeing samples to list (None: all). ``margin``: the non-inferiority margin on the
+    score's scale (``scale`` score units per unit of a sample's score: 100 for a percent
+    score of 0-1 samples), oriented by ``lower_is_better``."""
     import numpy as np
 
     matched_by, ia, ib = _match(a, b)
     n = len(ia)
+    infra_a, infra_b = a.infra_mask(), b.infra_mask()
+    left_out = infra_a[ia] | infra_b[ib]
     out: dict[str, Any] = {
         "result_a": a.key,
         "result_b": b.key,
@@ -130,23 +127,76 @@ def compare_samples(a: ResultSamples, b: ResultSamples, disagreements: int | Non
         "only_a": len(a) - n,
         "only_b": len(b) - n,
         "repeated_rows_averaged": {"a": a.repeated, "b": b.repeated},
+        "denominators": {
+            "shared": n,
+            "valid_shared": int(n - left_out.sum()),
+            "only_a": len(a) - n,
+            "only_b": len(b) - n,
+            "infrastructure_errors": {
+                "a": int(infra_a.sum()),
+                "b": int(infra_b.sum()),
+                "shared_left_out": int(left_out.sum()),
+            },
+            "error_samples": {"a": dict(sorted(a.error_items.items())), "b": dict(sorted(b.error_items.items()))},
+        },
+        "notes": [],
     }
+    ia, ib = ia[~left_out], ib[~left_out]
+    n = len(ia)
     if n == 0:
-        out["note"] = "no sample in common: nothing to compare sample by sample"
+        out["note"] = (
+            "no sample in common: nothing to compare sample by sample"
+            if not out["overlap"]
+            else "every shared sample is an infrastructure error on one side: nothing to compare"
+        )
         return out
-    sa, sb = a.score[ia], b.score[ib]
+    sa, sb = a.valid_scores()[ia], b.valid_scores()[ib]
     diff = sa - sb
-    lo, hi = bootstrap_mean_ci(diff)
+    clusters, note = _cluster_labels(a, b, ia, ib)
+    if note:
+        out["notes"].append(note)
+    result = paired(sa, sb, clusters)
+    lo, hi = result.low, result.high
     out.update(
         {
-            "mean_a": float(sa.mean()),
-            "mean_b": float(sb.mean()),
-            "difference": float(diff.mean()),
+            "mean_a": result.mean_a,
+            "mean_b": result.mean_b,
+            "difference": result.difference,
             "difference_ci": [lo, hi],
-            "ci_level": LEVEL,
-            "bootstrap": {"reps": REPS, "seed": SEED, "method": "percentile, paired resampling of samples"},
+            "ci_level": result.level,
+            "bootstrap": {
+                "reps": result.reps,
+                "seed": result.seed,
+                "method": f"{result.method}, paired: resampling "
+                + (
+                    f"the {result.clusters} clusters of the shared samples" if result.clusters else "the shared samples"
+                ),
+                "clusters": result.clusters,
+            },
+            "t_test": {
+                "difference": result.test.mean,
+                "se": result.test.se,
+                "df": result.test.df,
+                "p": result.test.p,
+                "clustered": result.test.clusters is not None,
+            },
+            "score_scale": scale,
         }
     )
+    if result.clusters is not None and result.clusters < 10:
+        out["notes"].append(
+            f"{result.clusters} clusters: a clustered interval rests on few independent units and is wide and coarse"
+        )
+    if margin is not None:
+        sign = -1.0 if lower_is_better else 1.0
+        better = sorted((sign * lo * scale, sign * hi * scale))
+        out["non_inferiority"] = {
+            "claim": "A is no worse than B by more than the margin",
+            "margin": margin,
+            "difference_better_is_positive": better,
+            "ci_level": result.level,
+            "verdict": non_inferiority(better[0], better[1], margin),
+        }
     oa, ob = a.outcomes(), b.outcomes()
     if oa is not None and ob is not None:
         xa, xb = oa[ia] >= 0.5, ob[ib] >= 0.5
@@ -199,6 +249,7 @@ def _agg(r: dict[str, Any]) -> dict[str, Any]:
         "metric_id": cfg.get("metric_id"),
         "score": score,
         "score_normalised": normalised_score(score, lo, hi, lib if isinstance(lib, bool) else None),
+        "_result": r,
     }
 
 
@@ -222,8 +273,9 @@ def compare_aggregates(a: dict[str, Any], b: dict[str, Any]) -> list[dict[str, A
                         {
                             "paired_by": field,
                             "a": {k: v for k, v in x.items() if not k.startswith("_")},
-                            "b": y,
+                            "b": {k: v for k, v in y.items() if not k.startswith("_")},
                             "normalised_difference": None if na is None or nb is None else na - nb,
+                            "_results": (x["_result"], y["_result"]),
                         }
                     )
                     break
@@ -253,8 +305,6 @@ def _pairs(
         ka, kb = result_a or result_b, result_b or result_a
         missing = [f"{k!r} not in {r.uuid[:8]}" for k, g, r in ((ka, ga, a), (kb, gb, b)) if k not in g]
         if missing:
-            from eee.reporting.findings import Finding, Refused
-
             raise Refused(
                 Finding(
                     "compare",
@@ -274,6 +324,65 @@ def _pairs(
     return "the main result of each (most samples)", [(primary(ga, a.doc), primary(gb, b.doc))]
 
 
+def result_of(doc: dict[str, Any], key: str) -> dict[str, Any] | None:
+    """The result a sidecar's result key names: by evaluation_result_id, else by a name the
+    record gives one result only; the only result of a record of one."""
+    results = _results(doc)
+    for r in results:
+        if r.get("evaluation_result_id") == key:
+            return r
+    named = [r for r in results if r.get("evaluation_name") == key]
+    if len(named) == 1:
+        return named[0]
+    return results[0] if len(results) == 1 else None
+
+
+def protocol_pairs(
+    a: StoredRecord, b: StoredRecord, pairs: list[tuple[str, Any, str, Any]], names: Any = None
+) -> list[dict[str, Any]]:
+    """For each pair (A's label, A's result, B's label, B's result): both protocol ids and the
+    fields that differ, with both values."""
+    out = []
+    for la, ra, lb, rb in pairs:
+        if not isinstance(ra, dict) or not isinstance(rb, dict):
+            continue
+        fa = protocol.fields_of(a.doc, ra, a.benchmark, names)
+        fb = protocol.fields_of(b.doc, rb, b.benchmark, names)
+        out.append(
+            {
+                "a": la,
+                "b": lb,
+                "protocol_a": protocol.protocol_id(fa),
+                "protocol_b": protocol.protocol_id(fb),
+                "differing": [
+                    {"field": f, "a": protocol.shown(fa[f], SHOWN), "b": protocol.shown(fb[f], SHOWN)}
+                    for f in protocol.differing(fa, fb)
+                ],
+            }
+        )
+    return out
+
+
+def protocol_refusal(b: StoredRecord, checked: list[dict[str, Any]]) -> Refused | None:
+    """The refusal of a comparison across protocols, naming every field that differs."""
+    apart = [c for c in checked if c["differing"]]
+    if not apart:
+        return None
+    first = apart[0]
+    said = "; ".join(f"{d['field']}: {d['a']!r} vs {d['b']!r}" for d in first["differing"])
+    more = f" (and {len(apart) - 1} more pair{'s' if len(apart) > 2 else ''} of results)" if len(apart) > 1 else ""
+    return Refused(
+        Finding(
+            b.rel,
+            "$",
+            f"A's {first['a']} and B's {first['b']} are of different protocols ({said}){more}"[:1200],
+            hint="compare results of one protocol (`eee leaderboard --benchmark B` lists them by protocol), or pass "
+            "--across-protocols to compare them anyway (the report names what differs)",
+            check="analysis",
+        )
+    )
+
+
 def compare_records(
     a: StoredRecord,
     b: StoredRecord,
@@ -281,18 +390,43 @@ def compare_records(
     result_b: str | None = None,
     disagreements: int | None = None,
     max_rows: int | None = None,
+    margin: float | None = None,
+    across_protocols: bool = False,
+    names: Any = None,
 ) -> dict[str, Any]:
     """The comparison report of two records of one benchmark. The two sidecars are read up
     to ``max_rows`` rows together (default :data:`eee.analysis.samples.MAX_ROWS`); beyond,
-    the records are compared on their aggregates, and the report says why."""
+    the records are compared on their aggregates, and the report says why. Results of
+    different protocols are refused (:class:`Refused`) unless ``across_protocols``.
+    ``margin``: the non-inferiority margin, on the score's scale. ``names``: the identity
+    registry (canonical ids in the protocols)."""
     from eee.analysis.samples import MAX_ROWS, ROW_BYTES, RowBudget, TooManyRows
+    from eee.store.items import cluster_key_of
 
     budget = RowBudget(MAX_ROWS if max_rows is None else max_rows)
+    aggregates = compare_aggregates(a.doc, b.doc)
+    checked = protocol_pairs(
+        a,
+        b,
+        [
+            (
+                str(p["a"].get("evaluation_result_id") or p["a"].get("evaluation_name")),
+                p["_results"][0],
+                str(p["b"].get("evaluation_result_id") or p["b"].get("evaluation_name")),
+                p["_results"][1],
+            )
+            for p in aggregates
+        ],
+        names,
+    )
+    for p in aggregates:
+        p.pop("_results", None)
     report: dict[str, Any] = {
         "benchmark": a.benchmark,
         "a": _record_info(a),
         "b": _record_info(b),
-        "aggregates": compare_aggregates(a.doc, b.doc),
+        "aggregates": aggregates,
+        "protocols": checked,
         "samples": None,
         "notes": [],
     }
@@ -307,7 +441,7 @@ def compare_records(
         state = rec.sidecar_state()
         if state is None:
             try:
-                groups.append(read_samples(rec.sidecar, budget))
+                groups.append(read_samples(rec.sidecar, budget, cluster_key_of(rec.doc)))
             except TooManyRows:
                 report["notes"].append(
                     f"the two sidecars hold more than {budget.limit:,} rows (the limit was passed in {side.upper()} "
@@ -330,32 +464,97 @@ def compare_records(
             else:
                 report["notes"].append(f"{side.upper()} {rec.uuid}: the record has no per-sample sidecar")
     ga, gb = groups
+    sample_pairs: list[tuple[ResultSamples, ResultSamples]] = []
+    how = ""
     if ga is not None and gb is not None:
         if not ga or not gb:
             report["notes"].append("a sidecar has no rows: nothing to compare sample by sample")
         else:
-            how, pairs = _pairs(ga, gb, a, b, result_a, result_b)
-            try:
-                results = [compare_samples(x, y, disagreements) for x, y in pairs]
-            except (OSError, SidecarProblem) as exc:  # reading the listed sample ids again
-                report["notes"].append(f"A {a.uuid}: the sidecar cannot be read again ({exc})")
-            else:
-                report["samples"] = {"paired": how, "results": results}
+            how, sample_pairs = _pairs(ga, gb, a, b, result_a, result_b)
+            seen = {(c["a"], c["b"]) for c in checked}
+            checked += protocol_pairs(
+                a,
+                b,
+                [
+                    (x.key, result_of(a.doc, x.key), y.key, result_of(b.doc, y.key))
+                    for x, y in sample_pairs
+                    if (x.key, y.key) not in seen
+                ],
+                names,
+            )
+    refusal = protocol_refusal(b, checked)
+    if refusal is not None and not across_protocols:
+        raise refusal
+    if refusal is not None:
+        report["notes"].append(
+            "compared across protocols (--across-protocols): " + refusal.findings[0].message.split(" are of ", 1)[-1]
+        )
+    if sample_pairs:
+        try:
+            results = []
+            for x, y in sample_pairs:
+                config = (result_of(a.doc, x.key) or {}).get("metric_config")
+                config = config if isinstance(config, dict) else {}
+                results.append(
+                    compare_samples(
+                        x,
+                        y,
+                        disagreements,
+                        margin=margin,
+                        scale=score_scale(config),
+                        lower_is_better=config.get("lower_is_better") is True,
+                    )
+                )
+        except (OSError, SidecarProblem) as exc:  # reading the listed sample ids again
+            report["notes"].append(f"A {a.uuid}: the sidecar cannot be read again ({exc})")
+        else:
+            report["samples"] = {"paired": how, "results": results}
     if report["samples"] is None:
         report["notes"].append("compared on the aggregate scores only")
+        if margin is not None:
+            report["notes"].append("no non-inferiority verdict: it needs the samples of both records")
     return report
 
 
 def compare_many(
-    records: list[StoredRecord], disagreements: int | None = None, max_rows: int | None = None
+    records: list[StoredRecord],
+    disagreements: int | None = None,
+    max_rows: int | None = None,
+    margin: float | None = None,
+    across_protocols: bool = False,
+    names: Any = None,
 ) -> dict[str, Any]:
-    """Every pair of ``records`` (one model on one benchmark, e.g. under two harnesses)."""
-    return {
-        "records": [_record_info(r) for r in records],
-        "comparisons": [
-            compare_records(x, y, disagreements=disagreements, max_rows=max_rows) for x, y in combinations(records, 2)
-        ],
-    }
+    """Every pair of ``records`` (one model on one benchmark, e.g. under two harnesses); a
+    pair of different protocols is listed as not compared (with the fields that differ)
+    unless ``across_protocols``."""
+    comparisons = []
+    for x, y in combinations(records, 2):
+        try:
+            comparisons.append(
+                compare_records(
+                    x,
+                    y,
+                    disagreements=disagreements,
+                    max_rows=max_rows,
+                    margin=margin,
+                    across_protocols=across_protocols,
+                    names=names,
+                )
+            )
+        except Refused as exc:
+            comparisons.append(
+                {
+                    "benchmark": x.benchmark,
+                    "a": _record_info(x),
+                    "b": _record_info(y),
+                    "aggregates": [],
+                    "protocols": [],
+                    "samples": None,
+                    "not_compared": exc.findings[0].message,
+                    "notes": [f"not compared: {exc.findings[0].message}"],
+                }
+            )
+    return {"records": [_record_info(r) for r in records], "comparisons": comparisons}
 
 
 # -- readable output ------------------------------------------------------------------------
@@ -402,13 +601,44 @@ def render(report: dict[str, Any], listed: int = 20) -> str:
                 f"  {r['result_a']} vs {r['result_b']}: {r['samples_a']} and {r['samples_b']} samples, "
                 f"{r['overlap']} in common (by {r['matched_by']}), {r['only_a']} only in A, {r['only_b']} only in B"
             )
-            if not r["overlap"]:
+            den = r.get("denominators") or {}
+            infra = den.get("infrastructure_errors") or {}
+            if infra.get("a") or infra.get("b"):
+                out.append(
+                    f"    infrastructure errors counted apart: {infra['a']} samples of A, {infra['b']} of B; "
+                    f"{infra['shared_left_out']} shared samples left out, {den['valid_shared']} compared"
+                )
+            errors = den.get("error_samples") or {}
+            said = [
+                f"{side.upper()}: " + ", ".join(f"{n} {k}" for k, n in errors[side].items())
+                for side in ("a", "b")
+                if errors.get(side) and set(errors[side]) - {"infrastructure"}
+            ]
+            if said:
+                out.append("    samples with format or content errors (scored as the model's): " + "; ".join(said))
+            if "difference_ci" not in r:
                 continue
             lo, hi = r["difference_ci"]
+            boot = r.get("bootstrap") or {}
+            clustered = f", {boot['clusters']} clusters resampled" if boot.get("clusters") else ""
             out.append(
                 f"    mean score {r['mean_a']:.4f} vs {r['mean_b']:.4f}; difference A-B {r['difference']:+.4f} "
-                f"({int(r['ci_level'] * 100)}% bootstrap CI {lo:+.4f} .. {hi:+.4f})"
+                f"({int(r['ci_level'] * 100)}% bootstrap CI {lo:+.4f} .. {hi:+.4f}{clustered}; "
+                f"n = {den.get('valid_shared', r['overlap'])})"
             )
+            test = r.get("t_test") or {}
+            if test.get("p") is not None:
+                out.append(
+                    f"    paired t test{' (cluster-robust)' if test.get('clustered') else ''}: "
+                    f"se {test['se']:.4f}, {test['df']:g} df, p = {_p(test['p'])}"
+                )
+            verdict = r.get("non_inferiority")
+            if verdict:
+                low, high = verdict["difference_better_is_positive"]
+                out.append(
+                    f"    non-inferiority (margin {verdict['margin']:g} on the score's scale): {verdict['verdict']} "
+                    f"(difference, better positive: {low:+.4g} .. {high:+.4g})"
+                )
             if "binary" in r:
                 t = r["binary"]
                 out.append(
@@ -430,6 +660,8 @@ def render(report: dict[str, Any], listed: int = 20) -> str:
                 )
                 for s in shown:
                     out.append(f"      {s['sample_id']}: A {s['score_a']:g}, B {s['score_b']:g}")
+            for note in r.get("notes") or []:
+                out.append(f"    note: {note}")
     for note in report["notes"]:
         out.append(f"note: {note}")
     return "\n".join(out) + "\n"

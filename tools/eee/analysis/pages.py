@@ -1,6 +1,9 @@
 """The analysis pages the pipeline writes for the site: for each benchmark with instance
 data, ``pages/<benchmark>.md`` with the IRT fit and the comparisons of records of one model,
-and SVG plots beside it (relative image links); the fits as Parquet under ``irt/<benchmark>/``.
+and SVG plots beside it (relative image links); the fits as Parquet under ``irt/<benchmark>/``;
+for every (canonical) benchmark, its leaderboards as JSON under ``leaderboards/``
+(:mod:`eee.analysis.leaderboard`, from the catalogue the pipeline wrote before), which the
+site's benchmark pages show.
 
 The whole output folder is written fresh beside the old one and swapped in at the end.
 """
@@ -234,6 +237,10 @@ def benchmark_page(root: Path, bench: str, recs: list[Any], out: Path) -> dict[s
         lines.append("\n" + "\n".join(f"- {text(n)}" for n in res.notes) + "\n")
 
     lines.append("\n## Comparisons of one model's records\n")
+    lines.append(
+        "Two records of one model may differ in protocol (another harness, prompt or judge): such a pair is "
+        "compared here all the same, and the protocol fields that differ are named in the last column.\n"
+    )
     by_model: dict[str, list[Any]] = defaultdict(list)
     for r in recs:
         if r.sidecar_state() != NO_SIDECAR:
@@ -243,15 +250,28 @@ def benchmark_page(root: Path, bench: str, recs: list[Any], out: Path) -> dict[s
         lines.append("No model has two records with instance data on this benchmark.\n")
     crow = []
     for a, b in pairs:
-        rep = compare_records(a, b, disagreements=0)
+        rep = compare_records(a, b, disagreements=0, across_protocols=True)
         s = rep["samples"]
+        apart = sorted({d["field"] for c in rep.get("protocols") or [] for d in c["differing"]})
+        protocols = "same" if not apart else "differ in " + ", ".join(apart)
         if not s:
-            crow.append([a.model_id, (Code(a.uuid[:8]), "vs", Code(b.uuid[:8])), "", "", "", "", "aggregates only"])
+            crow.append(
+                [a.model_id, (Code(a.uuid[:8]), "vs", Code(b.uuid[:8])), "", "", "", "", "aggregates only", protocols]
+            )
             continue
         for r in s["results"]:
             if not r["overlap"]:
                 crow.append(
-                    [a.model_id, (Code(a.uuid[:8]), "vs", Code(b.uuid[:8])), 0, "", "", "", "no sample in common"]
+                    [
+                        a.model_id,
+                        (Code(a.uuid[:8]), "vs", Code(b.uuid[:8])),
+                        0,
+                        "",
+                        "",
+                        "",
+                        "no sample in common",
+                        protocols,
+                    ]
                 )
                 continue
             lo, hi = r["difference_ci"]
@@ -265,6 +285,7 @@ def benchmark_page(root: Path, bench: str, recs: list[Any], out: Path) -> dict[s
                     f"{r['difference']:+.4f} [{lo:+.4f}, {hi:+.4f}]",
                     _p(binary["mcnemar_exact_p"]) if binary else "",
                     f"{r['result_a']} vs {r['result_b']}",
+                    protocols,
                 ]
             )
     if crow:
@@ -278,6 +299,7 @@ def benchmark_page(root: Path, bench: str, recs: list[Any], out: Path) -> dict[s
                     "Difference A-B [95% CI]",
                     "McNemar p",
                     "Results",
+                    "Protocols",
                 ],
                 crow,
             )
@@ -292,7 +314,45 @@ KEYS_FORMAT = "eee-analysis-benchmarks/1"
 
 
 def _ours(name: str) -> bool:
-    return name in ("pages", "irt", KEYS_FILE)
+    return name in ("pages", "irt", "leaderboards", KEYS_FILE)
+
+
+def write_leaderboards(root: Path, out: Path, benchmarks: set[str] | None = None) -> list[str]:
+    """Write the leaderboards of every canonical benchmark of the store (or of those named in
+    ``benchmarks``) to ``out/leaderboards/<benchmark>.json``, from the catalogue the pipeline
+    wrote (``build/catalog``), else from the store; remove those of benchmarks that are gone.
+    Returns the benchmarks written."""
+    import json
+
+    from eee.analysis.leaderboard import build, tables_from_catalog, tables_from_store
+    from eee.catalog.table import CATALOG_DIR, atomic_write_text, read_names
+    from eee.site.cataloguepages import leaderboard_file
+    from eee.store.identity import BENCHMARK
+
+    names = read_names(root)
+    data = root / "data"
+    folders = sorted(p.name for p in data.iterdir() if p.is_dir()) if data.is_dir() else []
+    by_canonical: dict[str, list[str]] = defaultdict(list)
+    for folder in folders:
+        by_canonical[names.canonical(BENCHMARK, folder) or folder].append(folder)
+    folder_out = out / "leaderboards"
+    folder_out.mkdir(parents=True, exist_ok=True)
+    wanted = {Path(leaderboard_file(b)).name for b in by_canonical}
+    for path in folder_out.iterdir():
+        if path.name not in wanted:
+            _remove([path])
+    catalog = root / CATALOG_DIR
+    written = []
+    for bench in sorted(by_canonical):
+        if benchmarks is not None and bench not in benchmarks:
+            continue
+        parts = by_canonical[bench]
+        present = catalog.is_dir() and all((catalog / f"benchmark={quote(f, safe='')}").is_dir() for f in parts)
+        tables = tables_from_catalog(catalog, parts) if present else tables_from_store(root, parts)
+        report = build(tables, bench)
+        atomic_write_text(folder_out / Path(leaderboard_file(bench)).name, json.dumps(report, indent=1) + "\n")
+        written.append(bench)
+    return written
 
 
 def benchmark_keys(manifest: dict[str, Any], ledger: Any, code: str, include_all: bool) -> dict[str, str]:
@@ -359,7 +419,7 @@ def update_pages(
     except (OSError, ValueError, KeyError, AttributeError):
         old = {}
     if not old:  # no keys: whatever is there was not written by this function
-        _remove([out / "pages", out / "irt"])
+        _remove([out / "pages", out / "irt", out / "leaderboards"])
     (out / "pages").mkdir(parents=True, exist_ok=True)
     (out / "irt").mkdir(exist_ok=True)
     fresh: dict[str, Any] = {}
@@ -378,6 +438,12 @@ def update_pages(
     for bench in sorted(set(old) - set(keys)):
         _remove(_bench_files(out, bench))
         redone.append(bench)
+    from eee.catalog.table import read_names
+    from eee.store.identity import BENCHMARK
+
+    names = read_names(root)
+    missing = not (out / "leaderboards").is_dir()
+    write_leaderboards(root, out, None if missing else {names.canonical(BENCHMARK, b) or b for b in redone})
     text = json.dumps({"format": KEYS_FORMAT, "benchmarks": fresh}, indent=1) + "\n"
     if not (out / KEYS_FILE).is_file() or (out / KEYS_FILE).read_text() != text:
         atomic_write_text(out / KEYS_FILE, text)
@@ -400,6 +466,7 @@ def write_pages(root: Path, out: Path, include_all: bool = False) -> list[dict[s
         summaries = [
             benchmark_page(root, b, recs, tmp) for b, recs in benchmarks_with_instance_data(root, include_all).items()
         ]
+        write_leaderboards(root, tmp)
         replace_folder(tmp, out)
     finally:
         if tmp.exists():

@@ -271,7 +271,21 @@ class ResultSamples:
     again from the sidecar for the few samples that are shown (:meth:`names`,
     :meth:`hash_keys`). Built by hand, ``ids`` (and ``hashes``) are given instead."""
 
-    __slots__ = ("correct", "hashes", "ids", "key", "keys", "path", "repeated", "score")
+    __slots__ = (
+        "cluster_names",
+        "clusters",
+        "correct",
+        "error_items",
+        "hashes",
+        "ids",
+        "infra",
+        "key",
+        "keys",
+        "path",
+        "repeated",
+        "score",
+        "valid",
+    )
 
     def __init__(self, key: str) -> None:
         self.key = key
@@ -282,6 +296,20 @@ class ResultSamples:
         self.score: Any = None  # numpy float array, one per sample
         self.correct: Any = None  # numpy float array of 0/1, nan where is_correct is absent
         self.repeated = 0  # rows that repeated a sample already seen (averaged in)
+        self.infra: Any = None  # numpy bool per sample: every row of it an infrastructure error (None: none is)
+        self.valid: Any = None  # numpy float per sample: the mean score of its rows without an infrastructure error
+        self.clusters: Any = None  # numpy int32 per sample: its cluster's number in cluster_names (None: no clusters)
+        self.cluster_names: list[str | None] = []
+        self.error_items: dict[str, int] = {}  # error class -> samples with a row of that class
+
+    def valid_scores(self) -> Any:
+        """The per-sample scores without infrastructure errors (nan where every row was one)."""
+        return self.score if self.valid is None else self.valid
+
+    def infra_mask(self) -> Any:
+        import numpy as np
+
+        return np.zeros(len(self), dtype=bool) if self.infra is None else self.infra
 
     def __len__(self) -> int:
         return len(self.ids) if self.keys is None and self.ids is not None else len(self.sample_keys())
@@ -324,7 +352,7 @@ class ResultSamples:
             return out, has
         at = {k.tobytes(): i for i, k in enumerate(self.sample_keys())}
         seen = np.zeros(n, dtype=bool)
-        for _n, key, sid, h, _score, _c in _rows(self.path):
+        for _n, key, sid, h, _score, _c, _e, _cl in _rows(self.path):
             if key != self.key:
                 continue
             i = at.get(sample_key(sid))
@@ -358,12 +386,20 @@ class ResultSamples:
         return None
 
 
-def _rows(path: Path) -> Iterator[tuple[int, str, str, Any, float, float]]:
+ERROR_CODES = {None: 0, "infrastructure": 1, "content": 2, "format": 3}
+ERROR_NAMES = {v: k for k, v in ERROR_CODES.items()}
+
+
+def _rows(path: Path, cluster_key: str | None = None) -> Iterator[tuple[int, str, str, Any, float, float, int, Any]]:
     """The rows of a sidecar, streamed (one line in memory at a time): (line number, result
-    key, sample id, sample hash as given, score, is_correct as 1.0/0.0/nan). Blank lines are
+    key, sample id, sample hash as given, score, is_correct as 1.0/0.0/nan, the error class's
+    code (:data:`ERROR_CODES`, :func:`eee.store.items.error_class`), the cluster (the
+    ``metadata`` value under ``cluster_key``, None without one)). Blank lines are
     skipped. Raises SidecarProblem on a row that is not JSON or has no sample id or numeric
     score, and on a file the store's limits refuse (a link, too large, a line too long)."""
     import orjson
+
+    from eee.store.items import cluster_of, error_class
 
     nan = float("nan")
     loads = orjson.loads
@@ -396,57 +432,88 @@ def _rows(path: Path) -> Iterator[tuple[int, str, str, Any, float, float]]:
             key = row.get("evaluation_result_id") or row.get("evaluation_name") or ""
             correct = ev.get("is_correct")
             c = (1.0 if correct else 0.0) if type(correct) is bool else nan
-            yield n, key if type(key) is str else str(key), sid, row.get("sample_hash"), score, c
+            err = ERROR_CODES[error_class(row)]
+            cluster = cluster_of(row, cluster_key) if cluster_key is not None else None
+            yield n, key if type(key) is str else str(key), sid, row.get("sample_hash"), score, c, err, cluster
     except Unreadable as exc:  # from the reading (a link, too large, a line too long)
         raise SidecarProblem(n + 1, exc.message) from None
 
 
-def read_samples(path: Path, budget: RowBudget | None = None) -> dict[str, ResultSamples]:
+def read_samples(
+    path: Path, budget: RowBudget | None = None, cluster_key: str | None = None
+) -> dict[str, ResultSamples]:
     """The per-sample scores of a sidecar, by result key, in the order results first appear,
-    streamed into 32 bytes per row (repeated samples, epochs, averaged at the end). Raises
-    SidecarProblem on a row that is not JSON or has no sample id or numeric score, and
-    TooManyRows once ``budget`` has given out its rows (this file's included)."""
+    streamed into about 34 bytes per row (repeated samples, epochs, averaged at the end), with
+    each sample's infrastructure errors and, with ``cluster_key`` (the record's declared
+    cluster key), its cluster. Raises SidecarProblem on a row that is not JSON or has no
+    sample id or numeric score, and TooManyRows once ``budget`` has given out its rows (this
+    file's included)."""
     from array import array
 
     import numpy as np
 
     blake = hashlib.blake2b
-    acc: dict[str, tuple[Any, Any, Any]] = {}
+    acc: dict[str, tuple[Any, Any, Any, Any, Any]] = {}
+    clusters: dict[str, dict[Any, int]] = {}
     last_key: Any = None
     keys: Any = None
     scores: Any = None
     corrects: Any = None
+    errors: Any = None
+    codes: Any = None
     if budget is None:
         budget = RowBudget()
     rows, limit = budget.rows, budget.limit
-    for _n, key, sid, _h, score, c in _rows(path):
+    for _n, key, sid, _h, score, c, err, cluster in _rows(path, cluster_key):
         rows += 1
         if limit is not None and rows > limit:
             budget.rows = rows
             raise TooManyRows(rows)
         if key != last_key:
-            keys, scores, corrects = acc.setdefault(key, (bytearray(), array("d"), array("d")))
+            keys, scores, corrects, errors, codes = acc.setdefault(
+                key, (bytearray(), array("d"), array("d"), bytearray(), array("i"))
+            )
             last_key = key
         keys += blake(sid.encode("utf-8", "surrogatepass"), digest_size=16).digest()  # sample_key, inline
         scores.append(score)
         corrects.append(c)
+        errors.append(err)
+        if cluster_key is not None:
+            names = clusters.setdefault(key, {})
+            codes.append(names.setdefault(cluster, len(names)))
     budget.rows = rows
     out: dict[str, ResultSamples] = {}
-    for key, (keys, scores, corrects) in acc.items():
+    for key, (keys, scores, corrects, errors, codes) in acc.items():
         rs = ResultSamples(key)
         rs.path = path
         sample = np.frombuffer(keys, dtype="V16")
         score = np.frombuffer(scores, dtype=float)
         correct = np.frombuffer(corrects, dtype=float)
+        err = np.frombuffer(errors, dtype=np.uint8)
         first, group = first_seen(sample)
+        counts = np.bincount(group, minlength=len(first))
         if len(first) < len(sample):  # repeated samples (epochs): their mean, in the order first seen
-            counts = np.bincount(group, minlength=len(first))
             rs.keys = sample[first]
             rs.score = np.bincount(group, score, len(first)) / counts
             rs.correct = np.bincount(group, correct, len(first)) / counts
             rs.repeated = len(group) - len(first)
         else:  # arrays of their own, not views of the buffers they were read into
             rs.keys, rs.score, rs.correct = sample.copy(), score.copy(), correct.copy()
+        infra = err == ERROR_CODES["infrastructure"]
+        if infra.any():
+            ok = (~infra).astype(float)
+            n_ok = np.bincount(group, ok, len(first))
+            with np.errstate(invalid="ignore", divide="ignore"):
+                rs.valid = np.bincount(group, score * ok, len(first)) / n_ok
+            rs.infra = n_ok == 0
+        for code in set(err.tolist()) - {0}:
+            rs.error_items[ERROR_NAMES[code]] = int(np.unique(group[err == code]).size)
+        if cluster_key is not None:
+            rs.clusters = np.frombuffer(codes, dtype=np.int32)[first].copy()
+            names = clusters.get(key, {})
+            rs.cluster_names = [None] * len(names)
+            for name, number in names.items():
+                rs.cluster_names[number] = name
         out[key] = rs
     return out
 
@@ -459,7 +526,7 @@ def name_samples(path: Path, wanted: dict[bytes, int], names: list[str | None], 
     found = 0
     rows = _rows(path)
     try:
-        for _n, _key, sid, _h, _score, _c in rows:
+        for _n, _key, sid, _h, _score, _c, _e, _cl in rows:
             at = wanted.get(blake(sid.encode("utf-8", "surrogatepass"), digest_size=16).digest())
             if at is not None and names[at] is None:
                 names[at] = sid

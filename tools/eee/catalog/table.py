@@ -7,13 +7,20 @@ columns mean the same thing for every row. Timestamps are UTC timestamps (the re
 own string kept beside them); ``score_normalised`` puts every score with known bounds and
 direction on [0, 1], higher is better.
 
+Every row has its protocol (``protocol_id``, a hash of the fields that make two results
+comparable, and the fields themselves, ``protocol_<field>``: :mod:`eee.store.protocol`) and
+an uncertainty with its source (``se``, ``ci_low``, ``ci_high``, ``ci_level``,
+``uncertainty_source``: record, items, count or none; :mod:`eee.catalog.uncertainty`).
+
 The dataset is partitioned by benchmark in the hive layout,
 ``build/catalog/benchmark=<benchmark>/part-0.parquet`` (the value percent-encoded), written
-record by record in row groups, so memory stays flat in the number of records. DuckDB,
-polars, pandas (pyarrow), Spark and Trino read the folder as one table::
+record by record in row groups, so memory stays flat in the number of records. Beside it,
+``build/catalog/items/`` holds the items table (:mod:`eee.catalog.items`), written in the
+same pass: each record's sidecar is read once, for its items and for the uncertainty of its
+results. DuckDB, polars, pandas (pyarrow), Spark and Trino read each folder as one table::
 
-    SELECT benchmark, model_id, metric_id, score_normalised
-    FROM read_parquet('build/catalog/**/*.parquet', hive_partitioning = true,
+    SELECT benchmark, model_id, metric_id, score_normalised, ci_low, ci_high, uncertainty_source
+    FROM read_parquet('build/catalog/benchmark=*/*.parquet', hive_partitioning = true,
                       hive_types = {'benchmark': 'VARCHAR'})
     WHERE lifecycle = 'active';
 
@@ -32,14 +39,16 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+from eee.catalog import items as item_table
+from eee.catalog import uncertainty
 from eee.governance.relations import derived_from
 from eee.governance.status import FIELDS as GOVERNANCE_FIELDS
 from eee.governance.status import Ledger
 from eee.rules.record import as_float as _f
-from eee.store import identity
+from eee.store import identity, protocol
 from eee.store.fsutil import replace_file, replace_folder
 from eee.store.identity import Registry as Names
-from eee.store.paths import RECORD_SUFFIX
+from eee.store.paths import RECORD_SUFFIX, SIDECAR_SUFFIX
 
 CATALOG_DIR = "build/catalog"  # where the pipeline writes it (dvc.yaml): one folder, hive-partitioned
 CATALOG_FILE = CATALOG_DIR  # the old name, kept for readers that import it (it is a folder now)
@@ -107,6 +116,14 @@ COLUMNS: list[tuple[str, str, str]] = [
     ("retrieved_timestamp", "timestamp", "when the record was made, UTC"),
     ("retrieved_timestamp_raw", "string", "the record time as the record gives it"),
     ("has_samples", "bool", "whether the record declares a per-sample sidecar"),
+    (
+        "protocol_id",
+        "string",
+        "the result's protocol: a hash of the fields that make two results comparable (eee.store.protocol)",
+    ),
+    *[(f"{protocol.COLUMN_PREFIX}{f.name}", "string", f"protocol field {f.name}: {f.reason}") for f in protocol.FIELDS],
+    # se, ci_low, ci_high, ci_level, uncertainty_source, ...: eee.catalog.uncertainty.COLUMNS
+    *uncertainty.COLUMNS,
     # the governance columns (status, flags, duplicates, relations): eee.governance.status.FIELDS
     *GOVERNANCE_FIELDS,
 ]
@@ -278,7 +295,10 @@ def rows_for(
     filled: str | None,
     ledger: Ledger,
     names: Names | None = None,
+    items: dict[int, Any] | None = None,
 ) -> list[dict[str, Any]]:
+    """The catalogue rows of one record (``items``: what its sidecar's rows gave per result
+    index, :func:`eee.catalog.items.scan`)."""
     _, benchmark, developer, model, _ = rel.split("/")
     info, source, library = _d(doc.get("model_info")), _d(doc.get("source_metadata")), _d(doc.get("eval_library"))
     names = names if names is not None else identity.EMPTY
@@ -314,16 +334,17 @@ def rows_for(
         **ledger.record_fields(uuid, derived_from(doc)),
     }
     rows = []
-    for result in doc.get("evaluation_results") or []:
+    for i, result in enumerate(doc.get("evaluation_results") or []):
         if not isinstance(result, dict):
             continue
+        fields = protocol.fields_of(doc, result, benchmark, names)
         data, config, details = (
             _d(result.get("source_data")),
             _d(result.get("metric_config")),
             _d(result.get("score_details")),
         )
-        uncertainty = _d(details.get("uncertainty"))
-        ci = _d(uncertainty.get("confidence_interval"))
+        given = _d(details.get("uncertainty"))
+        ci = _d(given.get("confidence_interval"))
         lower_is_better = config.get("lower_is_better") if isinstance(config.get("lower_is_better"), bool) else None
         lo, hi, score = _f(config.get("min_score")), _f(config.get("max_score")), _f(details.get("score"))
         when = result.get("evaluation_timestamp")
@@ -348,13 +369,25 @@ def rows_for(
                 "score_normalised": normalised_score(score, lo, hi, lower_is_better),
                 "evaluation_timestamp": parse_timestamp(when_raw),
                 "evaluation_timestamp_raw": when_raw,
-                "standard_error": _f(_d(uncertainty.get("standard_error")).get("value")),
+                "standard_error": _f(_d(given.get("standard_error")).get("value")),
                 "ci_lower": _f(ci.get("lower")),
                 "ci_upper": _f(ci.get("upper")),
-                "num_samples": _i(uncertainty.get("num_samples")),
+                "num_samples": _i(given.get("num_samples")),
+                "protocol_id": protocol.protocol_id(fields),
+                **protocol.readable(fields),
+                **uncertainty.choose(score, result, (items or {}).get(i)),
             }
         )
     return rows
+
+
+def protocol_ids(doc: dict[str, Any], benchmark: str, names: Names | None = None) -> list[str | None]:
+    """The protocol id of each of a record's results (None for a result that is not an object)."""
+    names = names if names is not None else identity.EMPTY
+    return [
+        protocol.protocol_id(protocol.fields_of(doc, r, benchmark, names)) if isinstance(r, dict) else None
+        for r in doc.get("evaluation_results") or []
+    ]
 
 
 Loader = Callable[[Path], tuple[dict[str, Any], str | None, str | None, str | None]]
@@ -410,15 +443,53 @@ def _arrow_schema(with_partition: bool) -> Any:
     )
 
 
+class ItemsSink:
+    """Where :func:`iter_rows` sends the items-table rows of active records (a
+    :class:`eee.catalog.items.Writer` once the writer of the catalogue has opened one) and
+    the records whose sidecar could not be read (``path: why``)."""
+
+    def __init__(self) -> None:
+        self.writer: item_table.Writer | None = None
+
+
+def record_items(
+    root: Path,
+    uuid: str,
+    rel: str,
+    doc: dict[str, Any],
+    names: Names,
+    emit: Any = None,
+    skipped: list[str] | None = None,
+) -> dict[int, Any] | None:
+    """What the record's sidecar in the work tree gives per result (None: no sidecar there,
+    or one that cannot be read, said in ``skipped``); its rows to ``emit`` when given."""
+    sidecar = root / rel[: -len(RECORD_SUFFIX)]
+    sidecar = sidecar.with_name(sidecar.name + SIDECAR_SUFFIX)
+    if not sidecar.is_file() or sidecar.is_symlink():
+        return None
+    benchmark = rel.split("/")[1]
+    info = _d(doc.get("model_info"))
+    model = names.canonical_model(_s(info.get("id")))
+    try:
+        return item_table.scan(sidecar, doc, uuid, model, protocol_ids(doc, benchmark, names), emit)
+    except item_table.SidecarUnreadable as exc:
+        if skipped is not None:
+            skipped.append(f"{rel[: -len(RECORD_SUFFIX)]}{SIDECAR_SUFFIX}: {exc} (its items are left out)")
+        return None
+
+
 def iter_rows(
     root: Path,
     loader: Loader | None = None,
     ledger: Ledger | None = None,
     skipped: list[str] | None = None,
     paths: Iterable[tuple[str, str]] | None = None,
+    items: ItemsSink | None = None,
 ) -> Iterator[dict[str, Any]]:
     """Every catalogue row of the store, record by record (benchmark folders in order), or
-    of the records ``paths`` ((uuid, path) as :func:`record_paths` gives them).
+    of the records ``paths`` ((uuid, path) as :func:`record_paths` gives them). Each
+    record's sidecar, where the work tree has it, is read once: for the uncertainty of its
+    results and, when ``items`` has a writer and the record is active, for the items table.
     Records that cannot be read are appended to ``skipped`` (``path: why``)."""
     from eee.rules.ledger import read_ledger
     from eee.store.strictjson import JSONProblem
@@ -437,7 +508,13 @@ def iter_rows(
             if skipped is not None:
                 skipped.append(f"{rel}: not a JSON object")
             continue
-        yield from rows_for(uuid, rel, doc, declared, read_as, filled, ledger, names)
+        emit = None
+        writer = items.writer if items is not None else None
+        if writer is not None and is_active(ledger.state(uuid)):
+            writer.start(rel.split("/")[1])
+            emit = writer.add
+        stats = record_items(root, uuid, rel, doc, names, emit, skipped)
+        yield from rows_for(uuid, rel, doc, declared, read_as, filled, ledger, names, stats)
 
 
 def _table(rows: list[dict[str, Any]], schema: Any) -> Any:
@@ -484,12 +561,16 @@ class Written:
         self.skipped: list[str] = []
         self.rewritten: list[str] = []  # benchmarks whose partition was written (update_catalog)
         self.removed: list[str] = []  # benchmarks whose partition was removed (update_catalog)
+        self.items = 0  # rows of the items table written
 
 
-def write_rows(rows: Iterable[dict[str, Any]], out: Path, row_group_rows: int = ROW_GROUP_ROWS) -> Written:
+def write_rows(
+    rows: Iterable[dict[str, Any]], out: Path, row_group_rows: int = ROW_GROUP_ROWS, items: ItemsSink | None = None
+) -> Written:
     """Write catalogue rows (grouped by benchmark, as :func:`iter_rows` yields them) to the
     hive-partitioned folder ``out``: one Parquet file per benchmark, row groups of at most
-    ``row_group_rows``. Written into a fresh folder beside ``out`` that replaces it at the
+    ``row_group_rows``; with ``items`` (the sink ``rows`` was made with), the items table in
+    ``out/items/``. Written into a fresh folder beside ``out`` that replaces it at the
     end, so a reader never sees half a catalogue and a failure leaves the old one."""
     import pyarrow.parquet as pq
 
@@ -501,6 +582,9 @@ def write_rows(rows: Iterable[dict[str, Any]], out: Path, row_group_rows: int = 
     if tmp.exists():
         shutil.rmtree(tmp)
     tmp.mkdir()
+    if items is not None:
+        (tmp / item_table.ITEMS_DIR).mkdir()
+        items.writer = item_table.Writer(tmp / item_table.ITEMS_DIR)
     done = Written()
     writer: Any = None
     current: str | None = None
@@ -537,17 +621,23 @@ def write_rows(rows: Iterable[dict[str, Any]], out: Path, row_group_rows: int = 
             flush()
             writer.close()
             writer = None
+        if items is not None and items.writer is not None:
+            items.writer.close()
+            done.items = items.writer.rows
         replace_folder(tmp, out)
     finally:
         if writer is not None:
             writer.close()
+        if items is not None and items.writer is not None:
+            items.writer.abort()
+            items.writer = None
         if tmp.exists():
             shutil.rmtree(tmp)
     return done
 
 
 def _ours(name: str) -> bool:
-    return name.startswith(f"{PARTITION}=") or name == KEYS_FILE
+    return name.startswith(f"{PARTITION}=") or name in (KEYS_FILE, item_table.ITEMS_DIR)
 
 
 def write_catalog(
@@ -557,9 +647,11 @@ def write_catalog(
     ledger: Ledger | None = None,
     row_group_rows: int = ROW_GROUP_ROWS,
 ) -> Written:
-    """Stream the store's catalogue into the hive-partitioned folder ``out``."""
+    """Stream the store's catalogue into the hive-partitioned folder ``out``, and its items
+    table into ``out/items/``."""
     skipped: list[str] = []
-    done = write_rows(iter_rows(root, loader, ledger, skipped), out, row_group_rows)
+    sink = ItemsSink()
+    done = write_rows(iter_rows(root, loader, ledger, skipped, items=sink), out, row_group_rows, sink)
     done.skipped = skipped
     return done
 
@@ -580,7 +672,8 @@ def code_version() -> str:
 
 def partition_keys(manifest: dict[str, Any], ledger: Ledger, code: str) -> dict[str, str]:
     """benchmark -> the digest of what its partition is built from: every record's path and
-    sha256 (from the store manifest), every record's governance columns from the ledger, and
+    sha256 (from the store manifest), every record's governance columns from the ledger, the
+    sidecars present in the work tree (their items and the uncertainty they give), and
     ``code``. Equal keys, equal partition."""
     import hashlib
 
@@ -590,6 +683,10 @@ def partition_keys(manifest: dict[str, Any], ledger: Ledger, code: str) -> dict[
         if len(parts) == 5 and parts[0] == "data" and parts[4].endswith(RECORD_SUFFIX):
             uuid = parts[4][: -len(RECORD_SUFFIX)]
             per[parts[1]].append([rel, digest, ledger.record_fields(uuid)])
+    for rel, digest in (manifest.get("sidecars_present") or {}).items():
+        parts = rel.split("/")
+        if len(parts) == 5 and parts[0] == "data" and parts[1] in per:
+            per[parts[1]].append([rel, digest, {}])
     return {
         bench: hashlib.sha256(json.dumps([code, sorted(items)], sort_keys=True, default=str).encode()).hexdigest()
         for bench, items in per.items()
@@ -630,12 +727,20 @@ def update_catalog(
     keys = partition_keys(manifest, ledger, code_version() + read_names(root).digest)
     old = _read_keys(out)
     out.mkdir(parents=True, exist_ok=True)
+    items_out = out / item_table.ITEMS_DIR
+    items_out.mkdir(exist_ok=True)
     done = Written()
     fresh: dict[str, Any] = {}
     by_bench: dict[str, list[tuple[str, str]]] = defaultdict(list)
     stale = {b for b, key in keys.items() if (old.get(b) or {}).get("key") != key}
     stale |= {
         b for b in keys if (old.get(b) or {}).get("rows") and not (out / partition_folder(b) / PART_FILE).is_file()
+    }
+    stale |= {
+        b
+        for b in keys
+        if (old.get(b) or {}).get("items")
+        and not (items_out / item_table.partition_folder(b) / item_table.PART_FILE).is_file()
     }
     if stale:
         for uuid, rel in record_paths(root):
@@ -650,25 +755,42 @@ def update_catalog(
         tmp = out / f".{partition_folder(bench)}.tmp-{os.getpid()}"
         if tmp.exists():
             shutil.rmtree(tmp)
-        part = write_rows(iter_rows(root, loader, ledger, skipped, by_bench.get(bench, [])), tmp, row_group_rows)
-        folder = out / partition_folder(bench)
-        written = tmp / partition_folder(bench)
-        if written.exists():
-            replace_folder(written, folder)
-        else:
-            shutil.rmtree(folder, ignore_errors=True)
+        sink = ItemsSink()
+        part = write_rows(
+            iter_rows(root, loader, ledger, skipped, by_bench.get(bench, []), items=sink), tmp, row_group_rows, sink
+        )
+        for written, folder in (
+            (tmp / partition_folder(bench), out / partition_folder(bench)),
+            (
+                tmp / item_table.ITEMS_DIR / item_table.partition_folder(bench),
+                items_out / item_table.partition_folder(bench),
+            ),
+        ):
+            if written.exists():
+                replace_folder(written, folder)
+            else:
+                shutil.rmtree(folder, ignore_errors=True)
         shutil.rmtree(tmp, ignore_errors=True)
-        fresh[bench] = {"key": keys[bench], "rows": part.rows, "records": part.records, "skipped": skipped}
+        fresh[bench] = {
+            "key": keys[bench],
+            "rows": part.rows,
+            "records": part.records,
+            "items": part.items,
+            "skipped": skipped,
+        }
         done.rewritten.append(bench)
     for bench in sorted(set(old) - set(keys)):
         shutil.rmtree(out / partition_folder(bench), ignore_errors=True)
+        shutil.rmtree(items_out / item_table.partition_folder(bench), ignore_errors=True)
         done.removed.append(bench)
-    for name in os.listdir(out):  # partitions no key names (written by write_catalog, or left half-done)
-        if name.startswith(f"{PARTITION}=") and urllib.parse.unquote(name.split("=", 1)[1]) not in keys:
-            shutil.rmtree(out / name, ignore_errors=True)
+    for folder in (out, items_out):  # partitions no key names (written by write_catalog, or left half-done)
+        for name in os.listdir(folder):
+            if name.startswith(f"{PARTITION}=") and urllib.parse.unquote(name.split("=", 1)[1]) not in keys:
+                shutil.rmtree(folder / name, ignore_errors=True)
     for bench in sorted(fresh):
         entry = fresh[bench]
         done.rows += int(entry.get("rows", 0))
+        done.items += int(entry.get("items", 0))
         done.records += int(entry.get("records", 0))
         done.benchmarks += 1 if entry.get("rows") else 0
         done.skipped.extend(entry.get("skipped") or [])
@@ -685,7 +807,13 @@ def read_catalog(path: Path | str = CATALOG_DIR, columns: list[str] | None = Non
     import pyarrow.dataset as ds
 
     part = ds.partitioning(pa.schema([pa.field(PARTITION, pa.string())]), flavor="hive")
-    dataset = ds.dataset(str(path), format="parquet", partitioning=part, schema=_arrow_schema(with_partition=True))
+    dataset = ds.dataset(
+        str(path),
+        format="parquet",
+        partitioning=part,
+        schema=_arrow_schema(with_partition=True),
+        ignore_prefixes=[".", "_", item_table.ITEMS_DIR],  # the items table beside it is another table
+    )
     return dataset.to_table(columns=columns, filter=filter)
 
 

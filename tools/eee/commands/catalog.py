@@ -13,7 +13,9 @@ def main(argv: list[str]) -> int:
     p = parser(
         "eee catalog",
         "Write the catalogue: one Parquet row per evaluation result, partitioned by benchmark "
-        "(DIR/benchmark=<name>/part-0.parquet), typed timestamps, a normalised score and governance status.",
+        "(DIR/benchmark=<name>/part-0.parquet), typed timestamps, a normalised score, its protocol, its "
+        "uncertainty with its source and governance status; and the items table, one row per sidecar row of "
+        "every active record (DIR/items/benchmark=<name>/part-0.parquet).",
     )
     add_store(p)
     add_out(p, "DIR", help=f"the folder to write (default: {CATALOG_DIR} in the store); it is replaced whole")
@@ -42,6 +44,7 @@ def main(argv: list[str]) -> int:
     for line in done.skipped:
         print(f"skipped {line}", file=sys.stderr)
     print(f"{done.rows} results from {done.records} records in {done.benchmarks} benchmarks -> {out}")
+    print(f"{done.items} item rows -> {out / 'items'}")
     if args.manifest is not None:
         print(
             f"partitions written: {len(done.rewritten)} ({', '.join(done.rewritten[:5]) or 'none'}"

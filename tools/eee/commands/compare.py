@@ -1,6 +1,9 @@
 """``eee compare A B`` / ``eee compare --model M --benchmark B``: two runs of one benchmark,
-sample by sample (overlap, agreement, score difference with a bootstrap CI, exact McNemar
-test for binary scores, the samples that disagree); aggregates only without sidecars."""
+sample by sample (the denominators, infrastructure errors apart, the score difference with a
+paired bootstrap interval, clustered when the items are, a t test, an exact McNemar test for
+binary scores, a non-inferiority verdict with ``--margin``, the samples that disagree);
+aggregates only without sidecars. Results of different protocols are refused (exit 1, the
+differing fields named) unless ``--across-protocols``."""
 
 from __future__ import annotations
 
@@ -8,6 +11,19 @@ import json
 
 from eee.commands import EXIT_OK, EXIT_WARNINGS, OUTPUT_FORMATS, add_all, add_format, add_store, count, parser, refused
 from eee.reporting.findings import Finding, Refused
+
+
+def _margin(text: str) -> float:
+    import argparse
+    import math
+
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not math.isfinite(value) or value < 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: a margin is a distance, 0 or more")
+    return value
 
 
 def main(argv: list[str]) -> int:
@@ -34,6 +50,19 @@ def main(argv: list[str]) -> int:
     )
     p.add_argument("--result-b", metavar="KEY", help="the result of B to compare (default: as --result-a)")
     add_all(p, help="with --model: include retracted, superseded and duplicate records")
+    p.add_argument(
+        "--margin",
+        type=_margin,
+        metavar="M",
+        help="non-inferiority margin on the score's scale (2 for 2 points of a percent score): the verdict on "
+        '"A is no worse than B by more than M" from the paired interval',
+    )
+    p.add_argument(
+        "--across-protocols",
+        action="store_true",
+        help="compare results of different protocols (different judge, prompt, metric, ...) anyway; the report "
+        "names the fields that differ",
+    )
     add_format(p, OUTPUT_FORMATS)
     p.add_argument(
         "--show",
@@ -60,9 +89,11 @@ def main(argv: list[str]) -> int:
     root = args.store
     from eee.analysis.compare import compare_many, compare_records, render, render_many
     from eee.analysis.samples import records_of, resolve
+    from eee.catalog.table import read_names
     from eee.rules.ledger import read_ledger
 
     ledger = read_ledger(root)
+    names = read_names(root)
     try:
         if by_pair:
             recs = list(records_of(root, args.benchmark, args.model, active_only=not args.all, ledger=ledger))
@@ -78,17 +109,15 @@ def main(argv: list[str]) -> int:
                         check="analysis",
                     )
                 )
-            report = compare_many(recs, listed, args.max_rows)
+            report = compare_many(recs, listed, args.max_rows, args.margin, args.across_protocols, names)
             reports = report["comparisons"]
             text = render_many(report, args.show)
         else:
             a, b = (resolve(root, ref, ledger) for ref in args.records)
             if a.uuid == b.uuid:
                 raise Refused(Finding(a.rel, "$", "A and B are the same record", check="analysis"))
-            from eee.catalog.table import read_names
             from eee.store.identity import BENCHMARK
 
-            names = read_names(root)
             if names.canonical(BENCHMARK, a.benchmark) != names.canonical(BENCHMARK, b.benchmark):
                 raise Refused(
                     Finding(
@@ -99,7 +128,9 @@ def main(argv: list[str]) -> int:
                         check="analysis",
                     )
                 )
-            report = compare_records(a, b, args.result_a, args.result_b, listed, args.max_rows)
+            report = compare_records(
+                a, b, args.result_a, args.result_b, listed, args.max_rows, args.margin, args.across_protocols, names
+            )
             reports = [report]
             text = render(report, args.show)
     except Refused as exc:
@@ -108,5 +139,5 @@ def main(argv: list[str]) -> int:
         print(json.dumps(report, indent=2))
     else:
         print(text, end="")
-    aggregates_only = any(r["samples"] is None for r in reports)
+    aggregates_only = any(r["samples"] is None for r in reports)  # a pair not compared included
     return EXIT_WARNINGS if aggregates_only else EXIT_OK

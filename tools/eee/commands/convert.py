@@ -71,8 +71,8 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="PATH",
         help="what to convert (the same as --log-path): helm: a run directory or a folder of them; lm_eval: "
         "results_*.json or its folder; inspect: a .json/.eval log or a folder of them; lighteval: "
-        "results_*.json or lighteval's output folder; alpaca_eval: a leaderboard .csv, or the folder of one "
-        "run (annotations.json, leaderboard.csv); table: the .csv or .json table",
+        "results_*.json or lighteval's output folder; alpaca_eval: a leaderboard .csv, the folder of one "
+        "run (annotations.json, leaderboard.csv) or its results/ folder (<model>/<annotator>/annotations.json); table: the .csv or .json table",
     )
     p.add_argument("--log-path", type=Path, metavar="PATH", help="the same as PATH")
     p.add_argument("--mapping", type=Path, metavar="FILE", help="table: the YAML mapping that describes the table")
@@ -81,6 +81,20 @@ def build_parser() -> argparse.ArgumentParser:
         type=Path,
         metavar="FILE",
         help="a YAML file mapping the log's model names to developer/model ids (name: developer/model per line)",
+    )
+    p.add_argument(
+        "--exclude",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="alpaca_eval: leave out the model of this name (a leaderboard row, a results folder); repeatable",
+    )
+    p.add_argument(
+        "--model-configs",
+        type=Path,
+        metavar="DIR",
+        help="alpaca_eval: its models_configs folder (DIR/<name>/configs.yaml), read for the developers of "
+        "model names no --models file names",
     )
     p.add_argument(
         "--include-samples",
@@ -181,6 +195,10 @@ def main(argv: list[str]) -> int:
         p.error("table needs --mapping FILE: the YAML mapping that says which column is what")
     if args.harness != "table" and args.mapping is not None:
         p.error(f"--mapping is for `eee convert table`, not {args.harness}")
+    if args.harness != "alpaca_eval" and (args.exclude or args.model_configs is not None):
+        p.error(f"--exclude and --model-configs are for `eee convert alpaca_eval`, not {args.harness}")
+    if args.model_configs is not None and not args.model_configs.is_dir():
+        p.error(f"--model-configs {args.model_configs}: not a folder (give alpaca_eval's models_configs folder)")
     try:
         uuids = checked_uuids(args.uuid)
     except UsageError as exc:
@@ -201,6 +219,8 @@ def main(argv: list[str]) -> int:
         model_id=args.model_id,
         model_ids=model_ids,
         mapping=args.mapping,
+        exclude=tuple(args.exclude),
+        model_configs=args.model_configs,
     )
     converter = importlib.import_module(HARNESSES[args.harness])
     try:

@@ -1,54 +1,90 @@
-"""AlpacaEval (1 and 2) leaderboards and annotations into records (and per-instruction rows).
+"""AlpacaEval (1 and 2) leaderboards, runs and results folders into records (and per-instruction rows).
 
 Read from alpaca_eval 0.6.6's own source (``main.py``, ``metrics/winrate.py``,
 ``metrics/glm_winrate.py``, ``metrics/helpers.py``, ``annotators/pairwise_evaluator.py``,
-``constants.py``, ``evaluators_configs/``) and its README; no alpaca_eval package is needed.
-``alpaca_eval --model_outputs out.json`` writes, in ``<outputs folder>/<annotator>/``:
+``constants.py``, ``evaluators_configs/``, ``models_configs/``) and its README; no
+alpaca_eval package is needed. ``alpaca_eval --model_outputs out.json`` writes, in
+``<outputs folder>/<annotator>/``, and the package keeps, in ``results/<model>/<annotator>/``:
 
 - ``leaderboard.csv``: one row per model (the index column is the model's name):
   ``win_rate``, ``standard_error``, ``n_wins``, ``n_wins_base``, ``n_draws``, ``n_total``,
   ``discrete_win_rate``, ``mode``, ``avg_length`` and, for AlpacaEval 2,
   ``length_controlled_winrate`` and ``lc_standard_error``; the precomputed leaderboards of
-  the package have the same columns;
-- ``annotations.json``: one object per instruction: ``instruction``, ``output_1`` /
-  ``generator_1`` (the baseline), ``output_2`` / ``generator_2`` (the model), ``annotator``,
-  ``preference`` (1: the baseline wins, 2: the model wins, 1.5 a draw; AlpacaEval 2's
-  weighted annotator gives the probability in between), ``price_per_example``,
-  ``time_per_example``, and ``glm_preference`` when the length-controlled fit was kept.
+  the package (``<annotator>_leaderboard.csv``) have the same columns;
+- ``annotations.json``: one object per instruction: ``instruction``, ``dataset`` (its
+  source: helpful_base, koala, oasst, selfinstruct, vicuna), ``output_1`` / ``generator_1``
+  (the baseline), ``output_2`` / ``generator_2`` (the model), ``annotator``, ``preference``
+  (1: the baseline wins, 2: the model wins, 1.5 a draw; AlpacaEval 2's weighted annotator
+  gives the probability in between), ``price_per_example``, ``time_per_example`` (the
+  judge's), and ``glm_preference`` when the length-controlled fit was kept.
 
-Two ways in:
+Three ways in:
 
 - ``eee convert alpaca_eval leaderboard.csv``: a published leaderboard (``documentation``):
   one record per model row. The baseline's own row (itself against itself: 50%, every
-  instruction a draw) is not a result and is left out, said in a note.
+  instruction a draw) is not a result and is left out, said in a note. Every row whose
+  model resolves to a developer/model id is converted; every other row is listed (a
+  warning naming its line and the fix: exit 2), never all-or-nothing; ``--exclude NAME``
+  leaves a row out on purpose.
 - ``eee convert alpaca_eval <run folder or annotations.json>``: one run (``evaluation_run``):
   the record of ``generator_2``, its win rates computed from the annotations exactly as
-  AlpacaEval does (``win_rate`` = mean(preference - 1) x 100, ``standard_error`` its
-  standard error of the mean, ``discrete_win_rate`` with preferences rounded); the
-  length-controlled win rate comes from the mean of ``glm_preference``, else from the run's
-  ``leaderboard.csv`` beside it (whose ``win_rate`` must then agree with the annotations:
-  otherwise the two files are of different runs, an error). With ``--include-samples``
-  each instruction is one row (score: preference - 1, the model's share of the judge's
-  preference).
+  AlpacaEval does (:func:`win_rates`: ``win_rate`` = mean(preference - 1) x 100,
+  ``standard_error`` the standard error of the mean of the same values x 100, ``n_wins``
+  preferences above 1.5, ``n_wins_base`` below, ``n_draws`` exactly 1.5,
+  ``discrete_win_rate`` with each preference rounded half to even, a draw staying 1.5; the
+  published leaderboard is reproduced to 1e-6); the length-controlled win rate is a fitted
+  GLM's and is **not** recomputed here: it comes from the mean of ``glm_preference`` when
+  the annotations keep it, else from the run's ``leaderboard.csv`` beside them (whose
+  ``win_rate`` must then agree with the annotations: otherwise the two files are of
+  different runs, an error), else it is missing (a warning).
+- ``eee convert alpaca_eval results/`` (or ``results/<model>/``): alpaca_eval's results
+  folders, one record per model and judge (``<model>/<annotator>/annotations.json``); the
+  model is the folder's name (the leaderboard's name: the ``NullModel`` folder's
+  annotations name their generator ``example``). Runs that cannot be converted are listed,
+  the others converted.
+
+With ``--include-samples`` a run's sidecar holds one row per instruction: the instruction
+as the input, the baseline's output as the reference, the model's output, the preference
+(as given, in the answer attribution) and as the score ``preference - 1`` (the model's
+share of the judge's preference; ``is_correct``: a win, above 0.5), the instruction's
+source dataset in ``metadata.dataset``, declared as the items' cluster
+(``detailed_evaluation_results.additional_details.cluster_key``: :mod:`eee.store.items`),
+and the judge's cost and time (``metadata.judge_cost_usd``, ``metadata.judge_latency_ms``).
+An item is its instruction: ``sample_id`` is the first 16 hex digits of the instruction's
+sha256 (``sample_hash`` the whole), so runs that skipped an instruction still pair by item.
 
 AlpacaEval 1 and 2 are different benchmarks (another baseline, another judge: scores are
 not comparable): ``alpaca_eval`` against ``text_davinci_003``, ``alpaca_eval_2`` against
 ``gpt4_1106_preview`` (``gpt4_turbo``), told apart by the baseline (the annotations'
 ``generator_1``, or the leaderboard's row of the model against itself), else by the
-annotator's name. A known annotator's judge is recorded in ``llm_scoring``. Model names
-without a developer are attributed by family (``gpt4_1106_preview`` -> openai,
-``Qwen1.5-72B-Chat`` -> Qwen) or by ``--models FILE``; one that is neither is an error
-naming it.
+annotator's name. **The judge is part of the metric**: every result's ``metric_id`` names
+its annotator (``alpaca_eval.win_rate.weighted_alpaca_eval_gpt4_turbo``) and a known
+annotator's judge model is recorded in ``llm_scoring`` (an unknown one by name in
+``metric_config.additional_details.annotator``), so results of different judges never share
+a metric or a protocol (:mod:`eee.store.protocol`).
+
+Model names without a developer are resolved, in this order, by ``--model-id``, a
+``--models FILE``, alpaca_eval's own model configs (``--model-configs DIR``:
+``DIR/<name>/configs.yaml``; the developer from the Hugging Face link, else from
+``completions_kwargs.model_name`` of the form ``org/model``, else from a GitHub link), the
+placeholders this module knows (:data:`KNOWN`: ``NullModel``, the constant adversarial
+output of sail-sg's Cheating-LLM-Benchmarks), and the name's family (``gpt4_1106_preview``
+-> openai, ``Qwen1.5-72B-Chat`` -> Qwen, a guess the record says it is:
+``model_info.additional_details.developer_from``).
 """
 
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 import math
-from dataclasses import replace
+import os
+import re
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from eee.convert.common import (
     SCHEMA_VERSION,
@@ -69,8 +105,9 @@ from eee.convert.common import (
 )
 from eee.convert.mapping import plain_id
 from eee.convert.metrics import metric_config
-from eee.reporting.findings import Finding, Refused
+from eee.reporting.findings import ERROR, Finding, Refused
 from eee.reporting.shown import command
+from eee.store.items import CLUSTER_KEY
 from eee.store.jsonpath import format_path, json_type
 
 HARNESS = "alpaca_eval"
@@ -99,8 +136,19 @@ ANNOTATORS: dict[str, tuple[int, str, float, str]] = {
     "chatgpt_fn": (1, "openai/gpt-3.5-turbo-16k-0613", 0.0, "chatgpt_fn/basic_function_prompt.txt"),
     "claude": (1, "anthropic/claude-v1", 0.0, "claude/basic_prompt.txt"),
 }
+UNKNOWN_ANNOTATOR = "unknown_annotator"
+# names of alpaca_eval's leaderboards that no family tells, with what alpaca_eval's own model
+# config says of them (models_configs/<name>/configs.yaml)
+KNOWN: dict[str, tuple[str, str]] = {
+    "NullModel": (
+        "sail-sg/NullModel",
+        "alpaca_eval's models_configs/NullModel: 'NullModel (adversarial)', a constant output, "
+        "https://github.com/sail-sg/Cheating-LLM-Benchmarks/",
+    ),
+}
 LEADERBOARD = "leaderboard.csv"
 ANNOTATIONS = "annotations.json"
+CONFIG_FILES = ("configs.yaml", "config.yaml")  # a model config's file names in models_configs/<name>/
 METRICS = (
     ("win_rate", "standard_error", "win rate against the baseline, as the judge prefers the model's output (percent)"),
     (
@@ -111,6 +159,9 @@ METRICS = (
     ("discrete_win_rate", None, "win rate with each preference rounded to a win, loss or draw (percent)"),
 )
 COUNTS = ("n_wins", "n_wins_base", "n_draws", "n_total")
+SAMPLE_ID_HEX = 16  # an instruction's sample_id: this many hex digits of its sha256
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]*$")  # a model name that may name a folder of models_configs
+_ORG = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
 
 def convert(path: Path, settings: Settings) -> Batch:
@@ -121,11 +172,14 @@ def convert(path: Path, settings: Settings) -> Batch:
         leaderboard = path / LEADERBOARD
         if leaderboard.is_file():
             return convert_leaderboard(leaderboard, settings)
+        runs = find_runs(path)
+        if runs:
+            return convert_results(runs, settings)
         raise InputError(
             path,
             "$",
-            f"no {ANNOTATIONS} or {LEADERBOARD} here",
-            "point at the folder alpaca_eval wrote (<outputs>/<annotator>/)",
+            f"no {ANNOTATIONS} or {LEADERBOARD} here, and no results folders (<model>/<annotator>/{ANNOTATIONS})",
+            "point at the folder alpaca_eval wrote (<outputs>/<annotator>/), or at its results/ folder",
         )
     if not path.exists():
         raise InputError(path, "$", "no such file or directory", "check the path given to --log-path")
@@ -168,6 +222,12 @@ def _llm_scoring(annotator: str | None) -> dict[str, Any] | None:
     }
 
 
+def metric_id(metric: str, annotator: str | None) -> str:
+    """The metric id of a result: the metric and its judge (``alpaca_eval.win_rate.<annotator>``),
+    so that results of different judges never share a metric."""
+    return f"{HARNESS}.{metric}.{annotator or UNKNOWN_ANNOTATOR}"
+
+
 def _version(baseline: str | None, annotator: str | None, file: Path, where: str) -> int:
     if baseline in BASELINES:
         return BASELINES[baseline]
@@ -185,28 +245,124 @@ def _version(baseline: str | None, annotator: str | None, file: Path, where: str
     )
 
 
-def _model_id(name: str, settings: Settings) -> str | None:
-    if settings.model_id or name in settings.model_ids:
-        return settings.model_id or settings.model_ids[name]
-    if plain_id(name):
-        return name
-    developer = family_developer(name)
-    return f"{developer}/{name}" if developer else None
+# --- who made the model -------------------------------------------------------------------------
 
 
-def _unknown_models(names: list[tuple[str, str]], file: Path) -> Refused:
-    return Refused(
-        [
-            Finding(
-                where,
-                "$",
-                f"model {name!r} has no developer (developer/model)"[:300],
-                f"name its id in a --models FILE (`{name}: developer/model`)"[:300],
-                check="input",
-            )
-            for name, where in names
-        ]
+def _org_of_link(link: Any, hosts: tuple[str, ...]) -> str | None:
+    if not isinstance(link, str) or len(link) > 2000:
+        return None
+    try:
+        parts = urlsplit(link.strip())
+    except ValueError:
+        return None
+    if parts.scheme not in ("http", "https") or (parts.hostname or "").lower() not in hosts:
+        return None
+    segments = [p for p in parts.path.split("/") if p]
+    if len(segments) < (2 if "huggingface.co" in hosts else 1):
+        return None
+    org = segments[0]
+    return org if _ORG.match(org) and org not in ("datasets", "spaces", "models") else None
+
+
+def developer_from_config(config: Any, name: str) -> tuple[str, str] | None:
+    """(developer, where it came from) of a model config of alpaca_eval (the YAML mapping of
+    ``models_configs/<name>/configs.yaml``), or None when it does not say."""
+    if not isinstance(config, dict) or not config:
+        return None
+    entry = config.get(name)
+    if entry is None and len(config) == 1:
+        entry = next(iter(config.values()))
+    if not isinstance(entry, dict):
+        return None
+    link = entry.get("link")
+    org = _org_of_link(link, ("huggingface.co", "www.huggingface.co", "hf.co"))
+    if org:
+        return org, f"alpaca_eval's model config: link {link}"
+    kwargs = entry.get("completions_kwargs")
+    served = kwargs.get("model_name") if isinstance(kwargs, dict) else None
+    if isinstance(served, str) and "/" in served and not served.startswith((".", "/", "~")):
+        org = served.split("/", 1)[0]
+        if _ORG.match(org):
+            return org, f"alpaca_eval's model config: completions_kwargs.model_name {served}"
+    org = _org_of_link(link, ("github.com", "www.github.com"))
+    if org:
+        return org, f"alpaca_eval's model config: link {link}"
+    return None
+
+
+class Resolver:
+    """Model names to developer/model ids, in the order the module's text gives, each answer
+    with where it came from (None: given by the user); alpaca_eval's model configs are read
+    once per name, as data (a name is a folder of ``--model-configs`` only when it is one
+    plain path component)."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.cache: dict[str, tuple[str, str | None] | None] = {}
+        self.problems: list[Finding] = []
+
+    def __call__(self, name: str) -> tuple[str, str | None] | None:
+        if name not in self.cache:
+            self.cache[name] = self._resolve(name)
+        return self.cache[name]
+
+    def _resolve(self, name: str) -> tuple[str, str | None] | None:
+        s = self.settings
+        if s.model_id:
+            return s.model_id, None
+        if name in s.model_ids:
+            return s.model_ids[name], None
+        if plain_id(name):
+            return name, None
+        found = self._config(name)
+        if found is not None:
+            developer, why = found
+            return f"{developer}/{name}", why
+        if name in KNOWN:
+            return KNOWN[name]
+        developer = family_developer(name)
+        if developer:
+            return f"{developer}/{name}", f"the family of the name ({developer}): a guess"
+        return None
+
+    def _config(self, name: str) -> tuple[str, str] | None:
+        folder = self.settings.model_configs
+        if folder is None or not _NAME.match(name) or ".." in name:
+            return None
+        from eee.convert.mapping import MappingError, read_yaml
+
+        for file_name in CONFIG_FILES:
+            path = folder / name / file_name
+            if os.path.islink(folder / name) or not path.is_file():
+                continue
+            try:
+                config = read_yaml(path, "model config")
+            except MappingError as exc:
+                self.problems += [_as(f, "warning", "convert", ": no developer read from it") for f in exc.findings]
+                return None
+            return developer_from_config(config, name)
+        return None
+
+
+def unresolved(name: str, where: str, severity: str = "warning") -> Finding:
+    """The finding of a model name no rule resolves: its line, and the three fixes."""
+    return Finding(
+        where,
+        "$",
+        f"model {name!r} has no developer (developer/model): not converted"[:300],
+        (
+            f"name its id in a --models FILE (`{name}: developer/model`), give alpaca_eval's models_configs "
+            f"folder with --model-configs DIR, or leave it out with --exclude {name}"
+        )[:400],
+        severity=severity,
+        check="convert" if severity != ERROR else "input",
     )
+
+
+def _info(name: str, resolved: tuple[str, str | None], settings: Settings, file: Path, pointer: str) -> dict[str, Any]:
+    model_id, why = resolved
+    details = {"developer_from": why} if why else None
+    return model_info(name, model_id, replace(settings, model_id=model_id), file, pointer, details=details)
 
 
 def _source(version: int, n_total: int | None, baseline: str) -> dict[str, Any]:
@@ -241,6 +397,7 @@ def _results(
         if score is None:
             continue
         config = metric_config(metric, HARNESS, description, lower_is_better=False)
+        config["metric_id"] = metric_id(metric, annotator)
         if scoring is not None:
             config["llm_scoring"] = scoring
         else:
@@ -375,18 +532,57 @@ def _annotator_of(path: Path) -> str | None:
     return None
 
 
+def _excluded_notes(batch: Batch, settings: Settings, seen: set[str], file: Path) -> None:
+    for name in settings.exclude:
+        if name not in seen:
+            batch.warn(
+                file,
+                "$",
+                f"--exclude {name!r}: no model of that name here"[:300],
+                "check the name (as the leaderboard's first column or the results folder spells it)",
+            )
+
+
+def _as(f: Finding, severity: str, check: str, suffix: str = "") -> Finding:
+    """``f`` with another severity and rule (and ``suffix`` added to its message)."""
+    return Finding(f.file, f.pointer, f.message + suffix, f.hint, f.line, severity, check=check)  # type: ignore[arg-type]
+
+
+def _nothing(batch: Batch, file: Path, what: str) -> Refused:
+    findings = [_as(f, ERROR, "input") for f in batch.warnings]
+    if not findings:
+        findings = [Finding(display(file), "$", f"nothing to convert: {what}", check="input")]
+    return Refused(findings)
+
+
 def convert_leaderboard(path: Path, settings: Settings) -> Batch:
+    """Every row of a leaderboard whose model resolves, as a record; every other row listed."""
     rows = read_leaderboard(path)
     baselines = [name for name, _, values in rows if _is_baseline(values)]
     annotator = _annotator_of(path)
     version = _version(baselines[0] if len(baselines) == 1 else None, annotator, path, "$")
     baseline = baselines[0] if len(baselines) == 1 else ("text_davinci_003" if version == 1 else "gpt4_1106_preview")
-    unknown = [
-        (name, where) for name, where, values in rows if not _is_baseline(values) and _model_id(name, settings) is None
-    ]
-    if unknown:
-        raise _unknown_models(unknown, path)
-    models = {_model_id(name, settings) for name, _, values in rows if not _is_baseline(values)}
+    resolve = Resolver(settings)
+    excluded = set(settings.exclude)
+    batch = Batch()
+    wanted: list[tuple[str, str, dict[str, Any], tuple[str, str | None]]] = []
+    for name, where, values in rows:
+        if _is_baseline(values):
+            batch.notes.append(
+                f"{where}: {name} is the baseline (itself against itself: 50%, every instruction a draw); not a result, not converted"
+            )
+            continue
+        if name in excluded:
+            batch.notes.append(f"{where}: {name} left out (--exclude)")
+            continue
+        resolved = resolve(name)
+        if resolved is None:
+            batch.warnings.append(unresolved(name, where))
+            continue
+        wanted.append((name, where, values, resolved))
+    _excluded_notes(batch, settings, {name for name, _, _ in rows}, path)
+    batch.warnings[:0] = resolve.problems
+    models = {resolved[0] for _, _, _, resolved in wanted}
     if settings.model_id and len(models) > 1:
         raise InputError(
             path,
@@ -394,19 +590,14 @@ def convert_leaderboard(path: Path, settings: Settings) -> Batch:
             f"--model-id names one model; the leaderboard has {len(models)}",
             "name each model's id in a --models FILE instead",
         )
+    if not wanted:
+        raise _nothing(batch, path, "every row is the baseline or left out")
     if settings.source_organization == "unknown":
         settings = replace(settings, source_organization="tatsu-lab (AlpacaEval)")
-    batch = Batch()
     bench, title, _ = BENCHMARKS[version]
-    for name, where, values in rows:
-        if _is_baseline(values):
-            batch.notes.append(
-                f"{where}: {name} is the baseline (itself against itself: 50%, every instruction a draw); not a result, not converted"
-            )
-            continue
-        model_id = _model_id(name, settings)
-        assert model_id is not None
-        info = model_info(name, model_id, replace(settings, model_id=model_id), path, "$")
+    for name, where, values, resolved in wanted:
+        info = _info(name, resolved, settings, path, "$")
+        model_id = info["id"]
         results = _results(version, values, annotator, baseline, None)
         stamp = sha256_text(repr((bench, model_id, results)))[:16]  # a leaderboard holds no time
         batch.outputs.append(
@@ -427,6 +618,8 @@ def convert_leaderboard(path: Path, settings: Settings) -> Batch:
                 None,
             )
         )
+    if wanted and len(wanted) < len(rows) - len(baselines):
+        batch.notes.append(f"{display(path)}: {len(wanted)} of {len(rows) - len(baselines)} model rows converted")
     return batch
 
 
@@ -480,7 +673,19 @@ def _one(values: list[Any], file: Path, key: str) -> str:
     return found[0]
 
 
-def convert_run(annotations_file: Path, settings: Settings) -> Batch:
+@dataclass
+class Run:
+    """One run's annotations, checked: the model (``generator_2``), the baseline, the judge."""
+
+    file: Path
+    items: list[dict[str, Any]]
+    generator: str
+    baseline: str
+    annotator: str
+    version: int
+
+
+def read_run(annotations_file: Path) -> Run:
     items = read_json(annotations_file)
     if not isinstance(items, list) or not items:
         raise InputError(
@@ -505,7 +710,7 @@ def convert_run(annotations_file: Path, settings: Settings) -> Batch:
                     f"missing or not a string ({json_type(item.get(key))})",
                     "the file is damaged or not AlpacaEval's annotations",
                 )
-    model = _one([a["generator_2"] for a in items], annotations_file, "generator_2")
+    generator = _one([a["generator_2"] for a in items], annotations_file, "generator_2")
     baseline = _one([a["generator_1"] for a in items], annotations_file, "generator_1")
     annotator = (
         _one([a.get("annotator") for a in items], annotations_file, "annotator")
@@ -513,6 +718,22 @@ def convert_run(annotations_file: Path, settings: Settings) -> Batch:
         else annotations_file.parent.name
     )
     version = _version(baseline, annotator, annotations_file, "$[*].generator_1")
+    return Run(annotations_file, items, generator, baseline, annotator, version)
+
+
+def convert_run(annotations_file: Path, settings: Settings, name: str | None = None) -> Batch:
+    """One run: the record of its model (``name``, the results folder's name, else
+    ``generator_2``), with its sidecar rows when asked."""
+    run = read_run(annotations_file)
+    model = name or run.generator
+    resolved = Resolver(settings)(model)
+    if resolved is None:
+        raise Refused([unresolved(model, display(annotations_file), severity=ERROR)])
+    return _converted_run(run, model, resolved, settings)
+
+
+def _converted_run(run: Run, model: str, resolved: tuple[str, str | None], settings: Settings) -> Batch:
+    annotations_file, items = run.file, run.items
     preferences = [_preference(a.get("preference")) for a in items]
     valid = [p for p in preferences if p is not None]
     if not valid:
@@ -544,35 +765,43 @@ def convert_run(annotations_file: Path, settings: Settings) -> Batch:
             if key in row and key not in values:
                 values[key] = row[key]
     batch = Batch()
-    if version == 2 and "length_controlled_winrate" not in values:
+    if run.version == 2 and "length_controlled_winrate" not in values:
         batch.warn(
             annotations_file,
             "$",
             "no length-controlled win rate: the annotations keep no glm_preference and no leaderboard.csv of the run is beside them",
-            f"keep the run's {LEADERBOARD} beside {ANNOTATIONS} (AlpacaEval computes it from a fitted model; it is not recomputed here)",
+            f"keep the run's {LEADERBOARD} beside {ANNOTATIONS} (AlpacaEval computes it from a fitted GLM; it is not recomputed here)",
         )
-    model_id = _model_id(model, settings)
-    if model_id is None:
-        raise _unknown_models([(model, f"{display(annotations_file)}")], annotations_file)
-    info = model_info(model, model_id, replace(settings, model_id=model_id), annotations_file, "$[*].generator_2")
-    bench, title, _ = BENCHMARKS[version]
-    results = _results(version, values, annotator, baseline, None)
+    if model != run.generator:
+        batch.notes.append(
+            f"{display(annotations_file)}: generator_2 is {run.generator!r}; the model is the results folder's {model!r}"
+        )
+    if run.generator == run.baseline:
+        batch.notes.append(
+            f"{display(annotations_file)}: {model} is the baseline itself (identical outputs: every instruction a draw, not judged)"
+        )
+    info = _info(model, resolved, settings, annotations_file, "$[*].generator_2")
+    model_id = info["id"]
+    bench, title, _ = BENCHMARKS[run.version]
+    results = _results(run.version, values, run.annotator, run.baseline, None)
     dates = sorted({str(a["preference_date"]) for a in items if isinstance(a.get("preference_date"), str)})
     stamp = dates[-1] if dates else sha256_text(repr((bench, model_id, results)))[:16]
     eval_id = f"{bench}/{model_id.replace('/', '_')}/{stamp}"
     rows = None
     if settings.include_samples:
-        rows = _rows(items, preferences, glm, eval_id, model_id, title, baseline, annotator)
+        rows = _rows(items, preferences, glm, eval_id, model_id, title)
     doc = record(
         evaluation_id=eval_id,
         evaluation_timestamp=dates[-1] if dates else None,
         retrieved_timestamp=now_epoch(),
-        source_name=f"{title} ({annotator})",
+        source_name=f"{title} ({run.annotator})",
         settings=settings,
         library=("alpaca_eval", None),
         model=info,
         results=results,
     )
+    if rows and any(isinstance(a.get("dataset"), str) and a["dataset"] for a in items):
+        doc["detailed_evaluation_results"] = {"additional_details": {CLUSTER_KEY: "dataset"}}
     batch.outputs.append(Converted(bench, doc, rows))
     ignored = sum(1 for p in preferences if p is None)
     if ignored:
@@ -591,6 +820,11 @@ def _leaderboard_row(path: Path, model: str) -> tuple[str, dict[str, Any]] | Non
     return None
 
 
+def sample_id(instruction: str) -> str:
+    """An instruction's item id: the first :data:`SAMPLE_ID_HEX` hex digits of its sha256."""
+    return hashlib.sha256(instruction.encode("utf-8")).hexdigest()[:SAMPLE_ID_HEX]
+
+
 def _rows(
     items: list[dict[str, Any]],
     preferences: list[float | None],
@@ -598,8 +832,6 @@ def _rows(
     eval_id: str,
     model_id: str,
     title: str,
-    baseline: str,
-    annotator: str,
 ) -> list[dict[str, Any]]:
     rows = []
     for i, (item, preference) in enumerate(zip(items, preferences, strict=True)):
@@ -608,10 +840,15 @@ def _rows(
         scores = [("win_rate", preference - 1)]
         if glm[i] is not None:
             scores.append(("length_controlled_winrate", float(glm[i])))  # type: ignore[arg-type]
-        metadata = {"baseline": baseline, "annotator": annotator}
-        for key in ("dataset", "price_per_example", "time_per_example"):
-            if item.get(key) is not None:
-                metadata[key] = str(item[key])
+        metadata: dict[str, str] = {}
+        if isinstance(item.get("dataset"), str) and item["dataset"]:
+            metadata["dataset"] = item["dataset"]
+        price, seconds = number(item.get("price_per_example")), number(item.get("time_per_example"))
+        if price is not None:
+            metadata["judge_cost_usd"] = repr(price)
+        if seconds is not None:
+            metadata["judge_latency_ms"] = repr(seconds * 1000.0)
+        instruction = item["instruction"]
         for result_id, score in scores:
             rows.append(
                 {
@@ -620,18 +857,18 @@ def _rows(
                     "model_id": model_id,
                     "evaluation_name": title,
                     "evaluation_result_id": result_id,
-                    "sample_id": str(i),
-                    "sample_hash": sha256_text(item["instruction"]),
+                    "sample_id": sample_id(instruction),
+                    "sample_hash": sha256_text(instruction),
                     "interaction_type": "single_turn",
                     "input": {
-                        "raw": item["instruction"],
+                        "raw": instruction,
                         "formatted": None,
                         "reference": [str(item.get("output_1") or "")],
                         "choices": None,
                     },
                     "output": {"raw": [item["output_2"]], "reasoning_trace": None},
                     "messages": None,
-                    "answer_attribution": [attribution(str(item.get("preference")), "llm_judge")],
+                    "answer_attribution": [attribution(repr(preference), "llm_judge")],
                     "evaluation": {
                         "score": score,
                         "is_correct": score > 0.5,
@@ -641,7 +878,63 @@ def _rows(
                     "token_usage": None,
                     "performance": None,
                     "error": None,
-                    "metadata": metadata,
+                    "metadata": metadata or None,
                 }
             )
     return rows
+
+
+# --- results folders: <model>/<annotator>/annotations.json ---------------------------------------
+
+
+def _subfolders(path: Path) -> list[Path]:
+    try:
+        with os.scandir(path) as it:
+            return sorted(Path(e.path) for e in it if e.is_dir(follow_symlinks=False))
+    except OSError:
+        return []
+
+
+def find_runs(path: Path) -> list[tuple[str, Path]]:
+    """(model, annotations file) of every run under ``path``: alpaca_eval's ``results/``
+    (``<model>/<annotator>/annotations.json``) or one model's folder of it
+    (``<annotator>/annotations.json``, the model being the folder's name)."""
+    own = [(path.resolve().name, sub / ANNOTATIONS) for sub in _subfolders(path) if (sub / ANNOTATIONS).is_file()]
+    if own:
+        return own
+    return [
+        (model.name, sub / ANNOTATIONS)
+        for model in _subfolders(path)
+        for sub in _subfolders(model)
+        if (sub / ANNOTATIONS).is_file()
+    ]
+
+
+def convert_results(runs: list[tuple[str, Path]], settings: Settings) -> Batch:
+    """Every run of alpaca_eval's results folders: one record per model and judge; a run
+    whose model does not resolve, or whose files cannot be read, is listed (a warning) and
+    the others are converted."""
+    batch = Batch()
+    resolve = Resolver(settings)
+    excluded = set(settings.exclude)
+    for model, annotations_file in runs:
+        if model in excluded:
+            batch.notes.append(f"{display(annotations_file)}: {model} left out (--exclude)")
+            continue
+        resolved = resolve(model)
+        if resolved is None:
+            batch.warnings.append(unresolved(model, display(annotations_file)))
+            continue
+        try:
+            one = _converted_run(read_run(annotations_file), model, resolved, settings)
+        except Refused as exc:
+            batch.warnings += [_as(f, "warning", "convert", ": this run is not converted") for f in exc.findings]
+            continue
+        batch.outputs += one.outputs
+        batch.warnings += one.warnings
+        batch.notes += one.notes
+    _excluded_notes(batch, settings, {model for model, _ in runs}, runs[0][1].parent.parent)
+    batch.warnings[:0] = resolve.problems
+    if not batch.outputs:
+        raise _nothing(batch, runs[0][1], "every run is left out")
+    return batch

@@ -77,6 +77,10 @@ class Settings:
     model_ids: dict[str, str] = field(default_factory=dict)
     # the table converter's mapping (``--mapping FILE``)
     mapping: Path | None = None
+    # names of the log's models to leave out (``--exclude NAME``; AlpacaEval's leaderboards and results)
+    exclude: tuple[str, ...] = ()
+    # alpaca_eval's models_configs folder (``--model-configs DIR``): developers of its model names
+    model_configs: Path | None = None
 
 
 @dataclass
@@ -331,6 +335,9 @@ FAMILIES = (
     ("gpt-oss", "openai"),
     ("olmo", "allenai"),
     ("smollm", "HuggingFaceTB"),
+    ("vicuna", "lmsys"),
+    ("falcon", "tiiuae"),
+    ("alpaca-7b", "tatsu-lab"),  # Stanford Alpaca (AlpacaEval's own models)
     # API models as leaderboards name them (AlpacaEval: gpt4_1106_preview, claude-2.1)
     ("gpt-4", "openai"),
     ("gpt4", "openai"),

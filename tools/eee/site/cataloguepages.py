@@ -46,6 +46,9 @@ from eee.store.limits import MIB, RECORD_MAX_BYTES, read_regular
 from eee.store.paths import UUID4_RE
 
 PARQUET = CATALOG_DIR
+LEADERBOARDS = "build/analysis/leaderboards"  # where the analysis stage writes each benchmark's leaderboards (JSON)
+LEADERBOARD_MAX_BYTES = 64 * MIB
+LEADERBOARD_ROWS = 500  # entries shown per leaderboard (the JSON has them all)
 JSON_LIMIT = 300_000  # characters of a record's JSON shown on its page
 MANIFEST_MAX_BYTES = 256 * MIB  # one import manifest read for the record pages (about 250 bytes a file)
 _EVENT_ID = re.compile(r"^[0-9A-Za-z][0-9A-Za-z._-]*$")  # an event id that names its file (else shown as text)
@@ -85,6 +88,14 @@ WANTED = (
     "ci_upper",
     "num_samples",
     "has_samples",
+    "protocol_id",
+    "se",
+    "ci_low",
+    "ci_high",
+    "ci_level",
+    "uncertainty_source",
+    "uncertainty_method",
+    "n_items",
     "status",
     "lifecycle",
     "stands_on",
@@ -182,14 +193,26 @@ def model_label(row: dict[str, Any]) -> tuple[str, str]:
     return model_id, "" if same else name
 
 
-def uncertainty(row: dict[str, Any]) -> str:
-    """The score's uncertainty in a few characters: ``± SE``, else the interval."""
-    se, low, high = row.get("standard_error"), row.get("ci_lower"), row.get("ci_upper")
-    if se is not None:
-        return f"± {number(se)}"
+def interval(row: dict[str, Any]) -> str:
+    """A score's interval in a few characters: ``[low, high]`` (with its level when not 95%),
+    else ``± se``; empty when there is none."""
+    low, high, level = row.get("ci_low"), row.get("ci_high"), row.get("ci_level")
     if low is not None and high is not None:
-        return f"[{number(low)}, {number(high)}]"
+        said = f"[{number(low)}, {number(high)}]"
+        return said if level in (None, 0.95) else f"{said} at {level:.0%}"
+    if row.get("se") is not None:
+        return f"± {number(row['se'])}"
     return ""
+
+
+def uncertainty(row: dict[str, Any]) -> str:
+    """The score's uncertainty with its source (:mod:`eee.catalog.uncertainty`): ``[low,
+    high] (items)``, ``± se (record)``, or ``no interval`` when the source is none."""
+    said = interval(row)
+    source = row.get("uncertainty_source")
+    if said:
+        return f"{said} ({source})" if source else said
+    return "no interval" if source == "none" else ""
 
 
 class _Rows:
@@ -310,8 +333,104 @@ def _benchmark_pages(
             files=files,
             limited=limited,
             results=results_html(ctx, chunk, page),
+            leaderboards=leaderboards_html(ctx, s.name, page) if n == 1 else "",
         )
         yield GeneratedPage(page, md, in_nav=listed and n == 1)
+
+
+def leaderboard_file(benchmark: str) -> str:
+    """Where the analysis stage writes a (canonical) benchmark's leaderboards, under the store."""
+    from urllib.parse import quote
+
+    return f"{LEADERBOARDS}/{quote(benchmark, safe='')}.json"
+
+
+def load_leaderboards(root: Path, benchmark: str) -> dict[str, Any] | None:
+    """A benchmark's leaderboards as the analysis stage wrote them (None when there are none,
+    or the file cannot be read: the page says so). The file is data: bounded, parsed as JSON,
+    its shape checked, every value escaped where the template writes it."""
+    try:
+        report = json.loads(read_regular(root / leaderboard_file(benchmark), LEADERBOARD_MAX_BYTES, "leaderboards"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(report, dict) or not isinstance(report.get("leaderboards"), list):
+        return None
+    return report
+
+
+def _text(value: Any) -> str:
+    return "" if value is None else str(value)
+
+
+def _board_view(ctx: SiteContext, board: dict[str, Any], page: str) -> dict[str, Any] | None:
+    if not isinstance(board, dict) or not isinstance(board.get("entries"), list):
+        return None
+    entries = [e for e in board["entries"] if isinstance(e, dict)]
+    alpaca = any(isinstance(e.get("alpaca_eval"), dict) for e in entries)
+    rows = []
+    for e in entries[:LEADERBOARD_ROWS]:
+        uuid = e.get("record_uuid") if isinstance(e.get("record_uuid"), str) else ""
+        a = e.get("alpaca_eval") if isinstance(e.get("alpaca_eval"), dict) else {}
+
+        def num(x: Any) -> str:
+            return number(x) if isinstance(x, int | float) and not isinstance(x, bool) else ""
+
+        rows.append(
+            {
+                "range": _text(e.get("rank_text")),
+                "model": _text(e.get("model_id")),
+                "record_uuid": uuid,
+                "record_href": ctx.href(ctx.record_page(uuid), page) if uuid and ctx.record_page(uuid) else None,
+                "score": num(e.get("score")),
+                "interval": interval(
+                    {
+                        k: e.get(k) if isinstance(e.get(k), int | float) else None
+                        for k in ("ci_low", "ci_high", "ci_level", "se")
+                    }
+                ),
+                "source": _text(e.get("uncertainty_source")),
+                "method": _text(e.get("uncertainty_method")),
+                "n_items": num(e.get("n_items")),
+                "alpaca": [
+                    num(a.get(k))
+                    for k in (
+                        "win_rate",
+                        "standard_error",
+                        "n_wins",
+                        "n_wins_base",
+                        "n_draws",
+                        "n_total",
+                        "discrete_win_rate",
+                    )
+                ],
+            }
+        )
+    fields = board.get("protocol") if isinstance(board.get("protocol"), dict) else {}
+    pairs = board.get("pairs") if isinstance(board.get("pairs"), dict) else {}
+    return {
+        "protocol_id": _text(board.get("protocol_id")),
+        "metric": _text(board.get("metric")),
+        "result": _text(board.get("result")),
+        "fields": [(str(k), _text(v)) for k, v in fields.items() if v is not None],
+        "method": _text(pairs.get("method")),
+        "tested": num_text(pairs.get("tested")),
+        "significant": num_text(pairs.get("significant")),
+        "notes": [_text(n) for n in board.get("notes") or []],
+        "rows": rows,
+        "more": max(0, len(entries) - LEADERBOARD_ROWS),
+        "alpaca": alpaca,
+    }
+
+
+def num_text(value: Any) -> str:
+    return f"{value:,}" if isinstance(value, int) and not isinstance(value, bool) else ""
+
+
+def leaderboards_html(ctx: SiteContext, benchmark: str, page: str) -> str:
+    """The benchmark page's leaderboards (one per protocol), as HTML the Markdown passes through."""
+    report = load_leaderboards(ctx.root, benchmark)
+    boards = [b for b in (_board_view(ctx, b, page) for b in (report or {}).get("leaderboards", [])) if b]
+    return render("catalogue/leaderboards.html.j2", report=report is not None, boards=boards)
 
 
 def _relations(row: dict[str, Any]) -> list[dict[str, Any]]:
@@ -526,11 +645,20 @@ def _result_views(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
             "range": f"{number(r.get('min_score'))} … {number(r.get('max_score'))}"
             if r.get("min_score") is not None or r.get("max_score") is not None
             else "",
-            "se": number(r.get("standard_error")),
-            "ci": f"{number(r.get('ci_lower'))} … {number(r.get('ci_upper'))}"
-            if r.get("ci_lower") is not None or r.get("ci_upper") is not None
-            else "",
-            "n": "" if r.get("num_samples") is None else f"{r['num_samples']:,}",
+            "se": number(r.get("se")),
+            "ci": interval({k: r.get(k) for k in ("ci_low", "ci_high", "ci_level")}),
+            "source": " ".join(
+                x
+                for x in (
+                    r.get("uncertainty_source") or "",
+                    f"({r['uncertainty_method']})" if r.get("uncertainty_method") else "",
+                )
+                if x
+            ),
+            "protocol": r.get("protocol_id") or "",
+            "n": f"{r['num_samples']:,}"
+            if r.get("num_samples") is not None
+            else (f"{r['n_items']:,} items" if r.get("n_items") is not None else ""),
         }
         for r in rows
     ]
@@ -666,6 +794,7 @@ def index_page(
     """The catalogue's front page: benchmarks, records with a history (``with_history``, the
     records in the store whose ledger state has events), how to load the data."""
     from eee.catalog.table import COLUMNS
+    from eee.store.protocol import FIELDS
 
     statuses = list(STATUS_ORDER[1:])
     statuses += sorted({st for s in summaries for st in s.statuses if st not in STATUS_ORDER})
@@ -686,4 +815,5 @@ def index_page(
         statuses=statuses,
         history=[(uuid, ledger.state(uuid)) for uuid in sorted(with_history)],
         columns=COLUMNS,
+        protocol_fields=FIELDS,
     )
