@@ -364,6 +364,38 @@ def test_an_amendment_after_results_shows_as_such(accepted_store: dict[str, Any]
     assert any("committed after results" in n for n in report["notes"])
     new = json.loads(eee("experiment", "show", "concise-no-worse-3pt", "--format", "json", "--store", str(repo)).stdout)
     assert [h["card"] for h in new["history"]] == ["concise-no-worse-3pt", CARD_ID]
+    # the site: one page per card, the amendment after results shown as such
+    proc = eee("analysis", "--store", str(repo), "--out", str(tmp_path / "analysis"))
+    assert proc.returncode == 0, proc.stderr
+    pages = tmp_path / "analysis" / "pages" / "experiments"
+    assert sorted(p.name for p in pages.iterdir()) == ["concise-no-worse-3pt.md", f"{CARD_ID}.md"]
+    text = (pages / f"{CARD_ID}.md").read_text()
+    row = next(line for line in text.splitlines() if line.startswith("| `concise-no-worse-3pt`"))
+    assert row.rstrip(" |").endswith("yes") and "a margin of 3 points after all" in row
+    assert "**Non-inferiority** (margin 2): **inconclusive**" in text
+    assert "### Subgroups by `dataset`" in text
+
+
+def test_a_hostile_card_is_escaped_on_its_page(tmp_path: Path) -> None:
+    """Every value of a card lands on its page as text: no HTML, no Markdown link, no raw tag."""
+    from eee.analysis.experiment import page
+
+    card = loads((CARDS / "valid" / "concise-no-worse.yaml").read_bytes())
+    card["question"] = '<script>alert(1)</script> [x](javascript:alert(1)) <img src=x onerror="y">'
+    card["analysis_plan"] = "| a | b |\n# heading"
+    report = {
+        "card": CARD_ID,
+        "path": f"governance/experiments/{CARD_ID}.yaml",
+        "history": [{"card": CARD_ID, "role": "this card", "commit": None, "time": None}],
+        "results": [],
+        "analysis": None,
+        "deviations": [],
+        "notes": [],
+        "question": card["question"],
+    }
+    text = page(report, card)
+    assert "<script>" not in text and "<img" not in text and "](javascript:" not in text
+    assert "&#60;script&#62;" in text or "&lt;script&gt;" in text
 
 
 # --- convert --experiment ---------------------------------------------------------------------

@@ -659,3 +659,178 @@ def render(report: dict[str, Any], listed: int = 20) -> str:
     for note in report["notes"]:
         out.append(f"note: {note}")
     return "\n".join(out) + "\n"
+
+
+# --- the site: one page per card ---------------------------------------------------------------
+
+PAGES_FOLDER = "experiments"  # under the analysis step's pages/: analysis/experiments/<id>.md on the site
+MAX_LISTED = 200  # items one model gets right and the other wrong, listed on a page
+
+
+def page(report: dict[str, Any], card: dict[str, Any]) -> str:
+    """A card's page: the card (every value escaped for Markdown), its history, its report."""
+    from eee.site.mdtext import code, meta, table, text
+
+    n = lambda x: "" if x is None else f"{x:.4g}"  # noqa: E731
+    out = [
+        f"---\ntitle: {meta('Experiment card ' + report['card'])}\n---\n",
+        f"# Experiment card {code(report['card'])}\n",
+    ]
+    out.append(f"**Question.** {text(card.get('question'))}\n")
+    if card.get("data") == EXISTING:
+        out.append(
+            "*A registered analysis of results already in the store (data: existing), not a pre-registration.*\n"
+        )
+    out.append("## The card\n")
+    rows = []
+    for key in (
+        "author",
+        "time",
+        "data",
+        "models",
+        "benchmark",
+        "protocol",
+        "samples_per_item",
+        "primary_metric",
+        "comparison",
+        "subgroups",
+        "stopping_rule",
+        "analysis_plan",
+        "amends",
+    ):
+        if key in card:
+            value = card[key]
+            shown = value if isinstance(value, str) else json_text(value)
+            rows.append([code(key), text(shown)])
+    out.append(table(["field", "declared"], rows))
+    out.append(
+        f"\nThe card's file: {code(report['path'])}, validated by the pinned schema `schemas/experiments/card.schema.json`.\n"
+    )
+    out.append("## History\n")
+    hist = []
+    for h in report["history"]:
+        late = "yes" if h.get("after_results") else ("no" if h.get("amends") else "")
+        hist.append(
+            [
+                code(h["card"]),
+                text(h["role"]),
+                code(h["commit"][:12]) if h["commit"] else "not committed",
+                text(h["time"] or ""),
+                text(h.get("reason") or ""),
+                late,
+            ]
+        )
+    out.append(table(["card", "role", "commit", "committed", "amendment's reason", "after results"], hist))
+    out.append("\n## Results citing the card\n")
+    res = [
+        [
+            code(r["uuid"]),
+            text(r["model_id"]),
+            text(r["status"]),
+            code(r["added"]["commit"][:12]) if r["added"] else "not committed",
+            "used" if r["used"] else "left out",
+        ]
+        for r in report["results"]
+    ]
+    out.append(table(["record", "model", "status", "commit", "in the analysis"], res) if res else "None yet.\n")
+    a = report.get("analysis")
+    out.append("\n## Report\n")
+    if a is None or "difference" not in a:
+        out.append("No analysis: " + text("; ".join(report["notes"]) or "the results are not there yet") + "\n")
+    else:
+        scale = a.get("score_scale", 1.0)
+        den = a["denominators"]
+        lo, hi = a["difference_ci"]
+        boot = a["bootstrap"]
+        rows = [
+            ["candidate", text(a["candidate"]["model_id"]), n(a["mean_a"] * scale)],
+            ["reference", text(a["reference"]["model_id"]), n(a["mean_b"] * scale)],
+        ]
+        out.append(table(["", "model", "primary metric"], rows))
+        clustered = (
+            f", {boot['clusters']} clusters of {code(a['cluster_key'])} resampled" if boot.get("clusters") else ""
+        )
+        out.append(
+            f"\nDifference (candidate minus reference): **{n(a['difference'] * scale)}**, "
+            f"{int(a['ci_level'] * 100)}% paired bootstrap interval {n(lo * scale)} .. {n(hi * scale)}{clustered}; "
+            f"{den['valid_shared']} items compared of {den['shared']} shared "
+            f"({den['only_a']} only in the candidate, {den['only_b']} only in the reference).\n"
+        )
+        infra = den["infrastructure_errors"]
+        out.append(
+            f"\nInfrastructure errors, left out and counted apart: candidate {infra['a']}, reference {infra['b']} "
+            f"({infra['shared_left_out']} shared items left out). Format and content errors, scored as the model's: "
+            f"{text(json_text(den.get('error_samples') or {}))}.\n"
+        )
+        ni = a.get("non_inferiority")
+        if ni:
+            out.append(f"\n**Non-inferiority** (margin {n(ni['margin'])}): **{text(ni['verdict'])}**.\n")
+        else:
+            out.append("\nNo non-inferiority margin was declared: no verdict.\n")
+        for sub in a.get("subgroups") or []:
+            out.append(f"\n### Subgroups by {code(sub['key'])}\n")
+            rows = []
+            for g in sub["groups"]:
+                ci = g.get("difference_ci")
+                rows.append(
+                    [
+                        text(g["value"]),
+                        str(g["items"]),
+                        n(g["mean_a"] * scale),
+                        n(g["mean_b"] * scale),
+                        n(g["difference"] * scale),
+                        f"{n(ci[0] * scale)} .. {n(ci[1] * scale)}" if ci else "",
+                    ]
+                )
+            out.append(table(["value", "items", "candidate", "reference", "difference", "95% interval"], rows))
+        listed = (a.get("disagreeing_samples") or [])[:MAX_LISTED]
+        what = "one model right and the other wrong" if "binary" in a else "the two scores differ"
+        out.append(f"\n### Items where {what}: {a.get('disagreeing', 0)}\n")
+        if listed:
+            rows = [[code(s["sample_id"]), n(s["score_a"]), n(s["score_b"])] for s in listed]
+            out.append(table(["item", "candidate", "reference"], rows))
+    if report.get("reproducibility"):
+        r = report["reproducibility"]
+        out.append(f"\n**Reproducibility:** {code(r['level'])}: {text(r['statement'])}\n")
+    out.append(f"\n## Deviations: {len(report['deviations'])}\n")
+    if report["deviations"]:
+        rows = [[code(d["file"]), code(d["pointer"]), text(d["message"])] for d in report["deviations"]]
+        out.append(table(["file", "where", "deviation"], rows))
+    for note in report["notes"]:
+        out.append(f"\nNote: {text(note)}\n")
+    return "\n".join(out)
+
+
+def json_text(value: Any) -> str:
+    import json
+
+    return json.dumps(value, ensure_ascii=False, sort_keys=False)
+
+
+def write_pages(root: Path, pages: Path) -> list[str]:
+    """One page per card of the store under ``pages/experiments/`` (written fresh each run;
+    cards are few). A card that cannot be reported gets a page saying why. Returns the ids."""
+    import shutil
+
+    from eee.store.tree import WorkTree
+
+    folder = pages / PAGES_FOLDER
+    if folder.is_dir() and not folder.is_symlink():
+        shutil.rmtree(folder)
+    cards = read_cards(WorkTree(root))
+    if not cards:
+        return []
+    folder.mkdir(parents=True, exist_ok=True)
+    done = []
+    from eee.governance.experiments import ID_RE
+
+    for card_id, found in sorted(cards.items()):
+        if found.doc is None or not ID_RE.match(card_id):
+            continue  # the card rules report it; a page is named by a safe id only
+        try:
+            report = build(root, card_id)
+        except Refused:
+            continue  # an invalid card: the gate and the audit report it
+        (folder / f"{card_id}.md").write_text(page(report, found.doc), encoding="utf-8")
+        done.append(card_id)
+    return done
