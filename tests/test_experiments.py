@@ -459,6 +459,12 @@ def test_the_server_refuses_results_with_their_card_and_accepts_them_after_it(tm
     before = refs(bare)
     remote = refused(push(clone, "origin", "HEAD:main"), bare, before)
     assert "[experiment-order]" in remote and "comes in the same commit" in remote
+    from eee.validation.audit import audit  # the audit in the clone says the same
+
+    old = git(clone, "rev-parse", "origin/main").stdout.strip()
+    summary = audit(old, "HEAD", clone, anchor=old)
+    found = [f for r in summary.results for f in r.findings if f.check == "experiment-order"]
+    assert len(found) == 1 and found[0].severity == "error"
     # the card first (signed by Cole, a known key), then the result: accepted
     git(clone, "reset", "-q", "--hard", "HEAD~1")
     _card_file(clone, CARD_ID, COLE)
@@ -498,6 +504,46 @@ def test_the_server_judges_the_order_along_the_mainline_not_a_side_branch(tmp_pa
     before = refs(bare)
     remote = refused(push(clone, "origin", "HEAD:main"), bare, before)
     assert "[experiment-order]" in remote
+
+
+@pytest.mark.slow
+def test_a_card_on_existing_data_reports_the_real_records_as_eee_compare_does(tmp_path: Path) -> None:
+    """data: existing, naming the store's two real AlpacaEval records by their own uuids (no
+    record rewritten): the registered analysis, said to be one, with compare's interval."""
+    repo = store_with_schemas(tmp_path)
+    for source in (CONCISE, PLAIN):
+        folder = repo / source.parent.relative_to(PROJECT)
+        folder.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(source, folder / source.name)
+        shutil.copyfile(source.with_name(source.stem + "_samples.jsonl"), folder / (source.stem + "_samples.jsonl"))
+    git(repo, "add", "-A")
+    assert commit(repo, "the real records").returncode == 0
+    a, b = CONCISE.stem, PLAIN.stem
+    proc = new_card(repo, "concise-existing", "--like", b, "--existing", a, "--existing", b)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    got = json.loads(eee("experiment", "report", "concise-existing", "--format", "json", "--store", str(repo)).stdout)
+    want = json.loads(eee("compare", a, b, "--margin", "2", "--format", "json", "--store", str(repo)).stdout)
+    pair = next(r for r in want["samples"]["results"] if r["result_a"] == "win_rate")
+    assert got["analysis"]["difference_ci"] == pair["difference_ci"]
+    assert got["analysis"]["non_inferiority"]["verdict"] == pair["non_inferiority"]["verdict"]
+    assert any("not a pre-registration" in n for n in got["notes"])
+    # a card naming a record that is not in the store is refused before anything is written
+    proc = new_card(repo, "names-nothing", "--like", b, "--existing", "2a2b2c2d-3e3f-4a4b-8c8d-9e9f0a0b0c0d")
+    assert proc.returncode == 1 and "$.results" in proc.stderr
+
+
+@pytest.mark.slow
+def test_a_card_naming_another_author_than_its_signer_is_refused(tmp_path: Path) -> None:
+    from roles_store import MIA
+
+    store = roles_store(tmp_path)
+    bare, clone = serve(store["repo"], tmp_path)
+    _card_file(clone, CARD_ID, MIA)  # Cole signs a card that says Mia wrote it
+    git(clone, "add", "-A")
+    git(clone, *as_(COLE, store["cole"]), "commit", "-q", "--no-verify", "-S", "-m", "a card in Mia's name")
+    before = refs(bare)
+    remote = refused(push(clone, "origin", "HEAD:main"), bare, before)
+    assert "[actor]" in remote and "experiment card" in remote
 
 
 @pytest.mark.slow
