@@ -251,6 +251,12 @@ def test_the_rich_report_states_the_verdict_counts_and_reproducibility(accepted_
     assert show.returncode == 0 and f"{CARD_ID} (this card): commit" in show.stdout
     check = eee("experiment", "check", CARD_ID, "--store", str(repo))
     assert check.returncode == 0 and "judge: ok" in check.stdout
+    status = json.loads(eee("status", accepted_store["a"], "--format", "json", "--store", str(repo)).stdout)
+    assert {
+        "relation": "IsPartOf",
+        "source": "the experiment card it cites",
+        "identifier": f"governance/experiments/{CARD_ID}.yaml",
+    } in status["relations"]
 
 
 @pytest.mark.slow

@@ -139,7 +139,8 @@ IS_NEW_VERSION_OF = "IsNewVersionOf"
 IS_PREVIOUS_VERSION_OF = "IsPreviousVersionOf"
 IS_IDENTICAL_TO = "IsIdenticalTo"
 IS_DERIVED_FROM = "IsDerivedFrom"
-RELATION_TYPES = (IS_NEW_VERSION_OF, IS_PREVIOUS_VERSION_OF, IS_IDENTICAL_TO, IS_DERIVED_FROM)
+IS_PART_OF = "IsPartOf"  # a result citing an experiment card is part of that experiment
+RELATION_TYPES = (IS_NEW_VERSION_OF, IS_PREVIOUS_VERSION_OF, IS_IDENTICAL_TO, IS_DERIVED_FROM, IS_PART_OF)
 
 # An event's declared time may differ from its commit's (author) time by at most this
 # much; more is refused by the events hook and the audit (see governance/README.md).
