@@ -562,3 +562,43 @@ def test_an_unsigned_card_in_a_store_with_roles_is_refused(tmp_path: Path) -> No
     before = refs(bare)
     remote = refused(push(clone, "origin", "HEAD:main"), bare, before)
     assert "[authority]" in remote and "experiment" in remote
+
+
+@pytest.mark.slow
+def test_new_signs_with_a_known_key_and_refuses_before_writing_without_one(tmp_path: Path) -> None:
+    """In a store with roles, ``new --commit`` commits the card signed by its author's key
+    (which the audit verifies); with no signing key configured, nothing is written."""
+    from eee.validation.audit import audit
+
+    store = roles_store(tmp_path)
+    repo = store["repo"]
+    for option in as_(COLE)[1::2]:  # Cole commits, no key configured yet
+        name, _, setting = option.partition("=")
+        git(repo, "config", name, setting)
+    before = git(repo, "rev-parse", "HEAD").stdout.strip()
+    proc = new_card(repo, CARD_ID, "--like", cited_small_committed(repo))
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "nothing was written" in proc.stderr and "Traceback" not in proc.stderr
+    assert not (repo / "governance" / "experiments").exists()
+    for option in as_(COLE, store["cole"])[1::2]:
+        name, _, setting = option.partition("=")
+        git(repo, "config", name, setting)
+    proc = new_card(repo, CARD_ID, "--benchmark", "alpaca_eval_2")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    card = loads((repo / "governance" / "experiments" / f"{CARD_ID}.yaml").read_bytes())
+    assert card["author"] == {"name": COLE[0], "email": COLE[1]}
+    summary = audit(before, "HEAD", repo, anchor=store["genesis"])
+    errors = [f.one_line() for r in summary.results for f in r.findings if f.severity == "error"]
+    assert errors == []
+    assert "-----BEGIN SSH SIGNATURE-----" in git(repo, "cat-file", "commit", "HEAD").stdout  # signed
+
+
+def cited_small_committed(repo: Path) -> str:
+    """A small record (not citing anything) committed with --no-verify; its uuid."""
+    from conftest import load_example, place_record
+    from roles_store import RECORD, sneak
+
+    new = str(uuidlib.uuid4())
+    place_record(repo, load_example("aggregate", "valid", RECORD), record_uuid=new)
+    sneak(repo, "a record", COLE)
+    return new
