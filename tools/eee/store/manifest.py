@@ -2,10 +2,11 @@
 
 DVC cannot depend on ``data/`` itself: the folder holds DVC-tracked sidecars, and in a
 fresh clone (sidecars not pulled) DVC refuses to hash it ("missing data"). The manifest
-lists what git tracks there (records, sidecar pointers, governance events, the identity
-registry's files) with their
-sha256, plus the sha256 of the sidecars present in the work tree, so a stage reruns
-exactly when one of them changes and works whether or not the sidecars were pulled.
+lists every file there (records, sidecar pointers, governance events, the identity
+registry's files, and any stray file the validate stage reports) with its sha256, the
+sha256 of the sidecars present in the work tree, and every folder (an empty folder left
+behind by a move is a name the case-clash rule reads), so a stage reruns exactly when
+what it reads changes and works whether or not the sidecars were pulled.
 The manifest is the same in every clone with the same content. Hashes are cached by (size,
 mtime and ctime in nanoseconds, inode) in ``build/manifest/hashes.json``, so a large sidecar, or the
 15,000 records of a large store, are hashed once, not at every run (the check git and DVC
@@ -24,7 +25,7 @@ from eee.reporting.shown import command
 from eee.store.fsutil import replace_file
 from eee.store.identity import IDENTITY_DIR
 from eee.store.limits import SIDECAR_MAX_BYTES, Unreadable, iter_chunks
-from eee.store.paths import EVENTS_DIR, POINTER_SUFFIX, RECORD_SUFFIX, SIDECAR_SUFFIX
+from eee.store.paths import EVENTS_DIR, SIDECAR_SUFFIX
 
 
 def code_digest(salt: str) -> str:
@@ -80,19 +81,25 @@ def build(root: Path, cache: dict[str, Any] | None = None) -> tuple[dict[str, An
     fresh: dict[str, Any] = {}
     files: dict[str, str] = {}
     sidecars: dict[str, str] = {}
+    folders: list[str] = []
     for top in (root / "data", root / EVENTS_DIR, root / IDENTITY_DIR):
-        for dirpath, _dirs, names in os.walk(top):
+        for dirpath, dirs, names in os.walk(top):
+            here = Path(dirpath)
+            folders.extend(here.joinpath(d).relative_to(root).as_posix() for d in dirs)
             for name in names:
-                path = Path(dirpath, name)
+                path = here / name
                 rel = path.relative_to(root).as_posix()
                 if name.endswith(SIDECAR_SUFFIX):
                     sidecars[rel] = _digest(path, rel, cache, fresh)
-                elif name.endswith((RECORD_SUFFIX, POINTER_SUFFIX, ".yaml")) or top.name != "data":
+                else:  # every other file, stray ones included: the validate stage reports them
                     files[rel] = _digest(path, rel, cache, fresh)
     manifest = {
         "format": "eee-store-manifest/1",
         "files": dict(sorted(files.items())),
         "sidecars_present": dict(sorted(sidecars.items())),
+        # every folder, empty ones included: a folder's name is what the case-clash rule
+        # reads, so removing an empty one changes what the validate stage reports
+        "folders": sorted(folders),
     }
     return manifest, fresh
 
