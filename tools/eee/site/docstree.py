@@ -168,7 +168,7 @@ def write(root: Path, out: Path | None = None, nav_file: Path | None = None, cac
             )
     cache.forget()  # a run that fails while writing leaves no record: the next one makes every page
     changed = sync(out, contents, set(gen.kept))
-    _write_nav(nav_file, gen)
+    _write_nav(nav_file, gen, _site_url(root))
     cache.save()
     pages = sum(1 for rel in written if rel.endswith(".md")) + len(gen.kept)
     return Written(out, nav_file, pages, len(written) + len(gen.kept), time.perf_counter() - started, changed)
@@ -218,16 +218,30 @@ def sync(out: Path, contents: dict[str, bytes], keep: set[str] | None = None) ->
     return changed
 
 
-def _write_nav(path: Path, gen: Generated) -> None:
+def _site_url(root: Path) -> str | None:
+    """The store's ``site_url`` setting (None when unset)."""
+    from eee.store import settings
+    from eee.store.tree import WorkTree
+
+    try:
+        return settings.read(WorkTree(str(root))).site_url
+    except settings.SettingsProblem as exc:
+        raise Refused(Finding(settings.SETTINGS_PATH, exc.pointer, exc.message, exc.hint, check="settings")) from None
+
+
+def _write_nav(path: Path, gen: Generated, site_url: str | None = None) -> None:
     """The navigation and the pages reachable by links only, as a configuration that
-    mkdocs.yml inherits (``INHERIT: build/site-nav.yml``)."""
+    mkdocs.yml inherits (``INHERIT: build/site-nav.yml``); with the store's ``site_url``
+    setting when it has one."""
     import yaml
 
     outline = [e for e in NAV if "analysis/index.md" not in e.values() or gen.nav.get("analysis/index.md")]
-    data = {
+    data: dict[str, Any] = {
         "nav": expand_nav(outline, gen.nav),
         "not_in_nav": "\n".join(gen.not_in_nav) + "\n",
     }
+    if site_url:
+        data["site_url"] = site_url
     text = (
         "# Written by `eee site pages` (tools/eee/site/docstree.py); mkdocs.yml inherits it. Not committed.\n"
         + yaml.safe_dump(data, sort_keys=False, allow_unicode=True)

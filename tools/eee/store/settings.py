@@ -14,12 +14,14 @@ the key and the fix, and the defaults are never silently taken in its place.
 from __future__ import annotations
 
 import os
+import re
 from typing import Any, NamedTuple
 
 from eee.store.limits import EVENT_MAX_BYTES
 from eee.store.tree import Tree, Unreadable
 
 SETTINGS_PATH = "governance/settings.yaml"
+_URL = re.compile(r"^https?://[^\s/?#]+(?:/[^\s?#]*)?$")  # an address without query or fragment
 
 
 class Setting(NamedTuple):
@@ -48,6 +50,13 @@ SETTINGS: tuple[Setting, ...] = (
         ["main"],
         "branches the server gate never lets be deleted or rewritten (no force push)",
     ),
+    Setting(
+        "site_url",
+        str,
+        None,
+        "the http(s) address the store's site is published at: exports link each result to its record's page "
+        "there, and the site's own links use it; unset, nothing links to a site (never a placeholder)",
+    ),
 )
 BY_KEY = {s.key: s for s in SETTINGS}
 
@@ -56,6 +65,7 @@ class Settings(NamedTuple):
     sidecar_git_max_bytes: int = 1024 * 1024
     require_signed_commits: bool = False
     protected_branches: tuple[str, ...] = ("main",)
+    site_url: str | None = None
 
 
 DEFAULTS = Settings()
@@ -106,6 +116,14 @@ def _typed(setting: Setting, value: Any) -> Any:
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
             raise SettingsProblem(f"{setting.key} is a whole number of bytes (0 or more), not {value!r}", where)
         return value
+    if setting.kind is str:
+        if value is None and setting.default is None:
+            return None  # written out as unset
+        if not isinstance(value, str) or not _URL.match(value):
+            raise SettingsProblem(
+                f"{setting.key} is an http(s) address (https://example.org/store/), not {value!r}", where
+            )
+        return value if value.endswith("/") else value + "/"
     if not isinstance(value, list) or not all(isinstance(v, str) and v and "\0" not in v for v in value):
         raise SettingsProblem(f"{setting.key} is a list of branch names, not {value!r}", where)
     return tuple(value)
