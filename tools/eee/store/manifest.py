@@ -7,7 +7,9 @@ registry's files, and any stray file the validate stage reports) with its sha256
 sha256 of the sidecars present in the work tree, and every folder (an empty folder left
 behind by a move is a name the case-clash rule reads), so a stage reruns exactly when
 what it reads changes and works whether or not the sidecars were pulled.
-The manifest is the same in every clone with the same content. Hashes are cached by (size,
+It also holds a digest of the tools themselves (this package, templates and theme
+included), so the stages depend on one file, not on the package's hundreds. The manifest
+is the same in every clone with the same content and tools. Hashes are cached by (size,
 mtime and ctime in nanoseconds, inode) in ``build/manifest/hashes.json``, so a large sidecar, or the
 15,000 records of a large store, are hashed once, not at every run (the check git and DVC
 make too).
@@ -40,6 +42,23 @@ def code_digest(salt: str) -> str:
     for path in sorted(package.rglob("*.py")):
         h.update(path.relative_to(package).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
     h.update(json.dumps(sorted(default_registry().ordered)).encode())
+    return h.hexdigest()
+
+
+def package_digest() -> str:
+    """A digest of every file of this package (sources, templates, the site's theme),
+    by path and bytes."""
+    import eee
+
+    h = hashlib.sha256(b"eee-package/1")
+    package = Path(eee.__file__).parent
+    for dirpath, dirs, names in os.walk(package):
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+        for name in sorted(names):
+            if name.endswith((".pyc", ".pyo")):
+                continue
+            path = Path(dirpath, name)
+            h.update(path.relative_to(package).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
     return h.hexdigest()
 
 
@@ -95,6 +114,9 @@ def build(root: Path, cache: dict[str, Any] | None = None) -> tuple[dict[str, An
                     files[rel] = _digest(path, rel, cache, fresh)
     manifest = {
         "format": "eee-store-manifest/1",
+        # the tools the stages run: a change of them runs every stage again (DVC then hashes
+        # this one file, not the package's hundreds, for each stage)
+        "code": package_digest(),
         "files": dict(sorted(files.items())),
         "sidecars_present": dict(sorted(sidecars.items())),
         # every folder, empty ones included: a folder's name is what the case-clash rule
