@@ -77,17 +77,17 @@ def sha256_file(path: Path) -> str:
 DEFAULT = Path("build/manifest/store.json")
 
 
-def _digest(path: Path, rel: str, cache: dict[str, Any], fresh: dict[str, Any]) -> str:
+def _digest(path: str, rel: str, cache: dict[str, Any], fresh: dict[str, Any]) -> str:
     try:
-        st = path.lstat()
+        st = os.lstat(path)
     except OSError:
-        return sha256_file(path)
+        return sha256_file(Path(path))
     key = [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino]
     known = cache.get(rel)
     if known and known[:4] == key:
         digest = str(known[4])
     else:
-        digest = sha256_file(path)
+        digest = sha256_file(Path(path))
         if digest.startswith("unreadable"):
             return digest  # never cached: said again at every run
     fresh[rel] = [*key, digest]
@@ -95,19 +95,22 @@ def _digest(path: Path, rel: str, cache: dict[str, Any], fresh: dict[str, Any]) 
 
 
 def build(root: Path, cache: dict[str, Any] | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The manifest, and the refreshed hash cache."""
+    """The manifest, and the refreshed hash cache. Paths are plain strings: this runs once
+    per file of the store (15,000 records and 10,000 sidecars: a second of pathlib alone)."""
     cache = cache or {}
     fresh: dict[str, Any] = {}
     files: dict[str, str] = {}
     sidecars: dict[str, str] = {}
     folders: list[str] = []
-    for top in (root / "data", root / EVENTS_DIR, root / IDENTITY_DIR):
+    base = os.path.abspath(root)
+    cut = len(base) + 1
+    for top in (os.path.join(base, "data"), os.path.join(base, EVENTS_DIR), os.path.join(base, IDENTITY_DIR)):
         for dirpath, dirs, names in os.walk(top):
-            here = Path(dirpath)
-            folders.extend(here.joinpath(d).relative_to(root).as_posix() for d in dirs)
+            here = dirpath[cut:].replace(os.sep, "/")
+            folders.extend(f"{here}/{d}" for d in dirs)
             for name in names:
-                path = here / name
-                rel = path.relative_to(root).as_posix()
+                rel = f"{here}/{name}"
+                path = os.path.join(dirpath, name)
                 if name.endswith(SIDECAR_SUFFIX):
                     sidecars[rel] = _digest(path, rel, cache, fresh)
                 else:  # every other file, stray ones included: the validate stage reports them
@@ -128,8 +131,10 @@ def build(root: Path, cache: dict[str, Any] | None = None) -> tuple[dict[str, An
 
 def read_manifest(path: Path) -> dict[str, Any]:
     """The manifest written at ``path``; ValueError (one line, with the fix) when it cannot be read."""
+    import orjson
+
     try:
-        data = json.loads(Path(path).read_text())
+        data = orjson.loads(Path(path).read_bytes())
     except (OSError, ValueError) as exc:
         raise ValueError(
             f"{path}: cannot read the store manifest ({exc}); write it with `{command('manifest')}`"
@@ -140,23 +145,29 @@ def read_manifest(path: Path) -> dict[str, Any]:
 
 
 def write(root: Path, out: Path | None = None) -> tuple[Path, bool]:
-    """Write the manifest; returns (path, whether it changed). Unchanged bytes are not rewritten."""
+    """Write the manifest; returns (path, whether it changed). Unchanged bytes are not rewritten.
+    Read and written with orjson: at 25,000 files the standard library's JSON was a second."""
+    import orjson
+
     out = root / (out or DEFAULT)
     cache_file = out.with_name("hashes.json")
     try:
-        cache = json.loads(cache_file.read_text())
+        cache = orjson.loads(cache_file.read_bytes())
     except (OSError, ValueError):
         cache = {}
-    manifest, fresh = build(root, cache)
+    manifest, fresh = build(root, cache if isinstance(cache, dict) else {})
     out.parent.mkdir(parents=True, exist_ok=True)  # the cache file lives there too
     if fresh != cache:
         tmp_cache = cache_file.with_name(cache_file.name + ".tmp")
-        tmp_cache.write_text(json.dumps(fresh))
+        tmp_cache.write_bytes(orjson.dumps(fresh))
         replace_file(tmp_cache, cache_file)
-    text = json.dumps(manifest, indent=1) + "\n"
-    if out.exists() and out.read_text() == text:
-        return out, False
+    data = orjson.dumps(manifest, option=orjson.OPT_INDENT_2) + b"\n"
+    try:
+        if out.read_bytes() == data:
+            return out, False
+    except OSError:
+        pass
     tmp = out.with_name(out.name + ".tmp")
-    tmp.write_text(text)
+    tmp.write_bytes(data)
     replace_file(tmp, out)
     return out, True
