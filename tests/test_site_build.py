@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -128,3 +129,23 @@ def test_progress_lines_when_the_pipeline_asks(store: Path) -> None:
     assert lines and lines[-1].startswith("[progress] building pages: ")
     done, total = lines[-1].rsplit(" ", 1)[1].replace(",", "").split("/")
     assert done == total and int(total) > 10
+
+
+def test_the_site_address_is_the_store_s_setting_and_never_a_placeholder(tmp_path: Path) -> None:
+    """mkdocs.yml names no address; the store's site_url setting, when set, is the site's
+    (the navigation file mkdocs.yml inherits carries it), and unset nothing names one."""
+    import yaml
+
+    from conftest import PROJECT
+
+    assert not re.search(r"^site_url:", (PROJECT / "mkdocs.yml").read_text(), re.M)
+    repo = make_site_store(tmp_path)
+    assert write_pages(repo).returncode == 0
+    nav = repo / "build" / "site-nav.yml"
+    assert "site_url" not in yaml.safe_load(nav.read_text())
+    (repo / "governance" / "settings.yaml").write_text("site_url: https://evals.example.org/store\n")
+    assert write_pages(repo).returncode == 0
+    assert yaml.safe_load(nav.read_text())["site_url"] == "https://evals.example.org/store/"
+    (repo / "governance" / "settings.yaml").write_text("site_url: not an address\n")
+    proc = write_pages(repo)
+    assert proc.returncode == 1 and "governance/settings.yaml" in proc.stderr and "site_url" in proc.stderr

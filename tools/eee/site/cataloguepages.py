@@ -751,7 +751,12 @@ def generate(
     own: dict[str, list[dict[str, Any]]] = {}  # record pages to render: uuid -> rows
     members: dict[str, dict[str, str]] = defaultdict(dict)  # shared page key -> {uuid: record key}
     sections: dict[str, str] = {}  # sections rendered now
-    for name in sorted(folders_of):
+    from eee.reporting.progress import lines, lines_wanted
+
+    update = lines("catalogue pages, benchmarks") if lines_wanted() else None
+    for done, name in enumerate(sorted(folders_of)):
+        if update is not None:
+            update(done, len(folders_of))
         folders = sorted(folders_of[name])
         files = [f for folder in folders for f in partitions(parquet, folder)]
         key = cache.group_key(folders, files)
@@ -816,6 +821,8 @@ def generate(
                 signed_by,
             )
         )
+    if update is not None:
+        update(len(folders_of), len(folders_of))
     pages += _shared_pages(ctx, cache, source, members, sections, opts.record_pages, kept)
     examples = {v: sorted(u for u in us if u in ctx.record_pages)[:3] for v, us in by_version.items()}
     pages.append(
