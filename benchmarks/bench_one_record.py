@@ -58,7 +58,17 @@ def git(cwd: Path, *args: str) -> None:
 
 
 def clone(size: str) -> Path:
-    """The clone the runs happen in, at this checkout's HEAD, with this checkout's .venv."""
+    """The clone the runs happen in, at this checkout's HEAD, with this checkout's .venv
+    (installed for this checkout's pyproject.toml, else tools/dev.py in the clone would
+    reinstall the shared environment for the clone)."""
+    import hashlib
+
+    stamp = PROJECT / ".venv" / ".eee-installed"
+    want = hashlib.sha256((PROJECT / "pyproject.toml").read_bytes()).hexdigest()
+    if not stamp.is_file() or stamp.read_text().strip() != want:
+        raise SystemExit("the environment is not installed for this checkout: run `python3 tools/dev.py setup` first")
+    if subprocess.run(["git", "diff", "--quiet", "HEAD", "--", "pyproject.toml"], cwd=PROJECT).returncode != 0:
+        raise SystemExit("pyproject.toml has uncommitted changes: commit them (the clone is of HEAD)")
     root = scale_store.CACHE / f"one-record-{size}"
     if not (root / ".complete").exists():
         if root.exists():

@@ -52,12 +52,12 @@ def main(argv: list[str]) -> int:
     )
     add_store(serve)
     serve.add_argument("--port", type=int, default=8000, help="the port (default: 8000; 0: any free port)")
-    serve.add_argument("--dir", type=Path, metavar="DIR", help="the site folder (default: build/site in the store)")
+    serve.add_argument("--site", type=Path, metavar="DIR", help="the site folder (default: build/site in the store)")
     args = p.parse_args(argv)
     if args.action == "build":
         return _build(args.store, args.out, args.full)
     if args.action == "serve":
-        return _serve(args.store, args.dir, args.port)
+        return _serve(args.store, args.site, args.port)
     store = args.store
     from eee.reporting.findings import Refused
     from eee.site.docstree import write
