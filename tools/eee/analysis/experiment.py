@@ -116,33 +116,35 @@ def _read_doc(path: Path) -> dict[str, Any] | None:
 
 
 def citing_records(root: Path, card: dict[str, Any], names: Any, ledger: Any) -> list[StoredRecord]:
-    """The records that cite the card (in its benchmark's folders, every alias's), and with
-    ``data: existing`` those it names by uuid, sorted by path."""
+    """The records that cite the card (in its benchmark's folders, every alias's: only the
+    records whose bytes hold the citation key are parsed), and with ``data: existing`` those
+    it names by uuid (found by name, anywhere under ``data/``), sorted by path."""
+    from eee.catalog.table import record_paths
+    from eee.store.strictjson import JSONProblem, loads
+
     card_id = card["id"]
     found: dict[str, StoredRecord] = {}
-    wanted = set(card.get("results") or []) if card.get("data") == EXISTING else set()
     data = root / "data"
-    folders = benchmark_folders(root, card["benchmark"]["id"], names) if data.is_dir() else []
-    if wanted and data.is_dir():  # named results may lie in any benchmark folder
-        folders = sorted(p.name for p in data.iterdir() if p.is_dir())
-    for bench in folders:
-        for path in sorted((data / bench).glob("*/*/*.json")):
-            uuid = path.name[: -len(".json")]
-            if wanted and uuid in wanted:
-                from eee.store.strictjson import JSONProblem, loads
+    if not data.is_dir():
+        return []
 
+    def add(rel: str, uuid: str, doc: Any) -> None:
+        if isinstance(doc, dict):
+            found[rel] = StoredRecord(uuid, rel, root / rel, doc, lifecycle(ledger.state(uuid)))
+
+    for bench in benchmark_folders(root, card["benchmark"]["id"], names):
+        for path in sorted((data / bench).glob("*/*/*.json")):
+            doc = _read_doc(path)
+            if doc is not None and cited_card(doc) == card_id:
+                add(path.relative_to(root).as_posix(), path.name[: -len(".json")], doc)
+    wanted = set(card.get("results") or []) if card.get("data") == EXISTING else set()
+    if wanted:
+        for uuid, rel in record_paths(root):
+            if uuid in wanted and rel not in found:
                 try:
-                    doc = loads(read_regular(path, RECORD_MAX_BYTES, "record"))
+                    add(rel, uuid, loads(read_regular(root / rel, RECORD_MAX_BYTES, "record")))
                 except (OSError, Unreadable, JSONProblem):
                     continue
-            else:
-                doc = _read_doc(path)
-                if doc is None or cited_card(doc) != card_id:
-                    continue
-            if not isinstance(doc, dict):
-                continue
-            rel = path.relative_to(root).as_posix()
-            found[rel] = StoredRecord(uuid, rel, path, doc, lifecycle(ledger.state(uuid)))
     return [found[k] for k in sorted(found)]
 
 
