@@ -380,6 +380,12 @@ def test_an_amendment_after_results_shows_as_such(accepted_store: dict[str, Any]
     assert row.rstrip(" |").endswith("yes") and "a margin of 3 points after all" in row
     assert "**Non-inferiority** (margin 2): **inconclusive**" in text
     assert "### Subgroups by `dataset`" in text
+    # the site's pages take it from the analysis step: analysis/experiments/<id>.md
+    assert eee("analysis", "--store", str(repo)).returncode == 0
+    proc = eee("site", "pages", "--store", str(repo), "--out", str(tmp_path / "docs"))
+    assert proc.returncode in (0, 2), proc.stdout + proc.stderr
+    published = (tmp_path / "docs" / "analysis" / "experiments" / f"{CARD_ID}.md").read_text()
+    assert published.endswith(text.split("---\n", 2)[2])  # the page, its front matter given an edit_url
 
 
 def test_a_hostile_card_is_escaped_on_its_page(tmp_path: Path) -> None:
