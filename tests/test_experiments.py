@@ -303,6 +303,21 @@ def test_a_judge_other_than_the_cards_shows_in_the_report(tmp_path: Path) -> Non
     assert "[experiment-deviation] protocol field judge" in rich and "judge: DIFFERS" in rich
 
 
+@pytest.mark.slow
+def test_a_declared_model_without_results_is_a_deviation_and_no_verdict_is_invented(tmp_path: Path) -> None:
+    repo = store_with_schemas(tmp_path)
+    assert new_card(repo).returncode == 0
+    cited_copy(repo, CONCISE, CARD_ID)  # the candidate only
+    assert commit(repo, "the candidate's result").returncode == 0
+    proc = eee("experiment", "report", CARD_ID, "--format", "json", "--store", str(repo))
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    report = json.loads(proc.stdout)
+    assert report["analysis"] is None and "reproducibility" not in report
+    missing = [d for d in report["deviations"] if "has no active committed result" in d["message"]]
+    assert len(missing) == 1 and "openai/gpt-3.5-turbo-1106" in missing[0]["message"]
+    assert any(n.startswith("no analysis") for n in report["notes"])
+
+
 # --- order and immutability: the gate -----------------------------------------------------------
 
 
