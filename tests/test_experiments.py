@@ -318,6 +318,28 @@ def test_a_declared_model_without_results_is_a_deviation_and_no_verdict_is_inven
     assert any(n.startswith("no analysis") for n in report["notes"])
 
 
+@pytest.mark.slow
+def test_fewer_samples_per_item_than_declared_is_a_deviation(tmp_path: Path) -> None:
+    repo = store_with_schemas(tmp_path)
+    assert new_card(repo, CARD_ID, "--samples-per-item", "3").returncode == 0
+    cited_copy(repo, CONCISE, CARD_ID)
+    cited_copy(repo, PLAIN, CARD_ID)
+    assert commit(repo, "one sample per item each").returncode == 0
+    report = json.loads(eee("experiment", "check", CARD_ID, "--format", "json", "--store", str(repo)).stdout)
+    assert report["deviations"] == []  # check computes no statistics and reads no sidecar
+    proc = eee("experiment", "report", CARD_ID, "--format", "json", "--store", str(repo))
+    assert proc.returncode == 2
+    short = [d["message"] for d in json.loads(proc.stdout)["deviations"]]
+    assert (
+        short
+        == [
+            "805 of the result's 805 items hold fewer than the 3 samples per item the card declares "
+            "(their samples are averaged as they are)"
+        ]
+        * 2
+    )
+
+
 # --- order and immutability: the gate -----------------------------------------------------------
 
 
