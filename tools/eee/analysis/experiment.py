@@ -346,7 +346,7 @@ def build(root: Path, card_id: str, *, analyse: bool = True, max_rows: int | Non
             continue
         rec = by_rel[info["path"]]
         result = result_of(rec.doc, key)
-        entry = {"uuid": rec.uuid, "model_id": rec.model_id, "result": key, "fields": {}}
+        entry = {"uuid": rec.uuid, "path": rec.rel, "model_id": rec.model_id, "result": key, "fields": {}}
         if result is None:
             deviations.append(
                 _deviation(
@@ -406,14 +406,19 @@ def build(root: Path, card_id: str, *, analyse: bool = True, max_rows: int | Non
     later = [h for h in history[1:] if h.get("after_results")]
     for h in later:
         report["notes"].append(f"the amendment {h['card']} was committed after results citing the card")
-    if not analyse:
-        return report
     comparison = card["comparison"]
     sides = []
     for side in ("candidate", "reference"):
         used = [i for i in per_model.get(comparison[side], []) if i["used"]]
         sides.append(by_rel[used[0]["path"]] if used else None)
     a, b = sides
+    compared = {r.rel for r in sides if r is not None} if analyse else set()
+    for entry in checked:  # what each result holds: the compared pair is read by the analysis below
+        rel = f"{entry['path']}"
+        if rel not in compared and "fields" in entry and result_of(by_rel[rel].doc, key) is not None:
+            _holdings(card, by_rel[rel], None, deviations)
+    if not analyse:
+        return report
     if a is None or b is None:
         report["notes"].append("no analysis: the candidate or the reference has no result to compare")
         return report
@@ -462,23 +467,8 @@ def _analyse(
     out["candidate"] = {"uuid": a.uuid, "path": a.rel, "model_id": a.model_id}
     out["reference"] = {"uuid": b.uuid, "path": b.rel, "model_id": b.model_id}
     out["cluster_key"] = cluster
-    items = card["benchmark"].get("items")
-    k = int(card.get("samples_per_item") or 1)
     for rec, rs in ((a, x), (b, y)):
-        if items is not None and len(rs) < items:
-            deviations.append(
-                _deviation(rec.rel, "$", f"the result holds {len(rs)} items, fewer than the {items} the card declares")
-            )
-        short = _items_short(rec, rs.key, k) if k > 1 else 0
-        if short:
-            deviations.append(
-                _deviation(
-                    rec.rel,
-                    "$",
-                    f"{short} of the result's {len(rs)} items hold fewer than the {k} samples per item the card "
-                    "declares (their samples are averaged as they are)",
-                )
-            )
+        _holdings(card, rec, rs, deviations)
     if cluster is not None and out.get("bootstrap", {}).get("clusters") is None and "difference" in out:
         deviations.append(
             _deviation(
@@ -492,6 +482,39 @@ def _analyse(
         except (OSError, SidecarProblem, TooManyRows) as exc:
             out["subgroups"].append({"key": sub, "groups": [], "note": f"not read: {exc}"})
     return out
+
+
+def _holdings(card: dict[str, Any], rec: StoredRecord, rs: Any, deviations: list[dict[str, Any]]) -> None:
+    """The result's items and samples against the card's ``benchmark.items`` and
+    ``samples_per_item`` (``rs``: its samples; None: read here, within the row limit)."""
+    key = card["primary_metric"]["result"]
+    if rs is None:
+        if rec.sidecar_state() is not None:
+            return  # no per-item data: the report says so where it analyses
+        try:
+            rs = read_samples(rec.sidecar, RowBudget()).get(key)
+        except (OSError, SidecarProblem, TooManyRows) as exc:
+            deviations.append(_deviation(rec.rel, "$", f"the sidecar cannot be read: {exc}"))
+            return
+        if rs is None:
+            deviations.append(_deviation(rec.rel, "$", f"the sidecar holds no rows of the result {escaped(key)}"))
+            return
+    items = card["benchmark"].get("items")
+    k = int(card.get("samples_per_item") or 1)
+    if items is not None and len(rs) < items:
+        deviations.append(
+            _deviation(rec.rel, "$", f"the result holds {len(rs)} items, fewer than the {items} the card declares")
+        )
+    short = _items_short(rec, rs.key, k) if k > 1 else 0
+    if short:
+        deviations.append(
+            _deviation(
+                rec.rel,
+                "$",
+                f"{short} of the result's {len(rs)} items hold fewer than the {k} samples per item the card "
+                "declares (their samples are averaged as they are)",
+            )
+        )
 
 
 def _items_short(rec: StoredRecord, key: str, k: int) -> int:
