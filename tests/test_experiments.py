@@ -335,6 +335,22 @@ def test_fewer_samples_per_item_than_declared_is_a_deviation(tmp_path: Path) -> 
         assert [d["message"] for d in json.loads(proc.stdout)["deviations"]] == [said, said]
 
 
+@pytest.mark.slow
+def test_a_retracted_cited_result_is_left_out_as_a_deviation(accepted_store: dict[str, Any], tmp_path: Path) -> None:
+    repo = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", str(accepted_store["repo"]), str(repo))
+    proc = eee(
+        "retract", accepted_store["b"], "--reason", "the run used the wrong baseline", "--commit", "--store", str(repo)
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    proc = eee("experiment", "report", CARD_ID, "--format", "json", "--store", str(repo))
+    assert proc.returncode == 2
+    report = json.loads(proc.stdout)
+    gone = [d for d in report["deviations"] if accepted_store["b"] in d["file"]]
+    assert [d["message"] for d in gone][:1] == ["the result is retracted: not active, left out of the analysis"]
+    assert report["analysis"] is None  # the reference has no active result: no comparison, no verdict
+
+
 # --- order and immutability: the gate -----------------------------------------------------------
 
 
