@@ -271,8 +271,9 @@ def rounding(score: float) -> float:
 
 class Tally:
     """A sidecar's rows gathered per result of its record, one row at a time (:meth:`add`),
-    into what :func:`check` needs (:meth:`items`): per item the sum and count of its scores,
-    per result the rows and the smallest and largest score. The validator (``items-agree``)
+    into what :func:`check` needs (:meth:`items`): per item the sum of its scores (and the
+    count of an item seen more than once), per result the rows and the smallest and largest
+    score. Memory follows the items of the sidecar (about 100 bytes an item). The validator (``items-agree``)
     and the catalogue (its items table's pass) feed it the rows they read anyway, so a
     sidecar is read once; a row belongs to the result :func:`eee.store.items.result_lookup`
     says, is one item by :func:`eee.store.items.item_id`, and counts when its
@@ -284,7 +285,7 @@ class Tally:
         from eee.store.items import result_lookup
 
         self._lookup, self._only = result_lookup(doc)
-        # result index -> [items {id: [sum, count]}, rows, low, high]
+        # result index -> [{item: sum of its scores}, {item: count, for items seen more than once}, rows, low, high]
         self._acc: dict[int, list[Any]] = {}
 
     def add(self, row: dict[str, Any]) -> None:
@@ -307,28 +308,32 @@ class Tally:
                 return
         acc = self._acc.get(at)
         if acc is None:
-            self._acc[at] = [{item: [score, 1]}, 1, score, score]
+            self._acc[at] = [{item: score}, {}, 1, score, score]
             return
-        cell = acc[0].get(item)
-        if cell is None:
-            acc[0][item] = [score, 1]
-        else:
-            cell[0] += score
-            cell[1] += 1
-        acc[1] += 1
-        if score < acc[2]:
-            acc[2] = score
-        elif score > acc[3]:
+        sums = acc[0]
+        before = sums.get(item)
+        if before is None:
+            sums[item] = score
+        else:  # a repeated sample of the item (an epoch): counted apart, only for the items that repeat
+            sums[item] = before + score
+            acc[1][item] = acc[1].get(item, 1) + 1
+        acc[2] += 1
+        if score < acc[3]:
             acc[3] = score
+        elif score > acc[4]:
+            acc[4] = score
 
     def items(self, index: int) -> Items | None:
         """The :class:`Items` of the record's result ``index`` (None: no row of it)."""
         acc = self._acc.get(index)
         if acc is None:
             return None
-        per = acc[0]
-        mean = math.fsum(total / count for total, count in per.values()) / len(per)
-        return Items(len(per), acc[1], mean, float(acc[2]), float(acc[3]))
+        sums, repeats = acc[0], acc[1]
+        if repeats:
+            mean = math.fsum(total / repeats.get(item, 1) for item, total in sums.items()) / len(sums)
+        else:
+            mean = math.fsum(sums.values()) / len(sums)
+        return Items(len(sums), acc[2], mean, float(acc[3]), float(acc[4]))
 
     def checks(self, doc: dict[str, Any]) -> list[tuple[int, Check]]:
         """(index, :func:`check`) of every result of ``doc`` (the record the rows were told of)."""
