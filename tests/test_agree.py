@@ -156,3 +156,19 @@ def test_the_same_change_under_another_harness_version_is_never_compared(tmp_pat
     assert report["skipped"]["different_protocols"] > 0 and report["protocol_fields_apart"] == {
         "harness": report["skipped"]["different_protocols"]
     }
+
+
+def test_the_benchmark_page_s_section_escapes_what_records_say() -> None:
+    """The site's "Sources that disagree" section: every value from records is data."""
+    from eee.site.render import render
+
+    hostile = "<script>alert(1)</script>"
+    rows = [_row("r1", 0.1, 0.01, model_id=hostile), _row("r2", 0.9, 0.01, source=hostile, model_id=hostile)]
+    report = compare(rows, "bench")
+    assert len(report["disagreeing"]) == 1
+    t = report["disagreeing"][0]
+    side = {"uuid": "r1", "href": None, "result": "acc", "score": "0.1", "se": "0.01", "source": hostile}
+    pair = {"model": t["model_id"], "metric": "m", "protocol": P1, "difference": "-0.8", "z": "-56", "p": "0"}
+    html = render("catalogue/agreement.html.j2", report=report, pairs=[{**pair, "sides": [side, side]}])
+    assert hostile not in html and "&lt;script&gt;" in html
+    assert "tested; 1 disagree." in html

@@ -190,6 +190,16 @@ def test_the_gate_refuses_it_the_audit_finds_it_and_a_flag_accepts_it(tmp_path: 
     found = [f for f in json.loads(proc.stdout)["findings"] if f["check"] == "items-agree"]
     assert len(found) == 1 and found[0]["pointer"] == SCORE and "20 items" in found[0]["message"]
     assert record_findings(GitTree(repo, "HEAD"), rel, "items-agree") == {("items-agree", SCORE)}
+    # a maintainer accepts the record as its source published it: the audit accepts exactly that finding
+    reason = "the leaderboard published this number beside these items"
+    proc = eee(repo, "flag", UUID[:8], "--rule", "items-agree", "--json-path", SCORE, "--reason", reason, "--commit")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    proc = eee(repo, "audit", "--format", "json")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    # a flag at another result's path accepts nothing there
+    other = "$.evaluation_results[1].score_details.score"
+    proc = eee(repo, "flag", UUID[:8], "--rule", "items-agree", "--json-path", other, "--reason", "x", "--dry-run")
+    assert proc.returncode == 2 and "the flag accepts nothing" in proc.stdout + proc.stderr
 
 
 @pytest.mark.slow
@@ -199,6 +209,16 @@ def test_the_gate_accepts_the_right_score(tmp_path: Path) -> None:
     git(repo, "add", "-A")
     proc = commit(repo, "a score its items give")
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_the_site_shows_no_interval_where_the_items_disagree() -> None:
+    from eee.site.cataloguepages import uncertainty
+
+    row = {"ci_low": 0.7, "ci_high": 0.8, "ci_level": 0.95, "se": 0.02, "uncertainty_source": "record"}
+    assert uncertainty(row) == "[0.7, 0.8] (record)"
+    said = uncertainty({**row, "items_agree": False, "items_score": 0.75})
+    assert said.startswith("no interval") and "0.75" in said and "[" not in said
+    assert uncertainty({**row, "items_agree": None}) == "[0.7, 0.8] (record)"  # not checked: as before
 
 
 def test_the_store_s_own_records_raise_no_false_finding_and_most_are_checked() -> None:
