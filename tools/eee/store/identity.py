@@ -51,7 +51,9 @@ DEVELOPER, MODEL, BENCHMARK, METRIC = "developer", "model", "benchmark", "metric
 KINDS = (DEVELOPER, MODEL, BENCHMARK, METRIC)
 FILES = {kind: f"{IDENTITY_DIR}/{kind}s.yaml" for kind in KINDS}
 KIND_OF_FILE = {rel: kind for kind, rel in FILES.items()}
-SCHEMA = ("identity", "registry.schema.json")  # (folder, file) under schemas/, pinned
+SCHEMA = ("identity", "registry.schema.json")  # (folder, file) under schemas/, pinned: registry schema 1.0.0
+# every released registry schema, by the version a file declares (registry_schema; none: 1.0.0)
+SCHEMAS = {None: SCHEMA, "1.1.0": ("identity/1.1.0", "registry.schema.json")}
 CACHE_NAME = "eee-identity.json"  # in the git directory: the parsed registry, by its files' sha256
 CACHE_FORMAT = "eee-identity-cache/2"
 NEAR_MIN = 6  # keys shorter than this have no near misses (gpt-4o, qwen: too many neighbours)
@@ -508,7 +510,21 @@ def _document(rel: str, data: bytes) -> tuple[dict[str, Any] | None, list[Proble
         doc = {}
     from eee.store.schemas import default_registry
 
-    validator = default_registry().other_validator(*SCHEMA)
+    declared = doc.get("registry_schema") if isinstance(doc, dict) else None
+    version = declared if isinstance(declared, str) and declared in SCHEMAS else None
+    if version is None and isinstance(doc, dict) and "registry_schema" in doc:
+        at = lines(text)
+        known = ", ".join(v for v in SCHEMAS if v)
+        return None, [
+            Problem(
+                rel,
+                "$.registry_schema",
+                f"registry_schema {declared!r} is not a released identity registry schema (released: {known})",
+                f'write registry_schema: "{known.split(", ")[-1]}" in quotes, or leave it out for 1.0.0',
+                at.get(("registry_schema",)),
+            )
+        ]
+    validator = default_registry().other_validator(*SCHEMAS[version])
     errors = sorted(validator.iter_errors(doc), key=lambda e: [str(p) for p in e.instance_path])[:20]
     if errors:
         at = lines(text)
@@ -551,7 +567,10 @@ def _schema_hint(kind: str, path: tuple[Any, ...]) -> str:
             "in quotes ('...'): `eee identity alias` writes it"
         )
     if "hub" in path:
-        return "hub is a benchmark's Hugging Face dataset id (org/name) with its task ids (governance/README.md)"
+        return (
+            "hub is a benchmark's Hugging Face dataset id (org/name) with its task ids and, from registry schema "
+            "1.1.0 on, its source: {url: <the page that shows the id>, note: <what it shows>} (docs/guide/hub.md)"
+        )
     return (
         f"an entry is `<canonical id>: {{aliases: [...], why: ...}}` under entries; see governance/README.md, "
         f"'The identity registry' (this file holds the {kind} ids)"
