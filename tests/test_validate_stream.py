@@ -129,7 +129,10 @@ def test_an_empty_and_a_clean_store_report_the_same(tmp_path: Path, capsys: pyte
     place_record(clean, load_example("aggregate", "valid", "v0.3.0_perplexity_unbounded.json"), benchmark="bench")
     for root in (empty, clean):
         expected = json_bytes(validate.run([str(root)], validate.Options(), progress=lambda done, total: None))
-        _code, written, _, _ = _cli([str(root), "--format", "json", "--no-progress"], root, capsys)
+        # --store: the store is this one, whose registry (none) is what validate.run reads; without it
+        # the command would read a snapshot with the current folder's registry (identity.home_registry)
+        args = [str(root), "--store", str(root), "--format", "json", "--no-progress"]
+        _code, written, _, _ = _cli(args, root, capsys)
         assert written == expected, root
 
 
