@@ -44,6 +44,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "eee.commands.leaderboard",
         "rank a benchmark's results within each protocol, with intervals and Holm-corrected rank ranges",
     ),
+    "agree": (
+        "eee.commands.agree",
+        "results of one model under one protocol from different sources that disagree beyond their uncertainty",
+    ),
     "analysis": ("eee.commands.analysis", "write the analysis pages (IRT, comparisons, plots) for the site"),
     "site": ("eee.commands.site", "write the published site's pages as Markdown (build/docs)"),
     "status": ("eee.commands.status", "a record's path, status, relations and history"),

@@ -151,6 +151,10 @@ def record_findings(tree: Tree, rel: str, rule: str) -> set[tuple[str, str]] | N
         from eee.store.paths import POINTER_SUFFIX, sidecar_path_for
 
         return None if tree.exists(sidecar_path_for(rel) + POINTER_SUFFIX) else set()
+    if rule == "items-agree":  # judged against the record's sidecar, where the tree holds it
+        from eee.rules.agreement import record_agreement
+
+        return record_agreement(tree, rel)
     if rule == "duplicates":
         from eee.rules.duplicates import duplicate_warnings
 

@@ -19,13 +19,15 @@ from typing import Any
 from eee.dvc.pointer import Pointer
 from eee.reporting.findings import FileResult, Finding
 from eee.reporting.shown import command
+from eee.rules.agreement import agreement_findings, worth_checking
 from eee.rules.pointer import read_pointer
 from eee.rules.schema import OncePerFile, near_miss_findings, schema_findings, screen, shape_of
-from eee.store.limits import CHUNK, ROW_MAX_BYTES, SIDECAR_MAX_BYTES, iter_chunks, size_text
+from eee.store.aggregation import Tally
+from eee.store.limits import CHUNK, RECORD_MAX_BYTES, ROW_MAX_BYTES, SIDECAR_MAX_BYTES, iter_chunks, size_text
 from eee.store.limits import Unreadable as Refused
-from eee.store.paths import POINTER_SUFFIX
+from eee.store.paths import POINTER_SUFFIX, record_path_for_sidecar
 from eee.store.schemas import INSTANCE, Registry
-from eee.store.strictjson import JSONProblem, loads_row
+from eee.store.strictjson import JSONProblem, attach_lines, loads_row
 from eee.store.tree import Tree, Unreadable
 
 DEFAULT_CAP = 20
@@ -263,6 +265,8 @@ def check_sidecar(
     info = aggregate.get("model_info") if aggregate else None
     model_id = info.get("id") if isinstance(info, dict) else None
     result_ids = _result_ids(aggregate)
+    # the rows gathered per result for the rule items-agree, where the record has a result to check
+    tally = Tally(aggregate) if aggregate is not None and worth_checking(aggregate) else None
     validators: dict[Any, tuple[str, Any] | None] = {}
     once = OncePerFile()
     rows = 0
@@ -334,6 +338,8 @@ def check_sidecar(
                         out.add(f)
         if aggregate is None:
             continue
+        if tally is not None:
+            tally.add(row)
         if row.get("evaluation_id") != eval_id:
             out.add(
                 Finding(
@@ -397,6 +403,15 @@ def check_sidecar(
         return
     for finding in matches_record(der, file, rows, alg, hasher.hexdigest() if hasher is not None else None):
         out.add(finding)
+    if tally is not None:
+        record_rel = record_path_for_sidecar(rel)
+        found = agreement_findings(aggregate, tally, tree.display(record_rel))
+        if found:
+            try:
+                attach_lines(found, tree.read(record_rel, RECORD_MAX_BYTES))
+            except Unreadable:
+                pass
+            result.findings.extend(found)  # the record's own findings, never capped among the rows'
 
 
 def matches_record(der: dict[str, Any], file: str, rows: int, alg: str | None, actual: str | None) -> list[Finding]:
