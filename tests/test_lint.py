@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -35,4 +36,63 @@ def test_the_floors_hold() -> None:
     lint_imports = Path(sys.executable).parent / "lint-imports"
     proc = subprocess.run([str(lint_imports), "--no-cache"], cwd=PROJECT, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "Contracts: 1 kept, 0 broken." in proc.stdout
+    assert "Contracts: 2 kept, 0 broken." in proc.stdout
+
+
+def _no_cycles_contract() -> dict:
+    import tomllib
+
+    config = tomllib.loads((PROJECT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["importlinter"]
+    (contract,) = [c for c in config["contracts"] if c["id"] == "no-cycles"]
+    return contract
+
+
+def test_no_import_cycle_in_the_package() -> None:
+    """No import cycle anywhere in tools/eee (issue 34.5): the no-cycles contract covers the
+    whole package, every depth, with nothing ignored."""
+    contract = _no_cycles_contract()
+    assert contract["type"] == "acyclic_siblings" and contract["ancestors"] == ["eee"]
+    assert contract["depth"] >= 10 and not contract.get("ignore_imports") and not contract.get("skip_descendants")
+    depth = max(p.relative_to(PROJECT / "tools").as_posix().count("/") for p in (PROJECT / "tools/eee").rglob("*.py"))
+    assert contract["depth"] >= depth, "the package is deeper than the contract looks"
+
+
+def test_the_no_cycles_contract_finds_a_cycle_of_lazy_imports(tmp_path: Path) -> None:
+    """The contract as configured breaks on the kind of cycle that was in eee.rules
+    (duplicates -> ledger -> flags -> duplicates, through imports inside functions)."""
+    contract = _no_cycles_contract()
+    pkg = tmp_path / "pkg"
+    (pkg / "rules").mkdir(parents=True)
+    for path, text in {
+        "__init__.py": "",
+        "rules/__init__.py": "",
+        "rules/duplicates.py": "def f():\n    from pkg.rules.ledger import g\n    return g\n",
+        "rules/ledger.py": "def g():\n    from pkg.rules.flags import h\n    return h\n",
+        "rules/flags.py": "def h():\n    from pkg.rules import duplicates\n    return duplicates\n",
+    }.items():
+        (pkg / path).write_text(text, encoding="utf-8")
+    config = tmp_path / ".importlinter"
+    config.write_text(
+        "[importlinter]\nroot_package = pkg\n\n[importlinter:contract:no-cycles]\n"
+        f"name = no cycles\ntype = {contract['type']}\nancestors = pkg\ndepth = {contract['depth']}\n",
+        encoding="utf-8",
+    )
+    lint_imports = Path(sys.executable).parent / "lint-imports"
+    env = {**os.environ, "PYTHONPATH": str(tmp_path)}
+    broken = subprocess.run(
+        [str(lint_imports), "--no-cache", "--config", str(config)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    assert broken.returncode == 1 and "No cycles are allowed in pkg.rules" in broken.stdout, broken.stdout
+    (pkg / "rules/flags.py").write_text("def h():\n    return 1\n", encoding="utf-8")
+    kept = subprocess.run(
+        [str(lint_imports), "--no-cache", "--config", str(config)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    assert kept.returncode == 0, kept.stdout + kept.stderr
