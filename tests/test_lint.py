@@ -96,3 +96,23 @@ def test_the_no_cycles_contract_finds_a_cycle_of_lazy_imports(tmp_path: Path) ->
         env=env,
     )
     assert kept.returncode == 0, kept.stdout + kept.stderr
+
+
+def test_commands_choose_reporters_by_name() -> None:
+    """No format branches in the commands (issue 34.5): a command hands its result to the
+    reporter its --format names (eee.reporting.reporters.REPORTERS), never compares the name."""
+    import ast
+
+    from eee.commands import FINDINGS_FORMATS
+    from eee.reporting.reporters import REPORTERS
+
+    assert tuple(REPORTERS) == tuple(FINDINGS_FORMATS)
+    branches = []
+    for path in sorted((PROJECT / "tools/eee/commands").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Compare):
+                sides = [node.left, *node.comparators]
+                names = [s for s in sides if isinstance(s, ast.Constant) and s.value in REPORTERS]
+                if names:
+                    branches.append(f"{path.relative_to(PROJECT)}:{node.lineno}: {ast.unparse(node)}")
+    assert branches == [], "choose the reporter by name (eee.reporting.reporters.reporter):\n" + "\n".join(branches)
