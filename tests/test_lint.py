@@ -116,3 +116,42 @@ def test_commands_choose_reporters_by_name() -> None:
                 if names:
                     branches.append(f"{path.relative_to(PROJECT)}:{node.lineno}: {ast.unparse(node)}")
     assert branches == [], "choose the reporter by name (eee.reporting.reporters.reporter):\n" + "\n".join(branches)
+
+
+def test_git_arguments_are_built_only_in_the_git_module() -> None:
+    """Git's command lines are built in eee.git alone (issue 34.5): no other module imports
+    its raw runners (``git``, ``run``, ``fields``, ``succeeds``), calls them through the
+    module (``cli.git(...)``), or spawns a process whose argv starts with "git"."""
+    import ast
+
+    raw = {"git", "run", "fields", "succeeds"}
+    found = []
+    for path in sorted((PROJECT / "tools/eee").rglob("*.py")):
+        rel = path.relative_to(PROJECT / "tools").as_posix()
+        if rel.startswith("eee/git/"):
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        modules = set()  # local names bound to eee.git.cli
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module in ("eee.git.cli", "eee.git"):
+                for alias in node.names:
+                    if node.module == "eee.git.cli" and alias.name in raw:
+                        found.append(f"{rel}:{node.lineno}: imports eee.git.cli.{alias.name}")
+                    if node.module == "eee.git" and alias.name == "cli":
+                        modules.add(alias.asname or "cli")
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call):
+                func = node.func
+                if (
+                    isinstance(func, ast.Attribute)
+                    and isinstance(func.value, ast.Name)
+                    and func.value.id in modules
+                    and func.attr in raw
+                ):
+                    found.append(f"{rel}:{node.lineno}: {ast.unparse(func)}(...)")
+                first = node.args[0] if node.args else None
+                if isinstance(first, ast.List | ast.Tuple) and first.elts:
+                    head = first.elts[0]
+                    if isinstance(head, ast.Constant) and head.value == "git":
+                        found.append(f"{rel}:{node.lineno}: spawns {ast.unparse(first)[:60]}")
+    assert found == [], "build git's arguments in eee.git (a named function there):\n" + "\n".join(found)

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from eee.git.cli import git, read_blobs, resolve
+from eee.git.cli import ls_tree_raw, read_blobs, resolve
 from eee.governance.duplicates import (
     AUDIT_INDEX_FILE,
     HOOK_LIMIT,
@@ -234,7 +234,7 @@ def _ledger_at(cwd_text: str, commit: str) -> Any:
     from eee.governance.history import entered  # lazy: with the above
     from eee.rules.fold import fold  # lazy: with the above
 
-    listing = git("ls-tree", "-z", "--end-of-options", f"{commit}:{EVENTS_DIR}", cwd=cwd, check=False)
+    listing = ls_tree_raw(f"{commit}:{EVENTS_DIR}", cwd, recursive=False)
     blobs = []
     for entry in listing.split(b"\0"):
         meta, _, name = entry.partition(b"\t")
