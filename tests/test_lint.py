@@ -155,3 +155,27 @@ def test_git_arguments_are_built_only_in_the_git_module() -> None:
                     if isinstance(head, ast.Constant) and head.value == "git":
                         found.append(f"{rel}:{node.lineno}: spawns {ast.unparse(first)[:60]}")
     assert found == [], "build git's arguments in eee.git (a named function there):\n" + "\n".join(found)
+
+
+def test_the_rules_spawn_no_process() -> None:
+    """The rules only verify (issue 34.5): no module of eee.rules starts a process (signing,
+    which asks ssh-keygen, is the write side's: eee.write.signing; git is asked through
+    eee.git)."""
+    import ast
+
+    found = []
+    for path in sorted((PROJECT / "tools/eee/rules").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = (
+                [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module or ""]
+                if isinstance(node, ast.ImportFrom)
+                else []
+            )
+            if any(n.split(".")[0] in ("subprocess", "multiprocessing") or n == "os.system" for n in names):
+                found.append(f"{path.relative_to(PROJECT)}:{node.lineno}")
+    assert found == []
+    from eee.write import signing
+
+    assert callable(signing.configured_key) and callable(signing.gate_findings)

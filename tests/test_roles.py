@@ -320,8 +320,8 @@ def test_the_gate_checks_the_role_of_the_configured_key(store: dict[str, Any], c
 def test_signing_is_off_the_hook_path_when_nothing_needs_it(store: dict[str, Any]) -> None:
     """A record commit in a store without roles or settings asks nothing of signing."""
     from eee.git.cli import staged_changes
-    from eee.rules.authority import gate_findings
     from eee.store.staged import IndexTree
+    from eee.write.signing import gate_findings
 
     repo = store["repo"]
     place_record(
