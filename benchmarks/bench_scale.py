@@ -322,6 +322,7 @@ def memory(small: int, large: int, only: set[str] | None = None) -> None:
 # ---------------------------------------------------------------------------- pipeline
 
 OUT_DIRS = {  # what each stage writes, under build/ (dvc.yaml)
+    "dvc": [],  # DVC itself: its start, stage index and lock file
     "manifest": ["manifest"],
     "validate": ["validate"],
     "catalog": ["catalog"],
@@ -353,33 +354,27 @@ def _rewritten(before: dict[str, tuple[int, int]], after: dict[str, tuple[int, i
 
 
 def _staged_run(cmd: list[str], root: Path) -> tuple[float, dict[str, float], str]:
-    """Run ``eee pipeline``; (seconds, seconds of each stage as its announcements on stderr
-    space them (DVC's own work between stages included), its stdout). The CPU seconds of
-    the whole run (every process it waited for) are in the stages under ``cpu``."""
+    """Run ``eee pipeline``; (seconds, seconds of each stage as the pipeline's summary gives
+    them (``[pipeline] took ...``: from each stage's start to DVC's lock update after it),
+    with ``dvc`` the rest of the run (the environment's set-up, DVC's start and stage index),
+    its stdout). The CPU seconds of the whole run (every process it waited for) are in the
+    stages under ``cpu``."""
     import resource
 
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    proc = subprocess.Popen(cmd, cwd=root, env=env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    marks: list[tuple[str, float]] = []
-    err: list[str] = []
-    assert proc.stderr is not None and proc.stdout is not None
-    for line in proc.stderr:
-        err.append(line)
-        now = time.perf_counter() - start
-        if line.startswith("[pipeline] dvc repro in"):
-            marks.append(("manifest", now))
-        m = re.match(r"\[pipeline\] stage (\S+)", line)
-        if m:
-            marks.append((m.group(1), now))
-    out = proc.stdout.read()
-    code = proc.wait()
+    proc = subprocess.run(cmd, cwd=root, env=env(), capture_output=True, text=True)
     seconds = time.perf_counter() - start
+    out, code = proc.stdout, proc.returncode
     if code not in (0, 2):
-        raise SystemExit(f"eee pipeline failed ({code}):\n{out[-3000:]}\n{''.join(err)[-3000:]}")
+        raise SystemExit(f"eee pipeline failed ({code}):\n{out[-3000:]}\n{proc.stderr[-3000:]}")
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    ends = [t for _, t in marks[1:]] + [seconds]
-    stages = {name: end - t for (name, t), end in zip(marks, ends, strict=True)}
+    stages: dict[str, float] = {}
+    m = re.search(r"^\[pipeline\] took [\d.]+ s: (.*)$", out, re.M)
+    for part in m.group(1).split(", ") if m else []:
+        name, took, _unit = part.rsplit(" ", 2)
+        stages[name] = float(took)
+    stages["dvc"] = seconds - sum(stages.values())
     stages["cpu"] = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     return seconds, stages, out
 

@@ -231,6 +231,8 @@ def test_compare_every_record_of_a_model_on_a_benchmark(tmp_path: Path, capsys: 
     write(store, make_event("retract", uuid_of(3), "bad run", {"name": "M", "email": "m@example.org"}))
     assert compare.main(args) == 0
     assert len(json.loads(capsys.readouterr().out)["comparisons"]) == 1  # active records only
+    assert compare.main(args[:-2]) == 0
+    assert capsys.readouterr().out.startswith("2 records, 1 pair\n")  # never "1 pairs"
     assert compare.main([*args, "--all"]) == 0
     assert len(json.loads(capsys.readouterr().out)["comparisons"]) == 3
     assert compare.main(["--store", str(store), "--model", "zeta/other", "--benchmark", "qa-bench"]) == 1
@@ -263,9 +265,34 @@ def test_irt_needs_two_records_with_binary_samples(tmp_path: Path, capsys: pytes
     store = tmp_path / "store"
     place(store, uuid_of(1), "acme/a", "helm", [1, 0, 1])
     place(store, uuid_of(2), "acme/b", "helm", [1, 0, 1], pulled=False)
-    assert irt.main(["--store", str(store), "--benchmark", "qa-bench"]) == 1
+    assert irt.main(["--store", str(store), "--benchmark", "qa-bench"]) == 2  # said, not failed
     err = capsys.readouterr().err
     assert "not pulled" in err and "needs at least two records" in err
+    assert "qa-bench has 1 record with binary per-sample scores and 3 items (1 without a readable sidecar)" in err
+
+
+def test_irt_with_a_record_retracted_fits_the_others_or_says_why_not(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 33: a benchmark one of whose records is retracted still fits its other records;
+    when too few are left, it says how many and why, and how to count them all (exit 2)."""
+    from eee.commands import irt
+    from eee.governance.events import make_event, write
+
+    store = tmp_path / "store"
+    for m, scores in enumerate(([1, 0, 1, 1], [1, 1, 0, 1], [0, 0, 1, 1])):
+        place(store, uuid_of(m + 1), f"acme/m{m}", "helm", scores)
+    write(store, make_event("retract", uuid_of(3), "bad run", {"name": "M", "email": "m@example.org"}))
+    assert irt.main(["--store", str(store), "--benchmark", "qa-bench", "--dry-run"]) == 0  # the others fit
+    captured = capsys.readouterr()
+    assert captured.out.startswith("benchmark qa-bench: 2 records, 4 items")
+    assert "left out (1 retracted)" in captured.err and "--all` counts them" in captured.err
+    write(store, make_event("retract", uuid_of(2), "bad run too", {"name": "M", "email": "m@example.org"}))
+    assert irt.main(["--store", str(store), "--benchmark", "qa-bench", "--dry-run", "--format", "json"]) == 2
+    s = json.loads(capsys.readouterr().out)
+    assert s["too_few"] and "qa-bench has 1 record" in s["no_fit"] and "(2 retracted: left out)" in s["no_fit"]
+    assert irt.main(["--store", str(store), "--benchmark", "qa-bench", "--dry-run", "--all"]) == 0
+    assert capsys.readouterr().out.startswith("benchmark qa-bench: 3 records")
 
 
 def test_analysis_pages_with_svg_plots(tmp_path: Path) -> None:
@@ -368,7 +395,7 @@ def test_the_stores_own_sidecars_when_pulled(capsys: pytest.CaptureFixture[str])
     s = json.loads(capsys.readouterr().out)
     # which code is not fixed (it depends on the sidecars pulled) but follows the summary:
     # 1 when no fit can be made (a record alone), else 2 with notes, else 0
-    assert code == (1 if "fit" not in s else 2 if s["notes"] else 0), s
+    assert code == ((2 if s["too_few"] else 1) if "fit" not in s else 2 if s["notes"] else 0), s
 
 
 @pytest.mark.slow

@@ -371,3 +371,40 @@ def test_a_uuid_already_used_is_refused(store: Path, capsys: pytest.CaptureFixtu
         # (the dry run's report shows the rule id, the refusal does not)
         assert re.search(rf"{FIXED}\.json::\$: (\[uuid\] )?uuid {FIXED} is already used by {re.escape(first)}", err)
     assert data_files(store) == [first]
+
+
+LIGHTEVAL_RESULTS = HARNESS / "lighteval" / "results" / "acme" / "tiny-lm" / "results_2025-06-03T12-34-56.789012.json"
+LM_EVAL_RESULTS = HARNESS / "lm_eval" / "results_2025-02-03T04-05-06.789012.json"
+
+
+@pytest.mark.parametrize(
+    ("given", "path", "reads"),
+    [
+        ("lm_eval", LIGHTEVAL_RESULTS, "lighteval"),
+        ("lighteval", LM_EVAL_RESULTS, "lm_eval"),
+        ("inspect", LM_EVAL_RESULTS, "lm_eval"),
+        ("helm", HARNESS / "inspect" / "tiny_qa.eval", "inspect"),
+        ("lm_eval", HARNESS / "inspect" / "tiny_qa.json", "inspect"),
+        ("inspect", HARNESS / "helm", "helm"),
+        ("lighteval", HARNESS / "alpaca_eval" / "alpaca_eval_gpt4_leaderboard.csv", "alpaca_eval"),
+        ("lm_eval", EXAMPLES / "tables" / "cocoabench.csv", "table"),
+    ],
+)
+def test_a_converter_given_another_harness_s_file_names_the_one_that_reads_it(
+    store: Path, capsys: pytest.CaptureFixture[str], given: str, path: Path, reads: str
+) -> None:
+    assert main([given, str(path), "--no-stage"]) == 1
+    err = capsys.readouterr().err
+    first = err.splitlines()[0]
+    assert f"which `eee convert {reads}` reads, not {given}" in first, err
+    assert f"eee convert {reads} " in err.splitlines()[1] and "Traceback" not in err
+    assert data_files(store) == []
+
+
+def test_a_file_of_no_known_harness_keeps_the_converter_s_own_refusal(
+    store: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    odd = tmp_path / "odd.json"
+    odd.write_text('{"something": "else"}')
+    assert main(["lm_eval", str(odd), "--no-stage"]) == 1
+    assert "which `eee convert" not in capsys.readouterr().err

@@ -205,3 +205,85 @@ def test_the_command_places_records_and_sidecars(tmp_path: Path, monkeypatch: py
         ["mmlu", "acme", "tiny-lm"],
     ]
     assert run([str(store / "data")]).exit_code() == 0
+
+
+# --- issue 33: a model reached through a provider ------------------------------------------------
+
+PROVIDER = Path(__file__).resolve().parent / "examples" / "harness" / "lighteval_provider"
+
+
+def _through(tmp_path: Path, name: str, **config: Any) -> Path:
+    """The provider example's results file, rewritten for the model ``name`` (at lighteval's
+    own path, results/<name>/results_<date>.json), with ``config`` over its model config."""
+    (source,) = PROVIDER.rglob("results_*.json")
+    doc = json.loads(source.read_text())
+    doc["config_general"]["model_name"] = name
+    doc["config_general"]["model_config"].update(model_name=name, **config)
+    target = tmp_path / "out" / "results" / name / source.name
+    target.parent.mkdir(parents=True)
+    target.write_text(json.dumps(doc))
+    return tmp_path / "out"
+
+
+def test_a_model_reached_through_openrouter_is_its_developer_s(tmp_path: Path) -> None:
+    """Issue 33's acceptance: a lighteval 0.11 results folder of an API run through OpenRouter
+    (``openrouter/openai/gpt-5.2``) gives records of OpenAI's model, OpenRouter kept as where it
+    ran; none under developer ``openrouter``."""
+    batch = convert(PROVIDER, include_samples=False)
+    assert [o.benchmark for o in batch.outputs] == ["gsm8k", "gpqa"]
+    assert not batch.warnings  # OpenRouter serves developer/model ids: nothing guessed
+    for out in batch.outputs:
+        info = out.record["model_info"]
+        assert (info["id"], info["developer"], info["inference_platform"]) == ("openai/gpt-5.2", "openai", "openrouter")
+        assert info["additional_details"]["served_as"] == "openrouter/openai/gpt-5.2"
+        assert info["additional_details"]["deployment_type"] == "externally_managed"
+        assert info["additional_details"]["model_availability"] == "closed_weights"
+    errors, warnings = validate_planned(plan(batch))
+    assert not errors and not warnings, [f.one_line() for f in errors + warnings]
+    store = make_store(tmp_path)
+    code = main(["lighteval", str(PROVIDER), "--store", str(store), "--no-stage"])
+    assert code == 0
+    assert (store / "data" / "gsm8k" / "openai" / "gpt-5.2").is_dir()
+    assert not list((store / "data").glob("*/openrouter"))
+
+
+@pytest.mark.parametrize(
+    ("name", "config", "expected", "platform"),
+    [
+        ("gemini/gemini-2.0-flash", {}, "google/gemini-2.0-flash", "gemini"),  # Google's own API
+        ("gpt-4o", {"provider": "openai"}, "openai/gpt-4o", "openai"),  # the provider named apart
+        (
+            "meta-llama/Llama-3.1-8B-Instruct",
+            {"provider": "together_ai"},
+            "meta-llama/Llama-3.1-8B-Instruct",
+            "together_ai",
+        ),
+    ],
+)
+def test_provider_prefixes_known_here(tmp_path: Path, name: str, config: dict, expected: str, platform: str) -> None:
+    batch = convert(_through(tmp_path, name, **config), include_samples=False)
+    info = batch.outputs[0].record["model_info"]
+    assert (info["id"], info["inference_platform"]) == (expected, platform) and not batch.warnings
+
+
+def test_an_unknown_provider_s_split_is_a_guess_and_said(tmp_path: Path) -> None:
+    batch = convert(_through(tmp_path, "myproxy/meta-llama/Llama-3.1-8B-Instruct"), include_samples=False)
+    info = batch.outputs[0].record["model_info"]
+    assert (info["id"], info["inference_platform"]) == ("meta-llama/Llama-3.1-8B-Instruct", "myproxy")
+    assert "guessed" in info["additional_details"]["attribution"]
+    assert batch.warnings and "is read as 'meta-llama/Llama-3.1-8B-Instruct' served by 'myproxy'" in (
+        batch.warnings[0].message
+    )
+    assert "--model-id" in (batch.warnings[0].hint or "")
+
+
+def test_a_host_s_model_without_a_developer_asks_for_its_id(tmp_path: Path) -> None:
+    out = _through(tmp_path, "groq/llama3-70b-8192")
+    with pytest.raises(InputError) as info:
+        convert(out, include_samples=False)
+    finding = info.value.findings[0]
+    assert finding.pointer == "$.config_general.model_name" and "through groq" in finding.message
+    assert "--model-id" in (finding.hint or "")
+    batch = convert(out, include_samples=False, model_id="meta-llama/Meta-Llama-3-70B-Instruct")
+    model = batch.outputs[0].record["model_info"]
+    assert (model["id"], model["inference_platform"]) == ("meta-llama/Meta-Llama-3-70B-Instruct", "groq")

@@ -358,3 +358,148 @@ def test_a_models_file_is_checked_like_a_mapping(tmp_path: Path) -> None:
     with pytest.raises(MappingError) as info:
         load_models(bad)
     assert info.value.finding.pointer == '$["GPT-9"]' and "developer/model" in (info.value.finding.hint or "")
+
+
+# --- issue 33: the unnamed first column, a judge, rows to skip, the pinned schema ------------------
+
+ALPACA_MAPPING = EXAMPLES / "mappings" / "alpaca_eval_leaderboard.mapping.yaml"
+
+
+def _models_for(csv_path: Path, mapping: Path, out: Path) -> Path:
+    """A --models file giving every name of the table's unnamed first column an id (the
+    mapping names a few; the leaderboard's entrants have no known developer here)."""
+    import csv
+
+    known = load_mapping(mapping).ids
+    lines = []
+    with csv_path.open(newline="") as fh:
+        for row in list(csv.reader(fh))[1:]:
+            name = row[0]
+            if name and name != "NullModel" and name not in known:
+                slug = re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-.")
+                lines.append(f"{json.dumps(name)}: alpaca-eval-entrant/{slug}")
+    out.write_text("\n".join(lines) + "\n")
+    return out
+
+
+def test_a_mapping_naming_the_unnamed_first_column_converts_alpaca_eval_s_csv_unedited(tmp_path: Path) -> None:
+    """Issue 33's acceptance: AlpacaEval 2.0's leaderboard as alpaca_eval publishes it (pandas'
+    index as its first column, without a name), unedited: every row but NullModel, which the
+    mapping skips and says why, becomes a valid record whose every score names its judge."""
+    csv_path = reference("per-item", "alpaca_eval", "weighted_alpaca_eval_gpt4_turbo_leaderboard.csv")
+    assert csv_path.read_text().startswith(",win_rate,")  # the first column has no name
+    models = _models_for(csv_path, ALPACA_MAPPING, tmp_path / "models.yaml")
+    batch = table.convert(csv_path, Settings(mapping=ALPACA_MAPPING, model_ids=load_models_file(models)))
+    rows = len(csv_path.read_text().strip().splitlines()) - 1
+    assert len(batch.outputs) == rows - 1  # every row but NullModel
+    assert not any(o.record["model_info"]["name"] == "NullModel" for o in batch.outputs)
+    (note,) = batch.notes
+    assert "'NullModel' left out, as the mapping says: NullModel names no model" in note
+    errors, _warnings = validate_planned(plan(batch))
+    assert not errors, [f.one_line() for f in errors[:5]]
+    by_model = {o.record["model_info"]["id"]: o.record for o in batch.outputs}
+    gpt4o = by_model["openai/gpt-4o-2024-05-13"]
+    results = {r["metric_config"]["metric_id"]: r for r in gpt4o["evaluation_results"]}
+    assert set(results) == {
+        "alpaca_eval.length_controlled_win_rate",
+        "alpaca_eval.win_rate",
+        "alpaca_eval.discrete_win_rate",
+    }
+    for result in results.values():
+        scoring = result["metric_config"]["llm_scoring"]
+        assert scoring["judges"][0]["model_info"]["id"] == "openai/gpt-4-1106-preview"
+        assert scoring["additional_details"] == {"judge_name": "weighted_alpaca_eval_gpt4_turbo"}
+    win = results["alpaca_eval.win_rate"]["score_details"]
+    assert 0 < win["score"] < 100 and win["uncertainty"]["standard_error"]["value"] > 0
+    lc = results["alpaca_eval.length_controlled_win_rate"]["score_details"]
+    assert 0 < lc["score"] < 100 and "uncertainty" not in lc  # the table leaves its standard error empty
+
+
+def load_models_file(path: Path) -> dict[str, str]:
+    from eee.convert.mapping import load_models
+
+    return load_models(path)
+
+
+def test_the_unnamed_column_called_as_pandas_reads_it_back_is_explained(tmp_path: Path) -> None:
+    table_path = tmp_path / "board.csv"
+    table_path.write_text(",win_rate\nacme/widget-7b,50.0\n")
+    text = ALPACA_MAPPING.read_text().replace('column: ""', 'column: "Unnamed: 0"')
+    mapping = tmp_path / "board.mapping.yaml"
+    mapping.write_text(text)
+    findings = _refusal(lambda: table.convert(table_path, Settings(mapping=mapping)))
+    assert findings[0].pointer == "$.model.column"
+    assert 'name it column: ""' in (findings[0].hint or "")
+
+
+def test_a_skip_entry_that_names_no_row_is_a_warning_and_skips_by_column(tmp_path: Path) -> None:
+    table_path = tmp_path / "board.csv"
+    table_path.write_text(",win_rate,mode\nacme/widget-7b,50.0,verified\nacme/other-1b,40.0,dev\n")
+    mapping = tmp_path / "board.mapping.yaml"
+    mapping.write_text(
+        "benchmark: board\nsource: {name: a board, type: documentation, organization: someone}\n"
+        'model: {column: ""}\n'
+        "skip:\n"
+        "  - {column: mode, value: dev, why: rows in development}\n"
+        "  - {model: nobody/none, why: a row that is not there}\n"
+        "metrics:\n  - {column: win_rate, id: win_rate, direction: higher, min: 0, max: 100, unit: percent}\n"
+    )
+    batch = table.convert(table_path, Settings(mapping=mapping))
+    assert [o.record["model_info"]["id"] for o in batch.outputs] == ["acme/widget-7b"]
+    assert any("'acme/other-1b' left out, as the mapping says: rows in development" in n for n in batch.notes)
+    (warning,) = batch.warnings
+    assert warning.pointer == "$.skip[1]" and "no row of" in warning.message
+
+
+@pytest.mark.parametrize(
+    ("text", "pointer", "line", "message"),
+    [
+        (
+            "benchmark: b\nsource: {name: s, type: documentation, organization: o}\nmodel: {column: m}\nmetrics: []\n",
+            "$.metrics",
+            4,
+            "[] has less than 1 item",
+        ),
+        (
+            "benchmark: b\nsource:\n  name: s\n  type: documentation\n  organisation: o\n",
+            "$.source.organisation",
+            5,
+            "unknown key 'organisation'",
+        ),
+        (
+            "benchmark: b\nsource: {name: s, type: documentation, organization: o}\nmodel: {column: m}\n"
+            "judge: {id: not-an-id, prompt: p}\nmetrics:\n  - {column: a, id: a, direction: higher, min: 0, max: 1, unit: x}\n",
+            "$.judge.id",
+            4,
+            "does not match",
+        ),
+        (
+            "benchmark: b\nsource: {name: s, type: documentation, organization: o}\nmodel: {column: m}\n"
+            "skip:\n  - {why: nothing named}\n"
+            "metrics:\n  - {column: a, id: a, direction: higher, min: 0, max: 1, unit: x}\n",
+            "$.skip[0]",
+            5,
+            "names a model, or a column and its value",
+        ),
+    ],
+)
+def test_the_pinned_schema_names_the_mapping_s_line(
+    tmp_path: Path, text: str, pointer: str, line: int, message: str
+) -> None:
+    path = tmp_path / "m.mapping.yaml"
+    path.write_text(text)
+    with pytest.raises(MappingError) as info:
+        load_mapping(path)
+    finding = info.value.finding
+    assert (finding.pointer, finding.line) == (pointer, line), finding.one_line()
+    assert message in finding.message, finding.one_line()
+    assert finding.one_line().startswith(f"{finding.file}:{line}::{pointer}: ")
+
+
+def test_the_mapping_schema_is_pinned_and_every_shipped_mapping_follows_it() -> None:
+    from eee.store.schemas import default_registry
+
+    pins = default_registry().pinned_files()
+    assert "mappings/table.schema.json" in pins
+    for path in [*MAPPINGS.glob("*.mapping.yaml"), ALPACA_MAPPING]:
+        load_mapping(path)  # through the schema

@@ -149,3 +149,17 @@ def test_a_wrong_example_comment_is_refused(
     monkeypatch.setattr(docs_examples, "PROJECT", tmp_path)
     with pytest.raises(ValueError, match=error):
         docs_examples.blocks_of("page.md")
+
+
+def test_the_home_page_and_the_readme_say_alike_where_sidecars_are_kept() -> None:
+    """The site's home page once said every sidecar is in DVC while the README said git up to
+    the threshold: the line of the layout that names the sidecar is the same in both."""
+
+    def sidecar_line(text: str) -> str:
+        (line,) = [x for x in text.splitlines() if x.startswith("data/") and "_samples.jsonl " in x]
+        return " ".join(line.split())
+
+    readme = (PROJECT / "README.md").read_text(encoding="utf-8")
+    home = (PROJECT / "docs" / "index.md").read_text(encoding="utf-8")
+    assert sidecar_line(home) == sidecar_line(readme)
+    assert "in git up to" in sidecar_line(home) and "DVC" in sidecar_line(home)

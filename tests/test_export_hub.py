@@ -52,7 +52,8 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (names / "benchmarks.yaml").write_text(
         "kind: benchmark\nentries:\n  wikitext:\n    hub: {dataset: Salesforce/wikitext, task: wikitext-2-raw-v1}\n"
     )
-    (root / "mkdocs.yml").write_text(f"site_name: A test store\nsite_url: {SITE}\n")
+    (root / "mkdocs.yml").write_text("site_name: A test store\n")
+    (root / "governance" / "settings.yaml").write_text(f"site_url: {SITE}\n")  # a setting of the store
     place_record(root, _doc("acme/widget-7b", 8.1, "a"), benchmark="wikitext", record_uuid=A)
     hostile = _doc("Acme/widget-7b", 8.2, "b", metric=HOSTILE)
     hostile["evaluation_results"][0]["evaluation_name"] = HOSTILE
@@ -113,27 +114,109 @@ def test_no_record_of_the_model_is_an_error(store: Path, tmp_path: Path, capsys)
     assert not (tmp_path / ".eval_results").exists()
 
 
-def test_a_store_without_a_site_url_is_refused(tmp_path: Path, capsys) -> None:
+def test_a_store_without_a_site_url_links_nowhere(tmp_path: Path, capsys) -> None:
+    """Without the store's site_url setting, entries name no source at all: never a placeholder."""
+    from huggingface_hub import parse_eval_result_entries
+
+    root = tmp_path / "store"
+    (root / "governance" / "identity").mkdir(parents=True)
+    (root / "governance" / "identity" / "benchmarks.yaml").write_text(
+        "kind: benchmark\nentries:\n  wikitext:\n    hub: {dataset: Salesforce/wikitext, task: wikitext-2-raw-v1}\n"
+    )
+    place_record(root, _doc("acme/widget-7b", 8.1, "a"), benchmark="wikitext", record_uuid=A)
+    (root / "mkdocs.yml").write_text("site_name: no address\nsite_url: https://placeholder.example.org/\n")
+    out = tmp_path / "out"
+    assert eee(["export", "hf-evals", "--model", "acme/widget-7b", "--store", str(root), "--out", str(out)]) == 0
+    (path,) = (out / ".eval_results").glob("*.yaml")
+    text = path.read_text()
+    assert "url" not in text and "placeholder" not in text and "source" not in text
+    (entry,) = parse_eval_result_entries(yaml.safe_load(text))
+    assert entry.source_url is None and entry.source_name is None and A in entry.notes
+
+
+def test_a_site_url_that_is_not_an_address_is_refused(tmp_path: Path, capsys) -> None:
     root = tmp_path / "store"
     place_record(root, _doc("acme/widget-7b", 8.1, "a"), benchmark="wikitext", record_uuid=A)
-    (root / "mkdocs.yml").write_text("site_name: no address\n")
+    (root / "governance").mkdir()
+    (root / "governance" / "settings.yaml").write_text("site_url: javascript:alert(1)\n")
     assert eee(["export", "hf-evals", "--model", "acme/widget-7b", "--store", str(root)]) == 1
-    assert "mkdocs.yml names no site_url" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "governance/settings.yaml" in err and "site_url is an http(s) address" in err and "Traceback" not in err
+
+
+def test_helm_s_variants_are_files_of_their_own(tmp_path: Path) -> None:
+    """One HELM run holds each metric on the valid and test splits, and under the robustness
+    and fairness perturbations: each variant is a file of its own, its notes say which."""
+    from huggingface_hub import parse_eval_result_entries
+
+    from conftest import EXAMPLES
+
+    root = tmp_path / "store"
+    (root / "governance" / "identity").mkdir(parents=True)
+    (root / "governance" / "identity" / "benchmarks.yaml").write_text(
+        "kind: benchmark\nentries:\n  mmlu:\n    hub: {dataset: cais/mmlu, task: all}\n"
+    )
+    run = next((EXAMPLES / "harness" / "helm").iterdir())
+    assert eee(["convert", "helm", str(run), "--store", str(root), "--no-stage"]) == 0
+    out = tmp_path / "out"
+    assert eee(["export", "hf-evals", "--model", "acme/tiny-lm", "--store", str(root), "--out", str(out)]) in (0, 2)
+    notes: dict[str, list[str]] = {}
+    for path in (out / ".eval_results").glob("*.yaml"):
+        notes[path.name] = [e.notes for e in parse_eval_result_entries(yaml.safe_load(path.read_text()))]
+    exact = {name: n for name, n in notes.items() if name.startswith("mmlu--exact-match")}
+    assert len(exact) >= 2, notes  # at least two variants of the metric, each in a file of its own
+    assert all(len(n) == 1 for n in exact.values())  # one result of the run in each
+    said = [n[0].split(" (", 1)[0] for n in exact.values()]
+    assert len(set(said)) == len(said) and any("split" in s for s in said)  # the notes tell them apart
+
+
+def test_the_store_s_own_model_on_the_hub_out_of_the_box(tmp_path: Path) -> None:
+    """Issue 33: the project's identity registry maps its benchmarks whose Hub datasets are
+    known, so LLaMA 65B's MMLU results leave for the Hub as they are, read back by
+    huggingface_hub, with no placeholder link (the project sets no site_url)."""
+    from huggingface_hub import parse_eval_result_entries
+
+    from conftest import PROJECT
+    from eee.store.identity import read
+    from eee.store.tree import WorkTree
+
+    names = read(WorkTree(str(PROJECT)))
+    assert not names.problems
+    mapped = {b: names.hub(b) for b in names["benchmark"].entries if names.hub(b)}
+    assert {"mmlu", "helm_mmlu", "ai2_arc", "hellaswag", "wikitext"} <= set(mapped)
+    for bench, hub in mapped.items():  # each mapping with its source: the page that shows the id
+        assert hub["source"]["url"].startswith("https://") and hub["source"]["note"], bench
+    out = tmp_path / "llama"
+    code = eee(["export", "hf-evals", "--model", "meta-llama/llama-65b", "--store", str(PROJECT), "--out", str(out)])
+    assert code in (0, 2)
+    files = sorted((out / ".eval_results").glob("*.yaml"))
+    assert files
+    entries = [e for path in files for e in parse_eval_result_entries(yaml.safe_load(path.read_text()))]
+    assert entries and {e.dataset_id for e in entries} <= {h["dataset"] for h in mapped.values()}
+    assert {e.dataset_id for e in entries} == {"cais/mmlu"}
+    assert sorted(e.value for e in entries) == [48.8, 63.7]  # HELM's and lm-evaluation-harness's, as published
+    for path in files:
+        assert "example.org" not in path.read_text() and "url:" not in path.read_text()
 
 
 # --- hf-dataset -------------------------------------------------------------------------------
 
 
-def _load(folder: Path, config: str, home: Path) -> dict:
+def _load(folder: Path, config: str | None, home: Path) -> dict:
     """``datasets.load_dataset(folder, config)`` in a process of its own, offline, with its own HF_HOME."""
     code = (
         "import json, sys, datasets\n"
-        "d = datasets.load_dataset(sys.argv[1], sys.argv[2], split='train')\n"
+        "d = datasets.load_dataset(sys.argv[1], *sys.argv[2:], split='train')\n"
         "print(json.dumps({'rows': d.num_rows, 'columns': d.column_names, 'uuids': list(d['record_uuid']),"
         " 'metrics': list(d['metric_id']), 'developers': list(d['developer_canonical'])}))\n"
     )
     env = dict(os.environ, HF_DATASETS_OFFLINE="1", HF_HUB_OFFLINE="1", HF_HOME=str(home))
-    proc = subprocess.run([sys.executable, "-c", code, str(folder), config], capture_output=True, text=True, env=env)
+    proc = subprocess.run(
+        [sys.executable, "-c", code, str(folder), *([config] if config else [])],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
@@ -146,7 +229,10 @@ def test_the_catalogue_as_a_dataset_datasets_loads(store: Path, tmp_path: Path, 
     assert report["left_out"] == {"retracted": 1, "superseded": 1, "duplicate": 1}
     card = (out / "README.md").read_text()
     header = yaml.safe_load(card.split("---\n")[1])
-    assert [c["config_name"] for c in header["configs"]] == ["other-bench", "wikitext"]
+    assert [c["config_name"] for c in header["configs"]] == ["all", "other-bench", "wikitext"]
+    assert header["configs"][0]["default"] is True and header["license"] == "other"
+    assert header["license_link"] == "LICENSE.md" and (out / "LICENSE.md").is_file()
+    assert _load(out, None, tmp_path / "hf-home")["rows"] == 5  # load_dataset(path): the default config
     wikitext = _load(out, "wikitext", tmp_path / "hf-home")
     assert wikitext["rows"] == 4 and sorted(wikitext["uuids"]) == sorted([A, B, F, H])  # one row per active result
     assert HOSTILE in wikitext["metrics"]  # hostile text is data in the rows
@@ -161,3 +247,11 @@ def test_only_a_folder_this_command_wrote_is_replaced(store: Path, tmp_path: Pat
     (out / "precious.txt").write_text("mine")
     assert eee(["export", "hf-dataset", "--out", str(out), "--store", str(store)]) == 1
     assert (out / "precious.txt").read_text() == "mine" and "left alone" in capsys.readouterr().err
+
+
+def test_a_license_the_exporter_names(store: Path, tmp_path: Path) -> None:
+    out = tmp_path / "dataset"
+    assert eee(["export", "hf-dataset", "--out", str(out), "--store", str(store), "--license", "cc-by-4.0"]) == 0
+    header = yaml.safe_load((out / "README.md").read_text().split("---\n")[1])
+    assert header["license"] == "cc-by-4.0" and "license_link" not in header and not (out / "LICENSE.md").exists()
+    assert eee(["export", "hf-dataset", "--out", str(out), "--store", str(store), "--license", "Not A License!"]) == 64

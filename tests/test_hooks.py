@@ -85,7 +85,7 @@ def test_naming_refuses_case_only_collision_with_the_tree(repo: Path, capsys: py
     path = place_record(repo, doc, benchmark="mmlu", record_uuid=OTHER_UUID)
     git(repo, "add", "-A")
     assert naming.main([_rel(path, repo)]) == 1
-    assert "'data/mmlu' differs only in letter case from data/'MMLU' in the tree" in capsys.readouterr().out
+    assert "'data/mmlu' differs only in letter case from 'data/MMLU' in the tree" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize(

@@ -233,3 +233,53 @@ def yaml_stages() -> list[str]:
     from ruamel.yaml import YAML
 
     return list(YAML(typ="safe").load((PROJECT / "dvc.yaml").read_text())["stages"])
+
+
+def test_a_folder_left_behind_and_removed_is_seen_again(store: Path) -> None:
+    """Issue 33: a record moved as the naming hint says leaves its old folder behind, whose
+    name differs from the new one in case only (an error); once that empty folder is
+    removed, the validate stage runs again and the pipeline says the store is clean, as
+    ``eee validate`` does (the manifest lists folders, so the stale report is not kept)."""
+    assert _pipeline(store).returncode == 0
+    canonical = place_record(store, _doc("acme/widget-7b", 5.0), record_uuid="4d5e6f7a-8b9c-4dae-8f01-2b3c4d5e6f7a")
+    wrong = canonical.parent.parent.parent / "Acme" / "widget-7b" / canonical.name
+    wrong.parent.mkdir(parents=True)
+    canonical.rename(wrong)
+    canonical.parent.rmdir()
+    canonical.parent.parent.rmdir()
+    misplaced = _pipeline(store)
+    assert misplaced.returncode == 2, misplaced.stdout + misplaced.stderr  # the naming warning
+    hint = re.search(r"hint: move the record to (data/\S+)/", misplaced.stdout)
+    assert hint and hint.group(1) == canonical.parent.relative_to(store).as_posix()
+    canonical.parent.mkdir(parents=True)  # as the hint says; the old folder stays behind, empty
+    wrong.rename(canonical)
+    clash = _pipeline(store)
+    assert clash.returncode == 1, clash.stdout + clash.stderr
+    assert "differs only in letter case" in clash.stdout
+    assert clash.stdout.count("differs only in letter case") == 1  # said once, not twice
+    wrong.parent.rmdir()
+    wrong.parent.parent.rmdir()
+    clean = _pipeline(store)
+    assert "validate" in _ran(clean.stdout)
+    assert clean.returncode == 0, clean.stdout + clean.stderr
+    assert "0 errors, 0 warnings" in clean.stdout
+
+
+def test_force_runs_every_stage_again_from_the_store_alone(store: Path) -> None:
+    assert _pipeline(store).returncode == 0
+    (store / "build" / "validate" / ".folders.json").write_text("{}")  # a cache the forced run must not read
+    proc = subprocess.run(
+        [sys.executable, "-m", "eee", "pipeline", "--store", str(store), "--no-pull", "--force"],
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert _ran(proc.stdout) == {"validate", "catalog", "stats", "analysis", "pages", "site"}
+    assert "--force: removed build/manifest, build/validate" in proc.stderr
+    assert "site built in full" in proc.stdout or "site built in full" in proc.stderr or (store / "build/site").is_dir()
+    took = re.search(r"^\[pipeline\] took [\d.]+ s: (.*)$", proc.stdout, re.M)
+    assert took and {part.rsplit(" ", 2)[0] for part in took.group(1).split(", ")} >= {"validate", "site"}
+    # progress: each stage announced, and the stages' own progress lines passed on
+    assert "[pipeline] stage validate" in proc.stderr
+    assert re.search(r"^\[pipeline\]   validate: validating: \d+/\d+$", proc.stderr, re.M)
+    assert re.search(r"^\[pipeline\]   site: building pages: \d+/\d+$", proc.stderr, re.M)

@@ -83,7 +83,7 @@ def test_the_pipeline_ends_with_the_findings_by_rule(tmp_path: Path) -> None:
         [sys.executable, "-m", "eee", "pipeline", "--store", str(store), "--no-pull"], capture_output=True, text=True
     )
     assert proc.returncode == 2, proc.stdout + proc.stderr  # warnings only
-    assert "0 errors, 1 warnings" in proc.stdout
+    assert "0 errors, 1 warning;" in proc.stdout  # counted as said: "1 warning"
     tail = proc.stdout[proc.stdout.index("[pipeline] findings by rule") :].splitlines()
     assert tail[1] == "  [benchmark] 1 warning"
     assert re.match(rf"    data/elsewhere/acme/misplaced-7b/{MISPLACED}\.json:\d+::\$\.", tail[2]), tail[2]

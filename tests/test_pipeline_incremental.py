@@ -90,6 +90,34 @@ def test_one_more_record_rewrites_its_partition_and_its_pages_only(store: Path) 
     ):
         assert rel in docs and rel not in changed, rel
     assert len(changed) < len(docs) // 4, sorted(changed)
+    # what the pages kept from the last run (eee.site.cataloguecache) is what a run from
+    # scratch writes, byte for byte
+    fresh = store / "fresh-docs"
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "eee",
+            "site",
+            "pages",
+            "--store",
+            str(store),
+            "--out",
+            str(fresh),
+            "--nav",
+            str(store / "fresh-nav.yml"),
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 0, proc.stderr
+    kept = {
+        p.relative_to(build / "docs").as_posix(): p.read_bytes() for p in (build / "docs").rglob("*") if p.is_file()
+    }
+    made = {p.relative_to(fresh).as_posix(): p.read_bytes() for p in fresh.rglob("*") if p.is_file()}
+    assert sorted(kept) == sorted(made)
+    assert [rel for rel in kept if kept[rel] != made[rel]] == []
+    assert (store / "fresh-nav.yml").read_bytes() == (build / "site-nav.yml").read_bytes()
 
 
 def test_past_the_limit_every_record_is_reachable_on_the_built_site(store: Path) -> None:

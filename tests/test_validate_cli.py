@@ -177,3 +177,42 @@ def test_a_large_ledger_lists_the_records_once_and_finds_the_same(tmp_path: Path
         write(tmp_path, make_event("retract", uuid, "gone", actor))
     findings = [f for r in run([str(tmp_path / "governance" / "events")]).results for f in r.findings]
     assert sorted(f.message.split("no record ")[1][:8] for f in findings) == sorted(u[:8] for u in missing)
+
+
+@pytest.mark.parametrize(
+    ("remove", "pointer", "hint"),
+    [
+        (
+            ("source_metadata", "evaluator_relationship"),
+            "$.source_metadata",
+            'allowed values: "first_party", "third_party", "collaborative", "other"',
+        ),
+        (
+            ("model_info", "additional_details", "deployment_type"),
+            "$.model_info.additional_details",
+            'allowed values: "self_deployed", "externally_managed", "unknown"',
+        ),
+        (
+            ("model_info", "additional_details"),
+            "$.model_info",
+            "it needs deployment_type (self_deployed | externally_managed | unknown), "
+            "model_availability (open_weights | closed_weights | unknown)",
+        ),
+    ],
+)
+def test_a_missing_field_s_hint_lists_its_allowed_values(
+    tmp_path: Path, remove: tuple[str, ...], pointer: str, hint: str
+) -> None:
+    doc = json.loads(GOOD.read_text())
+    holder = doc
+    for key in remove[:-1]:
+        holder = holder[key]
+    del holder[remove[-1]]
+    path = tmp_path / "record.json"
+    path.write_text(json.dumps(doc))
+    from eee.validation.validate import Options
+
+    summary = run([path], Options(repo_checks=False))
+    (finding,) = [f for r in summary.results for f in r.findings if f.check == "schema"]
+    assert finding.pointer == pointer and f'"{remove[-1]}" is a required property' in finding.message
+    assert hint in (finding.hint or ""), finding.hint

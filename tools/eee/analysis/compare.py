@@ -668,6 +668,7 @@ def render(report: dict[str, Any], listed: int = 20) -> str:
 
 
 def render_many(report: dict[str, Any], listed: int = 20) -> str:
-    out = [f"{len(report['records'])} records, {len(report['comparisons'])} pairs\n"]
+    n, m = len(report["records"]), len(report["comparisons"])
+    out = [f"{n} record{'' if n == 1 else 's'}, {m} pair{'' if m == 1 else 's'}\n"]  # never "1 pairs"
     out += [render(c, listed) for c in report["comparisons"]]
     return "\n".join(out)

@@ -204,6 +204,9 @@ class BenchmarkIRT:
         self.result_key: str | None = None
         self.fit: RaschFit | None = None
         self.no_fit: str | None = None  # why there is no fit
+        self.too_few = False  # no fit because the data are too few (not a failure of the run)
+        self.left_out: dict[str, int] = {}  # records not counted, by why (retracted, superseded, ...)
+        self.said: list[str] = []  # what the run says besides its notes (which are warnings)
         self.answered_once = 0  # items of the fit answered by one record only
         # uuid -> what reading its sidecar gave: {"state": "read", "samples", "mean"} (main
         # result), {"state": "unreadable", "problem"}, or {"state": NOT_PULLED / NO_SIDECAR}
@@ -216,10 +219,12 @@ class BenchmarkIRT:
             "items": self.item_count,
             "result": self.result_key,
             "notes": self.notes,
+            "left_out": self.left_out,
         }
         f = self.fit
         if f is None:
             out["no_fit"] = self.no_fit
+            out["too_few"] = self.too_few  # the store holds too few records or items to fit (not a failure)
             return out
         out["fit"] = {
             "method": "joint maximum likelihood, ridge-penalised (Rasch / 1PL)",
@@ -344,7 +349,26 @@ def benchmark_irt(
     names = read_names(root)  # respondents are named by their canonical model id too
     limit = MAX_ROWS if max_rows is None else max_rows
     out = BenchmarkIRT(benchmark)
-    recs = records if records is not None else records_of(root, benchmark, active_only=not include_all)
+    if records is None:
+        from eee.catalog.table import exclusion
+        from eee.rules.ledger import read_ledger
+
+        ledger = read_ledger(root)
+        recs = []
+        for rec in records_of(root, benchmark, active_only=False, ledger=ledger):
+            why = None if include_all else exclusion(ledger.state(rec.uuid))
+            if why is not None:
+                out.left_out[why] = out.left_out.get(why, 0) + 1
+                continue
+            recs.append(rec)
+        if out.left_out:  # said, not a warning: only active records count, by default
+            said = ", ".join(f"{n} {why}" for why, n in sorted(out.left_out.items()))
+            out.said.append(
+                f"records that no longer count are left out ({said}): `{command('irt', '--benchmark', benchmark)} "
+                "--all` counts them"
+            )
+    else:
+        recs = records
     budget = RowBudget(limit)
     loaded = []
     for rec in recs:
@@ -408,7 +432,7 @@ def benchmark_irt(
     del keys
     out.item_count = len(col_keys)
     if m < 2 or len(col_keys) < 2:
-        out.no_fit = "a Rasch fit needs at least two records with binary per-sample scores and two items"
+        out.no_fit = _too_few(out, m, len(col_keys))
         return out
     if not (np.bincount(cols, minlength=len(col_keys)) >= 2).any():
         what = f"of result {key!r} " if key is not None else ""
@@ -441,7 +465,7 @@ def benchmark_irt(
         fitted = [r for r, k in zip(fitted, keep.tolist(), strict=True) if k]
         m = len(out.respondents)
         if len(col_keys) < 2:
-            out.no_fit = "a Rasch fit needs at least two records with binary per-sample scores and two items"
+            out.no_fit = _too_few(out, m, len(col_keys))
             return out
     names = _item_names(fitted, col_keys)
     if names is None:
@@ -453,6 +477,22 @@ def benchmark_irt(
     if not out.fit.converged:
         out.notes.append(f"the fit did not converge in {out.fit.iterations} iterations")
     return out
+
+
+def _too_few(out: BenchmarkIRT, records: int, items: int) -> str:
+    """Why there is nothing to fit: how many records and items there are against the two of
+    each a fit needs, and what left records out."""
+    out.too_few = True
+    said = f"{records} record{'' if records == 1 else 's'} with binary per-sample scores and {items} item" + (
+        "" if items == 1 else "s"
+    )
+    left = ", ".join(f"{n} {why}" for why, n in sorted(out.left_out.items()))
+    without = sum(1 for s in out.sidecars.values() if s.get("state") != "read")
+    reasons = ([f"{left}: left out"] if left else []) + ([f"{without} without a readable sidecar"] if without else [])
+    return (
+        f"a Rasch fit needs at least two records with binary per-sample scores and two items; {out.benchmark} has "
+        f"{said}" + (f" ({'; '.join(reasons)})" if reasons else "")
+    )
 
 
 def _item_names(records: list[Any], keys: Any) -> list[str] | None:

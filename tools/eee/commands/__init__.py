@@ -162,7 +162,11 @@ def add_all(p: argparse.ArgumentParser, help: str = "include retracted, supersed
 
 
 def add_no_progress(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--no-progress", action="store_true", help="never show a progress bar")
+    p.add_argument(
+        "--no-progress",
+        action="store_true",
+        help="never show progress (a bar on a terminal; the lines `eee pipeline` asks its stages for)",
+    )
 
 
 def add_uuid(p: argparse.ArgumentParser, help: str, many: bool = False) -> None:

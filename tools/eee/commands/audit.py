@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from eee.commands import Parser, add_format, add_store
+from eee.commands import Parser, add_format, add_no_progress, add_store
 from eee.reporting.reporters import render
 from eee.validation.audit import audit
 
@@ -45,15 +45,23 @@ def main(argv: list[str]) -> int:
     )
     add_format(p, help="report format")
     add_store(p)
+    add_no_progress(p)
     args = p.parse_args(argv)
-    summary = audit(
-        args.start,
-        args.end,
-        args.store,
-        anchor=args.anchor,
-        remote_objects=args.remote_objects,
-        dvc_remote=args.dvc_remote,
-        dvc_dir=args.dvc_dir,
-    )
+    from contextlib import nullcontext
+
+    from eee.reporting.progress import shown
+
+    # a bar on a terminal (from 20 commits), progress lines when the pipeline asks for them
+    with nullcontext() if args.no_progress else shown("auditing commits", min_total=20) as update:
+        summary = audit(
+            args.start,
+            args.end,
+            args.store,
+            anchor=args.anchor,
+            remote_objects=args.remote_objects,
+            dvc_remote=args.dvc_remote,
+            dvc_dir=args.dvc_dir,
+            progress=update,
+        )
     render(summary, args.format, what="commit")
     return summary.exit_code()

@@ -226,6 +226,13 @@ def main(argv: list[str]) -> int:
     try:
         batch = converter.convert(path, settings)
     except Refused as exc:
+        from eee.convert.common import display
+        from eee.convert.sniff import hint_for
+        from eee.reporting.findings import Finding
+
+        other = hint_for(path, args.harness)
+        if other is not None:  # another converter reads it: said first, with the command
+            exc = Refused([Finding(display(path), "$", other[0], other[1], check="input"), *exc.findings])
         refused("eee convert", exc)
         print("nothing was written", file=sys.stderr)
         return 1

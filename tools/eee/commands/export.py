@@ -5,8 +5,9 @@
   the model's page; results of benchmarks the identity registry maps to no Hub dataset are
   listed and skipped (exit 2). Push them with ``hf upload MODEL_REPO DIR/.eval_results
   .eval_results``.
-- ``eee export hf-dataset --out DIR``: the catalogue as a dataset folder (one config per
-  benchmark, one row per active result) that ``datasets.load_dataset(DIR, CONFIG)`` reads;
+- ``eee export hf-dataset --out DIR [--license ID]``: the catalogue as a dataset folder (a
+  default config of every benchmark, one config per benchmark, one row per active result)
+  that ``datasets.load_dataset(DIR)`` reads (``load_dataset(DIR, CONFIG)``: one benchmark);
   push it with ``hf upload --repo-type dataset REPO DIR``.
 """
 
@@ -28,7 +29,8 @@ def main(argv: list[str]) -> int:
         help="a model's active results as .eval_results/*.yaml for its Hub page",
         description="Write a model's active results (every spelling the identity registry makes one model) as "
         "the Hub's .eval_results/*.yaml files, one per benchmark and variant, each entry linking to the record's "
-        "page on the published site. Benchmarks the registry maps to no Hub dataset are listed and skipped (exit 2).",
+        "page on the published site (the store's site_url setting; unset: no link). Benchmarks the registry maps "
+        "to no Hub dataset are listed and skipped (exit 2).",
     )
     e.add_argument("--model", required=True, metavar="ID", help="the model (model_info.id, or any alias of it)")
     add_out(e, "DIR", help="the folder to write .eval_results/ into (default: build/hub/<model>/)")
@@ -37,18 +39,30 @@ def main(argv: list[str]) -> int:
     d = sub.add_parser(
         "hf-dataset",
         help="the catalogue as a dataset folder (one config per benchmark) for datasets.load_dataset",
-        description="Write the catalogue as a Hugging Face dataset folder: a dataset card with one config per "
-        "benchmark and one row per active evaluation result (retracted, superseded and duplicate results left "
+        description="Write the catalogue as a Hugging Face dataset folder: a dataset card with a license, a "
+        "default config of every benchmark and one config per benchmark, and one row per active evaluation result (retracted, superseded and duplicate results left "
         "out). The folder is replaced whole (only a folder this command wrote).",
     )
     add_out(d, "DIR", help="the dataset folder", required=True)
+    d.add_argument(
+        "--license",
+        metavar="ID",
+        default="other",
+        help="the Hub license id the card declares (cc-by-4.0, mit, ...; default: other, with LICENSE.md beside "
+        "the card: each result keeps the terms of its source)",
+    )
     add_format(d, OUTPUT_FORMATS)
     add_store(d)
     args = p.parse_args(argv)
+    if args.what == "hf-dataset":
+        from eee.export.dataset import LICENSE_ID
+
+        if not LICENSE_ID.match(args.license):
+            p.error(f"--license {args.license!r} is not a Hub license id (lowercase: cc-by-4.0, mit, other, ...)")
     try:
         if args.what == "hf-evals":
             return _evals(args.store, args.model, args.out, args.format)
-        return _dataset(args.store, args.out, args.format)
+        return _dataset(args.store, args.out, args.format, args.license)
     except Refused as exc:
         return refused(f"eee export {args.what}", exc)
 
@@ -98,16 +112,17 @@ def _evals(root: Path, model: str, out: Path | None, fmt: str) -> int:
     if skipped:
         print(
             "    hint: a maintainer maps a benchmark to its Hub dataset and task ids in "
-            "governance/identity/benchmarks.yaml (hub: {dataset: ..., task: ...})",
+            "governance/identity/benchmarks.yaml (hub: {dataset: ..., task: ..., source: {url: ..., note: ...}}: "
+            "docs/guide/hub.md)",
             file=sys.stderr,
         )
     return EXIT_WARNINGS if skipped else EXIT_OK
 
 
-def _dataset(root: Path, out: Path, fmt: str) -> int:
+def _dataset(root: Path, out: Path, fmt: str, license: str) -> int:
     from eee.export.dataset import write
 
-    done = write(root, out)
+    done = write(root, out, license)
     report = {
         "out": str(out),
         "rows": done.rows,

@@ -91,11 +91,12 @@ def main(argv: list[str]) -> int:
             return EXIT_ERRORS
         summary["written"] = [str(w) for w in written]
     reporter(args.format).result(summary, lambda: print(render(summary), end=""), ensure_ascii=True)
-    for note in res.notes:
+    for note in [*res.said, *res.notes]:
         print(f"note: {note}", file=sys.stderr)
     if res.fit is None:
         print(f"eee irt: no fit for {args.benchmark}: {res.no_fit}", file=sys.stderr)
-        return EXIT_ERRORS
+        # too few records or items is what the store holds, said (exit 2); anything else failed (1)
+        return EXIT_WARNINGS if res.too_few else EXIT_ERRORS
     return EXIT_WARNINGS if res.notes else EXIT_OK
 
 
@@ -111,8 +112,10 @@ def _ridge(text: str) -> float:
 
 
 def render(s: dict) -> str:
+    records, items = s["records"], s["items"]
     out = [
-        f"benchmark {s['benchmark']}: {s['records']} records, {s['items']} items (result {s['result'] or 'per record'})"
+        f"benchmark {s['benchmark']}: {records} record{'' if records == 1 else 's'}, {items} item"
+        f"{'' if items == 1 else 's'} (result {s['result'] or 'per record'})"
     ]
     fit = s.get("fit")
     if fit is None:

@@ -19,6 +19,7 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 from eee.catalog.table import CATALOG_DIR
 from eee.commands import EXIT_ERRORS, EXIT_OK, EXIT_WARNINGS, Parser, add_store
@@ -104,45 +105,162 @@ def pull(root: Path) -> list[str]:
     return lines
 
 
-def repro(root: Path) -> tuple[int, list[str], str]:
-    """``dvc repro`` with its output captured; returns (exit code, stages run, DVC's output).
+HEARTBEAT = 10.0  # seconds: a stage that says nothing for this long is said to be still running
+_ENDS = re.compile(r"^(Updating lock file|Stage '[^']+' didn't change|Use `dvc push`)")
 
-    Run through :mod:`eee.dvc.repro`: DVC's own command, whose stage index does not parse
-    every sidecar pointer under data/ (no stage depends on them). Each stage that starts is
-    announced on stderr as progress."""
+
+def sidecars_missing(root: Path) -> int:
+    """How many sidecars DVC keeps are not in the work tree (their pointer without its file
+    beside it): only then is there anything to fetch (the fetch reads every pointer, seconds
+    at 10,000 sidecars). One walk of data/, names only."""
     import os
 
+    from eee.store.paths import POINTER_SUFFIX
+
+    missing = 0
+    for _dirpath, _dirs, names in os.walk(root / "data"):
+        present = set(names)
+        missing += sum(1 for n in names if n.endswith(POINTER_SUFFIX) and n[: -len(".dvc")] not in present)
+    return missing
+
+
+def repro(root: Path, force: bool = False) -> tuple[int, list[str], str, dict[str, float]]:
+    """``dvc repro`` with its output captured; returns (exit code, stages run, DVC's output,
+    seconds each stage took).
+
+    Run through :mod:`eee.dvc.repro`: DVC's own command, whose stage index does not parse
+    every sidecar pointer under data/ (no stage depends on them). Progress on stderr: each
+    stage that starts, the progress lines the stages print (``EEE_PROGRESS_LINES``: see
+    :mod:`eee.reporting.progress`), and a line every :data:`HEARTBEAT` seconds a stage is
+    otherwise silent. ``force``: every stage runs (``dvc repro --force``)."""
+    import os
+    import queue
+    import threading
+    import time
+
+    from eee.reporting.progress import ENV, PREFIX
+
     env = dict(os.environ, DVC_NO_ANALYTICS="1", PYTHONUNBUFFERED="1")  # each stage announced as it starts
+    env[ENV] = "1"  # the stages' long phases print progress lines, shown below as they come
     env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")  # stages say `python`
     proc = subprocess.Popen(
-        [sys.executable, "-m", "eee.dvc.repro"],  # stock `dvc repro`, its index without data/'s pointers
+        [sys.executable, "-m", "eee.dvc.repro", *(["--force"] if force else [])],
         cwd=root,
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
     )
+    assert proc.stdout is not None
+    lines_in: queue.Queue[str | None] = queue.Queue()
+
+    def read(stream: Any) -> None:
+        for line in stream:
+            lines_in.put(line)
+        lines_in.put(None)
+
+    threading.Thread(target=read, args=(proc.stdout,), daemon=True).start()
     ran: list[str] = []
     lines: list[str] = []
-    assert proc.stdout is not None
-    for line in proc.stdout:
+    took: dict[str, float] = {}
+    current: str | None = None
+    started = said = time.monotonic()
+
+    def close(now: float) -> None:
+        nonlocal current
+        if current is not None:
+            took[current] = now - started
+            current = None
+
+    while True:
+        try:
+            line = lines_in.get(timeout=1.0)
+        except queue.Empty:
+            now = time.monotonic()
+            if current is not None and current != ALWAYS and now - said >= HEARTBEAT:
+                _say(f"  {current}: still running ({now - started:.0f} s)")
+                said = now
+            continue
+        now = time.monotonic()
+        if line is None:
+            close(now)
+            break
+        if line.startswith(PREFIX):
+            _say(f"  {current or 'dvc'}: {line[len(PREFIX) :].rstrip()}")
+            said = now
+            continue
         lines.append(line)
         m = _RUNNING.match(line)
         if m:
-            ran.append(m.group(1))
-            if m.group(1) != ALWAYS:
-                _say(f"stage {m.group(1)}")
-    return proc.wait(), ran, "".join(lines)
+            close(now)
+            current, started, said = m.group(1), now, now
+            ran.append(current)
+            if current != ALWAYS:
+                _say(f"stage {current}")
+        elif _ENDS.match(line):
+            close(now)
+    return proc.wait(), ran, "".join(lines), took
+
+
+def _outs(root: Path) -> list[str]:
+    """What the stages of dvc.yaml write (their ``outs`` and ``metrics``), as declared."""
+    import yaml
+
+    try:
+        doc = yaml.safe_load((root / "dvc.yaml").read_text(encoding="utf-8")) or {}
+    except (OSError, yaml.YAMLError):
+        return []
+    found: list[str] = []
+    for stage in (doc.get("stages") or {}).values():
+        for key in ("outs", "metrics"):
+            for out in (stage or {}).get(key) or []:
+                found.extend(out if isinstance(out, dict) else [out])
+    return [str(out) for out in found]
+
+
+def clean(root: Path) -> list[str]:
+    """``--force``: remove what the stages wrote, and the caches that let them redo only
+    what changed (kept beside their outputs under build/), so every stage builds from the
+    store alone. Only paths under build/ are removed. Returns them."""
+    import shutil
+
+    build = (root / "build").resolve()
+    removed: list[str] = []
+    for rel in _outs(root):
+        path = (root / rel).resolve()
+        if build not in path.parents:
+            continue
+        folder = path if path.is_dir() else path.parent
+        target = folder if folder != build else path  # a stage's folder with its caches, or a file of build/
+        if target.is_dir() and not target.is_symlink():
+            shutil.rmtree(target)
+        elif target.exists() or target.is_symlink():
+            target.unlink()
+        else:
+            continue
+        removed.append(target.relative_to(root.resolve()).as_posix())
+    for cache in build.glob(".*-state.json"):  # the site build's record of what it built
+        cache.unlink()
+        removed.append(cache.relative_to(root.resolve()).as_posix())
+    return removed
 
 
 def main(argv: list[str]) -> int:
     p = Parser(
         "eee pipeline",
         "Run the datastore pipeline (dvc.yaml) on a store: `dvc repro`, after initialising DVC and the local "
-        "remote when missing and fetching the sidecars. The summary goes to stdout, progress to stderr.",
+        "remote when missing and fetching the sidecars. The summary goes to stdout, progress to stderr. "
+        "Exit 0: every output written and the store clean; 2: warnings only; 1: validation errors, a stage "
+        "that failed or an output missing.",
     )
     add_store(p)
     p.add_argument("--no-pull", action="store_true", help="do not fetch sidecars from the DVC remote first")
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help="run every stage from scratch: remove the stages' outputs and caches under build/, then "
+        "`dvc repro --force`",
+    )
     args = p.parse_args(argv)
     root = args.store
     if not (root / "dvc.yaml").is_file():
@@ -150,35 +268,60 @@ def main(argv: list[str]) -> int:
         print("    hint: run it inside the datastore's checkout, or pass --store DIR", file=sys.stderr)
         return EXIT_ERRORS
     setup(root)
-    if not args.no_pull and any((root / "data").rglob("*_samples.jsonl.dvc")):
+    if not args.no_pull and sidecars_missing(root):
         pull(root)
+    if args.force:
+        removed = clean(root)
+        _say(f"--force: removed {', '.join(removed) if removed else 'nothing (no outputs yet)'}")
     _say(f"dvc repro in {root}")
-    code, ran, output = repro(root)
+    code, ran, output, took = repro(root, force=args.force)
     if code != 0:
         sys.stderr.write(output)
         _say(f"dvc repro failed (exit {code})")
         return EXIT_ERRORS
     rerun = [stage for stage in ran if stage != ALWAYS]
     print(f"[pipeline] stages run: {', '.join(rerun) if rerun else 'none (everything up to date)'}")
+    if took:
+        timings = ", ".join(f"{stage} {seconds:.1f} s" for stage, seconds in took.items())
+        print(f"[pipeline] took {sum(took.values()):.1f} s: {timings}")
     metrics = root / OUTPUTS["validation metrics"]
     errors = warnings = 0
-    if metrics.exists():
+    problems: list[str] = []
+    try:
         m = json.loads(metrics.read_text())
-        errors, warnings = m.get("errors", 0), m.get("warnings", 0)
+        errors, warnings = int(m.get("errors", 0)), int(m.get("warnings", 0))
+    except (OSError, ValueError, TypeError, AttributeError) as exc:
+        m = None
+        problems.append(f"the validation metrics {metrics} cannot be read ({exc}): the store's state is unknown")
+    if m is not None:
         print(
-            f"[pipeline] {m.get('records', 0)} records, {m.get('sidecars', 0)} sidecars, {m.get('events', 0)} events: "
-            f"{errors} errors, {warnings} warnings; by schema version {m.get('records_by_schema_version')}"
+            f"[pipeline] {_counted(m.get('records', 0), 'record')}, {_counted(m.get('sidecars', 0), 'sidecar')}, "
+            f"{_counted(m.get('events', 0), 'event')}: {_counted(errors, 'error')}, {_counted(warnings, 'warning')}; "
+            f"by schema version {m.get('records_by_schema_version')}"
         )
     for label, rel in OUTPUTS.items():
         path = root / rel
         print(f"  {label:<22} {path}{'' if path.exists() else '  (missing)'}")
+        if not path.exists():
+            problems.append(f"the {label} is missing ({path}) although every stage ran")
     if errors or warnings:
         for line in by_rule(root / OUTPUTS["validation report"], errors):
             print(line)
+    for problem in problems:
+        print(f"[pipeline] {problem}", file=sys.stderr)
+    if problems:
+        print(f"    hint: run `{_force_command()}` to build every stage again", file=sys.stderr)
+        return EXIT_ERRORS
     if errors:
         print(f"[pipeline] the store has validation errors: see {root / OUTPUTS['validation report']}", file=sys.stderr)
         return EXIT_ERRORS
     return EXIT_WARNINGS if warnings else EXIT_OK
+
+
+def _force_command() -> str:
+    from eee.reporting.shown import command
+
+    return command("pipeline", "--force")
 
 
 def report_findings(report: Path) -> list[Finding]:

@@ -90,7 +90,7 @@ def main(argv: list[str]) -> int:
 
     # the results go to the report as they come: the run keeps the counts and the findings only
     report = Streamed(SECTIONS, accepted)
-    from contextlib import ExitStack
+    from contextlib import ExitStack, nullcontext
 
     from eee.store import identity
 
@@ -98,17 +98,16 @@ def main(argv: list[str]) -> int:
     if options.repo_checks:  # a snapshot without an identity registry of its own is read with the store's
         home.enter_context(identity.home_registry(args.store))
     try:
-        if show_progress:
-            from eee.reporting.progress import bar
+        from eee.reporting.progress import shown
 
-            with bar("validating") as update:
+        cached_root = _cached_root(args.paths, options) if args.cache is not None else None
+        with shown("validating", tty=show_progress) if not args.no_progress else nullcontext() as update:
+            if cached_root is not None:
+                from eee.validation.cache import run_cached
+
+                run_cached(cached_root, options, args.cache, _digests(args.manifest), sink=report, progress=update)
+            else:
                 run(args.paths, options, progress=update, sink=report)
-        elif args.cache is not None and (cached_root := _cached_root(args.paths, options)) is not None:
-            from eee.validation.cache import run_cached
-
-            run_cached(cached_root, options, args.cache, _digests(args.manifest), sink=report)
-        else:
-            run(args.paths, options, sink=report)
         render(report, args.format)
         if args.out:
             args.out.parent.mkdir(parents=True, exist_ok=True)

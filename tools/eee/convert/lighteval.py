@@ -25,6 +25,16 @@ reads it as UTC for ``retrieved_timestamp`` (plus the run's duration), so conver
 log twice gives the same record. Only whitelisted config keys are copied (never an
 ``api_key``).
 
+A model run through an API (lighteval's ``litellm`` endpoint) is named ``provider/model``,
+and lighteval takes the first part as the provider when its config names none:
+``openrouter/openai/gpt-5.2`` is OpenAI's ``gpt-5.2`` served by OpenRouter, attributed to
+``openai/gpt-5.2`` with OpenRouter as its ``inference_platform`` (and the name it was served
+as in ``served_as``). A first-party API names its developer (``gemini/...`` is Google's); a
+router known to serve ``developer/model`` ids (OpenRouter, Together AI, Hugging Face,
+DeepInfra) is split without a doubt; any other prefix is split the same way with a warning
+that the split is a guess (and ``attribution`` says so in the record); a host's model whose
+name has no developer (``groq/llama3-70b-8192``) needs ``--model-id``.
+
 With ``--include-samples`` a task without a details file is converted without a sidecar,
 with a warning (exit code 2), as for lm-eval. Details files are read with pyarrow.
 """
@@ -126,7 +136,7 @@ def convert_file(results_file: Path, settings: Settings, batch: Batch) -> None:
     started = datetime.fromisoformat(_iso(stamp)).replace(tzinfo=UTC).timestamp()
     duration = number(_float(general.get("total_evaluation_time_secondes"))) or 0.0
     retrieved = str(int(started + duration))
-    info = _model(general, results_file, settings)
+    info = _model(general, results_file, settings, batch)
     details_dir = _details_dir(results_file, str(general.get("model_name") or ""), stamp)
     tasks = [(key, parts) for key, parts in ((k, task_parts(k)) for k in results) if parts is not None]
     averages = [k for k in results if task_parts(k) is None]
@@ -202,7 +212,54 @@ def _details_dir(results_file: Path, model_name: str, stamp: str) -> Path | None
     return results_root.parent / "details" / model_name.strip("/") / stamp
 
 
-def _model(general: dict[str, Any], file: Path, settings: Settings) -> dict[str, Any]:
+# litellm's provider prefixes (``provider/model``; lighteval takes the first part of the model's
+# name as its provider when its config names none). A first-party API names its developer
+# (as model ids write it); a router serves other developers' models under ``developer/model``.
+FIRST_PARTY = {
+    "openai": "openai",
+    "anthropic": "anthropic",
+    "gemini": "google",
+    "mistral": "mistralai",
+    "cohere": "cohere",
+    "xai": "xai",
+    "deepseek": "deepseek",
+}
+ROUTERS = ("openrouter", "together_ai", "huggingface", "deepinfra")
+
+
+def attribute(name: str, config: dict[str, Any]) -> tuple[str | None, str | None, str | None]:
+    """Who made the model an API run reached as ``name`` (lighteval's ``model_name``):
+    (``developer/model`` or None when the name holds no developer, the provider that served
+    it, what was guessed or None). ``openrouter/openai/gpt-5.2`` is OpenAI's ``gpt-5.2``
+    served by OpenRouter; ``gemini/gemini-2.0-flash`` Google's, through its own API."""
+    given = config.get("provider") if isinstance(config.get("provider"), str) and config["provider"] else None
+    parts = name.split("/")
+    if given and parts[0] != given:
+        provider, rest = given, name  # the provider named apart: the name is the model as it serves it
+    elif len(parts) >= 2:
+        provider, rest = parts[0], "/".join(parts[1:])
+    else:
+        return None, given, None
+    developer = FIRST_PARTY.get(provider)
+    if developer is not None:
+        model = rest.split("/", 1)[1] if rest.count("/") == 1 and rest.split("/", 1)[0] == provider else rest
+        if "/" not in model:
+            return f"{developer}/{model}", provider, None
+    if rest.count("/") == 1 and all(rest.split("/")):
+        if provider in ROUTERS:
+            return rest, provider, None
+        return (
+            rest,
+            provider,
+            (
+                f"{name!r} is read as {rest!r} served by {provider!r}: lighteval names the provider first, and "
+                f"{provider!r} is not a provider known here to serve developer/model ids"
+            ),
+        )
+    return None, provider, None
+
+
+def _model(general: dict[str, Any], file: Path, settings: Settings, batch: Batch | None = None) -> dict[str, Any]:
     config = general.get("model_config") if isinstance(general.get("model_config"), dict) else {}
     name = str(general.get("model_name") or config.get("model_name") or "")
     if not name:
@@ -210,18 +267,43 @@ def _model(general: dict[str, Any], file: Path, settings: Settings) -> dict[str,
     details = {key: text(config[key]) for key in MODEL_DETAILS if config.get(key) not in (None, "", {})}
     engine = platform = None
     deployment = None
+    model_id = name
     if "gpu_memory_utilization" in config:
         engine, deployment = "vllm", "self_deployed"
     elif "mem_fraction_static" in config:
         engine, deployment = "sglang", "self_deployed"
     elif "model_parallel" in config or "continuous_batching" in config:
         engine, deployment = "transformers", "self_deployed"
-    elif isinstance(config.get("provider"), str) and config["provider"]:
-        platform = "hf-inference-providers" if "org_to_bill" in config else config["provider"]
+    elif "org_to_bill" in config and isinstance(config.get("provider"), str) and config["provider"]:
+        platform, deployment = "hf-inference-providers", "externally_managed"
+    elif "api_max_retry" in config or "concurrent_requests" in config or config.get("provider"):
+        # an API run through litellm: the name is provider/model, the model perhaps developer/model
         deployment = "externally_managed"
+        found, platform, guess = attribute(name, config)
+        overridden = settings.model_id or settings.model_ids.get(name)
+        if found is None and not overridden:
+            raise InputError(
+                file,
+                "$.config_general.model_name",
+                f"model {name!r} was reached through {platform or 'an API'}, and its name says nothing of who made it",
+                "pass the model's id with --model-id DEVELOPER/MODEL (or name it in a --models FILE): "
+                "the provider is kept as its inference platform",
+            )
+        if found is not None:
+            model_id = found
+            details["served_as"] = name
+        if guess and not overridden and batch is not None:
+            details["attribution"] = "guessed from the model's name (lighteval names the provider first)"
+            batch.warn(
+                file,
+                "$.config_general.model_name",
+                guess,
+                f"if another developer made it, convert again with --model-id DEVELOPER/MODEL (the provider "
+                f"{platform!r} stays its inference platform)",
+            )
     return model_info(
         name,
-        name,
+        model_id,
         settings,
         file,
         "$.config_general.model_name",

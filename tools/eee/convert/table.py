@@ -12,7 +12,10 @@ A CSV table has a header line; a JSON table is an array of objects. Every proble
 error naming the table's line (or item) and column: a column the mapping names that the
 table lacks, a score that is not a number, a model without an id, two rows of one model
 (and setting). An empty score cell is left out of its record, with a warning; a row with
-no score at all is skipped, with a warning. Nothing is written unless every row converts.
+no score at all is skipped, with a warning; a row the mapping's ``skip`` names is left out and
+said (an entry that names no row is a warning). The mapping's ``judge`` goes into every
+result's ``metric_config.llm_scoring``. A CSV column without a name (pandas' index) is named
+by the empty string. Nothing is written unless every row converts.
 """
 
 from __future__ import annotations
@@ -37,7 +40,7 @@ from eee.convert.common import (
     record,
     sha256_text,
 )
-from eee.convert.mapping import Mapping, Metric, load_mapping, plain_id
+from eee.convert.mapping import Judge, Mapping, Metric, load_mapping, plain_id
 from eee.reporting.findings import Finding, Refused
 from eee.store.jsonpath import format_path, json_type
 
@@ -183,6 +186,8 @@ def _result(
     config["min_score"] = _limit(metric.min)
     config["max_score"] = _limit(metric.max)
     config["additional_details"] = {"table_column": metric.column}
+    if mapping.judge is not None:
+        config["llm_scoring"] = _llm_scoring(mapping.judge)
     details: dict[str, Any] = {"score": score}
     if stderr is not None:
         details["uncertainty"] = {"standard_error": {"value": stderr}}
@@ -195,6 +200,29 @@ def _result(
     }
     if setting:
         out["generation_config"] = {"additional_details": dict(setting)}
+    return out
+
+
+def _llm_scoring(judge: Judge) -> dict[str, Any]:
+    """``metric_config.llm_scoring`` of a mapping's judge."""
+    developer, name = judge.id.split("/", 1)
+    info: dict[str, Any] = {
+        "name": name,
+        "id": judge.id,
+        "developer": developer,
+        "additional_details": {
+            "deployment_type": judge.deployment_type,
+            "model_availability": judge.model_availability,
+        },
+    }
+    if judge.platform:
+        info["inference_platform"] = judge.platform
+    entry: dict[str, Any] = {"model_info": info}
+    if judge.temperature is not None:
+        entry["temperature"] = judge.temperature
+    out: dict[str, Any] = {"judges": [entry], "input_prompt": judge.prompt}
+    if judge.name:
+        out["additional_details"] = {"judge_name": judge.name}
     return out
 
 
@@ -216,7 +244,7 @@ def convert(path: Path, settings: Settings) -> Batch:
                     mapfile,
                     format_path(where),
                     f"names the column {column!r}, which the table {display(path)} does not have",
-                    "the table's columns are: " + ", ".join(repr(c) for c in columns)[:1000],
+                    _columns_hint(column, columns),
                     check="mapping",
                 )
                 for column, where in missing
@@ -232,7 +260,14 @@ def convert(path: Path, settings: Settings) -> Batch:
     seen: dict[tuple[str, ...], str] = {}
     stamp_retrieved = str(int(mapping.retrieved)) if mapping.retrieved is not None else None
     libraries = {m.library or mapping.library for m in mapping.metrics}
+    used: set[int] = set()
     for where, label, cells in rows:
+        skip = next((i for i, k in enumerate(mapping.skip) if k.matches(mapping.model_column, cells)), None)
+        if skip is not None:
+            used.add(skip)
+            name = _cell_text(cells.get(mapping.model_column)) or ""
+            batch.notes.append(f"{where}: the row of {name!r} left out, as the mapping says: {mapping.skip[skip].why}")
+            continue
         name = _cell_text(cells.get(mapping.model_column))
         if not name or len(name) > CELL_MAX_CHARS:
             errors.append(
@@ -251,7 +286,7 @@ def convert(path: Path, settings: Settings) -> Batch:
                     where,
                     mapping.model_column,
                     f"model {name!r} has no developer/model id"[:300],
-                    f"add `{name}: developer/model` under model.ids in {mapfile}"[:300],
+                    f"add `{name}: developer/model` under model.ids in {mapfile}, or in a --models FILE"[:300],
                 )
             )
             continue
@@ -304,11 +339,32 @@ def convert(path: Path, settings: Settings) -> Batch:
                 stamp_retrieved,
                 len(libraries) > 1,
             )
+    for i, k in enumerate(mapping.skip):
+        if i not in used:
+            said = f"model {k.model!r}" if k.model is not None else f"{k.column!r} {k.value!r}"
+            batch.warn(
+                mapfile,
+                format_path(k.where),
+                f"skip names {said}, which no row of {display(path)} has",
+                "remove the entry, or correct it to the table's spelling",
+            )
     if errors:
         raise Refused(errors)
     if not batch.outputs:
         raise InputError(path, "$", "no row has a score", "fill the metric columns the mapping names")
     return batch
+
+
+def _columns_hint(column: str, columns: list[str]) -> str:
+    """What to write instead of a column the table lacks; a column without a name (pandas'
+    index, which pandas reads back as 'Unnamed: 0') is named by the empty string."""
+    if "" in columns and column.startswith("Unnamed: "):
+        return 'the table\'s first column has no name (pandas calls it "Unnamed: 0"): name it column: ""'
+    import difflib
+
+    close = difflib.get_close_matches(column, columns, n=1)
+    listed = ", ".join(repr(c) for c in columns)[:1000]
+    return (f"did you mean {close[0]!r}? " if close else "") + f"the table's columns are: {listed}"
 
 
 def _cell_error(where: str, column: str, message: str, hint: str) -> Finding:

@@ -16,6 +16,7 @@ a folder this command wrote is ever replaced.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from collections import Counter
 from dataclasses import dataclass, field
@@ -26,7 +27,11 @@ from eee.reporting.findings import Finding, Refused
 
 DATA = "data"
 CARD = "README.md"
+LICENSE = "LICENSE.md"  # the terms, when the card's license is "other"
 SPLIT = "train"
+ALL = "all"  # the default config: every benchmark's results (``load_dataset(path)`` names none)
+DEFAULT_LICENSE = "other"
+LICENSE_ID = re.compile(r"^[a-z0-9][a-z0-9.+-]{0,63}$")  # the Hub's license ids (cc-by-4.0, mit, other, ...)
 
 
 @dataclass
@@ -38,7 +43,7 @@ class DatasetExport:
 
 
 def _ours(name: str) -> bool:
-    return name in (CARD, DATA)
+    return name in (CARD, DATA, LICENSE)
 
 
 def active(row: dict[str, Any]) -> str | None:
@@ -50,8 +55,10 @@ def active(row: dict[str, Any]) -> str | None:
     return None
 
 
-def write(root: Path, out: Path) -> DatasetExport:
-    """Write the dataset folder of the store at ``root`` to ``out`` (see the module docstring)."""
+def write(root: Path, out: Path, license: str = DEFAULT_LICENSE) -> DatasetExport:
+    """Write the dataset folder of the store at ``root`` to ``out`` (see the module docstring).
+    ``license``: the Hub's license id the card declares; ``other`` (the default) writes the
+    terms beside the card (``LICENSE.md``): each result keeps its source's."""
     import pyarrow.parquet as pq
 
     from eee.catalog.table import _arrow_schema, _table, check_replaceable, iter_rows
@@ -120,7 +127,9 @@ def write(root: Path, out: Path) -> DatasetExport:
             )
         for config, entry in done.configs.items():
             entry["records"] = len(records.get(config, ()))
-        (tmp / CARD).write_text(card(done, root), encoding="utf-8")
+        (tmp / CARD).write_text(card(done, root, license), encoding="utf-8")
+        if license == DEFAULT_LICENSE:
+            (tmp / LICENSE).write_text(terms(done), encoding="utf-8")
         replace_folder(tmp, out)
     finally:
         if writer is not None:
@@ -130,25 +139,38 @@ def write(root: Path, out: Path) -> DatasetExport:
     return done
 
 
-def card(done: DatasetExport, root: Path) -> str:
-    """The dataset card: YAML ``configs`` (one per benchmark), then what the dataset is.
-    Every value from the store is data: YAML-quoted in the header, escaped in the text."""
+def card(done: DatasetExport, root: Path, license: str = DEFAULT_LICENSE) -> str:
+    """The dataset card: YAML ``license`` and ``configs`` (``all``, the default, then one per
+    benchmark), then what the dataset is. Every value from the store is data: YAML-quoted in
+    the header, escaped in the text."""
     import yaml
 
     from eee.catalog.table import COLUMNS
     from eee.site.mdtext import cell, code, table, text
 
-    header = {
+    header: dict[str, Any] = {
         "pretty_name": "Every Eval Ever datastore: evaluation results",
-        "tags": ["evaluation", "benchmark", "every-eval-ever"],
-        "configs": [
+        "license": license,
+    }
+    if license == DEFAULT_LICENSE:
+        header["license_name"] = "the terms of each result's source"
+        header["license_link"] = LICENSE
+    header["tags"] = ["evaluation", "benchmark", "every-eval-ever"]
+    everything = ALL if ALL not in done.configs else f"{ALL}-benchmarks"  # never a benchmark's name
+    header["configs"] = [
+        {
+            "config_name": everything,
+            "data_files": [{"split": SPLIT, "path": f"{DATA}/*/*.parquet"}],
+            "default": True,
+        },
+        *(
             {
                 "config_name": config,
                 "data_files": [{"split": SPLIT, "path": f"{DATA}/{config}/*.parquet"}],
             }
             for config in sorted(done.configs)
-        ],
-    }
+        ),
+    ]
     front = yaml.safe_dump(header, sort_keys=False, allow_unicode=False, width=1000)
     left = ", ".join(f"{n} {why}" for why, n in sorted(done.left_out.items())) or "none"
     rows = [
@@ -165,10 +187,13 @@ def card(done: DatasetExport, root: Path) -> str:
         "",
         "```python",
         "from datasets import load_dataset",
-        f"rows = load_dataset(PATH_OR_REPO, {sorted(done.configs)[0]!r}, split={SPLIT!r})",
+        f"rows = load_dataset(PATH_OR_REPO, split={SPLIT!r})  # every benchmark: the default config, {everything!r}",
+        f"rows = load_dataset(PATH_OR_REPO, {sorted(done.configs)[0]!r}, split={SPLIT!r})  # one benchmark",
         "```",
         "",
         "## Configs",
+        "",
+        f"`{everything}` (the default) holds every benchmark's results; each other config one benchmark's.",
         "",
         table(["config", "benchmark", "records", "results"], rows),
         "",
@@ -179,5 +204,32 @@ def card(done: DatasetExport, root: Path) -> str:
         "",
         table(["column", "type", "what it holds"], columns),
         "",
+        "## License",
+        "",
+        (
+            f"Each result re-represents one published by its source (the `source_*` columns), under that "
+            f"source's terms: see [{LICENSE}]({LICENSE})."
+            if license == DEFAULT_LICENSE
+            else f"`{license}`, as the exporter declared it (`eee export hf-dataset --license`)."
+        ),
+        "",
     ]
     return "---\n" + front + "---\n\n" + "\n".join(body)
+
+
+def terms(done: DatasetExport) -> str:
+    """``LICENSE.md`` of a dataset whose card says ``license: other``."""
+    return "\n".join(
+        [
+            "# Terms",
+            "",
+            "This dataset gathers evaluation results that others published first: leaderboards, papers and "
+            "harness logs. Each row names where its result comes from (`source_name`, `source_organization`, "
+            "`source_type`, and the record's `source_metadata`); the result is used under the terms of that "
+            "source, which this export does not change. The store's own descriptions of the results (ids, "
+            "statuses, canonical names) carry no further restriction.",
+            "",
+            f"{done.rows:,} results from {len(done.configs)} benchmark(s).",
+            "",
+        ]
+    )

@@ -7,8 +7,11 @@ read back with its parser (``yaml.safe_load`` and ``parse_eval_result_entries``)
 is written: what the Hub reads is what was meant. One file per benchmark and variant (the
 Hub task and the metric, when a benchmark has more than one); one entry per active result
 of the model (every spelling the identity registry makes one model), each with the date of
-the evaluation and a link back to the record's page on the published site (``site_url`` of
-mkdocs.yml).
+the evaluation and a link back to the record's page on the published site (``site_url``, a
+setting of the store: ``governance/settings.yaml``; unset, no entry links anywhere, never to
+a placeholder). Results of one benchmark, task and metric that differ in split or
+perturbation (HELM's valid and test, robustness and fairness) are variants: a file each,
+their notes say which.
 
 The Hub accepts benchmark datasets it knows only, so a benchmark maps to a Hub dataset (and
 its results to task ids) in the identity registry (``hub`` in
@@ -121,19 +124,7 @@ def build(root: Path, model: str) -> EvalExport:
     names = read_names(root)
     ledger = read_ledger(root)
     config = read_config(root)
-    site_url = config.get("site_url")
-    if not isinstance(site_url, str) or not site_url.startswith(("https://", "http://")):
-        raise Refused(
-            [
-                Finding(
-                    "mkdocs.yml",
-                    "$.site_url",
-                    "mkdocs.yml names no site_url: every exported result links back to its record's page there",
-                    "set site_url to the address the site is published at",
-                    check="output",
-                )
-            ]
-        )
+    site_url = site_address(root)
     site_name = str(config.get("site_name") or "Every Eval Ever datastore")
     opts = ((config.get("extra") or {}).get("catalogue") or {}) if isinstance(config.get("extra"), dict) else {}
     limit = int(opts.get("record_pages", 2000)) if isinstance(opts, dict) else 2000
@@ -160,7 +151,8 @@ def build(root: Path, model: str) -> EvalExport:
             continue
         out.records += 1
         own = named <= limit or bool(getattr(state, "history", None))
-        link = published_record_url(site_url, uuid, own, directory_urls)
+        link = published_record_url(site_url, uuid, own, directory_urls) if site_url else None
+        details = _result_details(doc)
         for row in rows_for(uuid, rel, doc, declared, read_as, filled, ledger, names):
             bench = row["benchmark_canonical"] or row["benchmark"]
             mapping = names.hub(bench)
@@ -179,33 +171,81 @@ def build(root: Path, model: str) -> EvalExport:
             library = " ".join(
                 str(x) for x in (row["eval_library"], row["eval_library_version"]) if x and x != "unknown"
             )
-            notes = f"{metric}" + (f" ({library})" if library else "") + f"; Every Eval Ever record {uuid}"
+            variant = _variant(row, details)
+            notes = (
+                f"{metric}"
+                + (f", {variant}" if variant else "")
+                + (f" ({library})" if library else "")
+                + f"; Every Eval Ever record {uuid}"
+            )
             entry = hub.EvalResultEntry(
                 dataset_id=mapping["dataset"],
                 task_id=task,
                 value=row["score"],
                 date=_iso(row["evaluation_timestamp"]),
                 source_url=link,
-                source_name=site_name,
+                source_name=site_name if link else None,  # the Hub's entry names a source only with its address
                 notes=notes,
             )
-            variants[(bench, task, metric)].append((row["evaluation_timestamp_raw"] or "", uuid, entry))
+            variants[(bench, task, metric, variant)].append((row["evaluation_timestamp_raw"] or "", uuid, entry))
     tasks_of: dict[str, set[str]] = defaultdict(set)
     metrics_of: dict[tuple[str, str], set[str]] = defaultdict(set)
-    for bench, task, metric in variants:
+    kinds_of: dict[tuple[str, str, str], set[str]] = defaultdict(set)
+    for bench, task, metric, variant in variants:
         tasks_of[bench].add(task)
         metrics_of[(bench, task)].add(metric)
+        kinds_of[(bench, task, metric)].add(variant)
     from eee.site.mdtext import slug
 
-    for (bench, task, metric), found in sorted(variants.items()):
+    for (bench, task, metric, variant), found in sorted(variants.items()):
         parts = [bench]
         if len(tasks_of[bench]) > 1:
             parts.append(task)
         if len(metrics_of[(bench, task)]) > 1:
             parts.append(metric)
+        if len(kinds_of[(bench, task, metric)]) > 1:
+            parts.append(variant or "main")
         name = slug("--".join(parts)) + ".yaml"
         out.files[name] = [entry for _, _, entry in sorted(found, key=lambda f: (f[0], f[1]))]
     return out
+
+
+def site_address(root: Path) -> str | None:
+    """The address the store's site is published at (``site_url`` in the store's settings,
+    ``governance/settings.yaml``), or None: then no exported result links to a site."""
+    from eee.store import settings
+    from eee.store.tree import WorkTree
+
+    try:
+        return settings.read(WorkTree(str(root))).site_url
+    except settings.SettingsProblem as exc:
+        raise Refused([Finding(settings.SETTINGS_PATH, exc.pointer, exc.message, exc.hint, check="settings")]) from None
+
+
+_VARIANT_KEYS = (("split", "split"), ("perturbation", "perturbation"), ("perturbation_computed_on", "computed on"))
+
+
+def _result_details(doc: dict[str, Any]) -> dict[str, dict[str, str]]:
+    """evaluation_result_id -> what sets the result apart within its evaluation: the split
+    and the perturbation a harness names (HELM's valid, test, robustness, fairness)."""
+    out: dict[str, dict[str, str]] = {}
+    for result in doc.get("evaluation_results") or []:
+        if not isinstance(result, dict) or not isinstance(result.get("evaluation_result_id"), str):
+            continue
+        score = result.get("score_details") if isinstance(result.get("score_details"), dict) else {}
+        details = score.get("details") if isinstance(score.get("details"), dict) else {}
+        out[result["evaluation_result_id"]] = {
+            label: str(details[k])
+            for k, label in _VARIANT_KEYS
+            if isinstance(details.get(k), (str, int)) and details[k]
+        }
+    return out
+
+
+def _variant(row: dict[str, Any], details: dict[str, dict[str, str]]) -> str:
+    """What tells this result apart from the other results of its benchmark, task and metric:
+    its split and perturbation (the results the registry maps to one task are one evaluation)."""
+    return ", ".join(f"{k} {v}" for k, v in (details.get(row.get("evaluation_result_id") or "") or {}).items())
 
 
 def write(out_dir: Path, export: EvalExport) -> tuple[list[Path], list[str]]:

@@ -1013,3 +1013,8 @@ def tree_id(commit: str, cwd: Where = None) -> str | None:
 def tree_object(sha: str, cwd: Where = None) -> bytes:
     """The raw bytes of the tree object ``sha`` (``git cat-file tree``), b"" when git cannot read it."""
     return _output("cat-file", "tree", sha, cwd=cwd) or b""
+
+
+def last_commit_time(cwd: Where = None) -> str:
+    """The committer time of HEAD (seconds since the epoch, as git prints it), "" without one."""
+    return git("log", "-1", "--format=%ct", cwd=cwd, check=False).decode(errors="replace").strip()

@@ -338,7 +338,7 @@ def naming_findings(
             Finding(
                 file,
                 "$",
-                f"{clash[0]!r} {clash_text(clash[0].rsplit('/', 1)[-1], name)} {folder}/{name!r} in the tree",
+                f"{clash[0]!r} {clash_text(clash[0].rsplit('/', 1)[-1], name)} {f'{folder}/{name}'!r} in the tree",
                 CLASH_HINT,
                 check="layout",
             )

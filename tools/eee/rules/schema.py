@@ -50,6 +50,24 @@ def _hint(kind: str, path: list[Any], message: str, version: str) -> str | None:
     return None
 
 
+def _with_values(hint: str | None, shape: Shape, path: list[Any], field: Any) -> str | None:
+    """A missing field's hint with the values it may take, when the schema lists them, and
+    the fields it needs, when it is an object that requires some."""
+    here = shape.at([*path, field]) if isinstance(field, str) else None
+    if here is None:
+        return hint
+    extra = ""
+    if here.values:
+        extra = "; allowed values: " + ", ".join(json.dumps(v, ensure_ascii=False) for v in here.values)
+    elif here.required:
+        parts = []
+        for name in sorted(here.required):
+            values = here.props[name].values if name in here.props else ()
+            parts.append(f"{name} ({' | '.join(map(str, values))})" if values else name)
+        extra = "; it needs " + ", ".join(parts)
+    return (hint or f"add {field!r}") + extra
+
+
 def _brief(value: Any) -> str:
     """A short rendering of an offending value for a one-line message."""
     if isinstance(value, dict):
@@ -181,12 +199,15 @@ def schema_findings(
         if kind == "AdditionalProperties" and shape is not None:
             out.extend(_unexpected(err, path, doc, shape, renames, file, version, line))
             continue
+        hint = _hint(kind, path, err.message, version)
+        if kind == "Required" and shape is not None:
+            hint = _with_values(hint, shape, path, getattr(err.kind, "property", None))
         out.append(
             Finding(
                 file=file,
                 pointer=format_path(path),
                 message=f"{_message(err, kind)} (schema {version})",
-                hint=_hint(kind, path, err.message, version),
+                hint=hint,
                 line=line,
                 check="schema",
             )
@@ -300,7 +321,7 @@ def document_findings(
 class Shape:
     """The fields one place of a schema declares, and the shapes of their values."""
 
-    __slots__ = ("extra", "items", "live", "live_keys", "names", "open", "props", "required")
+    __slots__ = ("extra", "items", "live", "live_keys", "names", "open", "props", "required", "values")
 
     def __init__(self) -> None:
         self.props: dict[str, Shape] = {}
@@ -311,6 +332,7 @@ class Shape:
         self.live = False  # this place or one below it is open: worth walking
         self.live_keys: tuple[tuple[str, Shape], ...] = ()
         self.required: frozenset[str] = frozenset()  # required whichever branch applies
+        self.values: tuple[Any, ...] = ()  # the values allowed here, when the schema lists them (enum)
 
     def at(self, path: list[Any] | tuple[Any, ...]) -> Shape | None:
         """The shape of the value at ``path`` below this place (None where nothing is declared)."""
@@ -399,6 +421,8 @@ def build_shape(schema: dict[str, Any]) -> Shape:
         shape.required = frozenset().union(*(_always_required(node, schema) for node in nodes))
         shape.props = {name: build(subs, depth + 1) for name, subs in props.items()}
         shape.names = frozenset(shape.props)
+        enums = [s["enum"] for s in gathered if isinstance(s.get("enum"), list)]
+        shape.values = tuple(v for v in enums[0] if all(v in e for e in enums[1:])) if enums else ()
         items = [s["items"] for s in gathered if isinstance(s.get("items"), dict)]
         shape.items = build(items, depth + 1) if items else None
         extra = [s["additionalProperties"] for s in gathered if isinstance(s.get("additionalProperties"), dict)]

@@ -27,7 +27,10 @@ import says so, from the import manifest (:func:`import_provenance`).
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
 import json
+import os
 import re
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterator
@@ -39,6 +42,7 @@ from eee.catalog.table import CATALOG_DIR, catalog_present, read_catalog
 from eee.governance import STATUSES
 from eee.governance.status import Ledger
 from eee.rules.ledger import read_ledger
+from eee.site.cataloguecache import PagesCache, digest
 from eee.site.context import GeneratedPage, SiteContext, group_key, group_page
 from eee.site.mdtext import number, slug, url
 from eee.site.render import render
@@ -336,6 +340,14 @@ def _benchmark_pages(
             leaderboards=leaderboards_html(ctx, s.name, page) if n == 1 else "",
         )
         yield GeneratedPage(page, md, in_nav=listed and n == 1)
+
+
+def _leaderboards_digest(root: Path, benchmark: str) -> str:
+    """The sha256 of a benchmark's leaderboards file ("" when there is none): part of its pages' key."""
+    try:
+        return hashlib.sha256((root / leaderboard_file(benchmark)).read_bytes()).hexdigest()
+    except OSError:
+        return ""
 
 
 def leaderboard_file(benchmark: str) -> str:
@@ -695,64 +707,246 @@ class CatalogueResult:
     examples: dict[str, list[str]]  # schema version -> a few record uuids that have pages
     records_by_version: dict[str, int]
     not_in_nav: list[str]  # gitignore-style patterns of the pages reachable by links only
+    kept: list[str] = field(default_factory=list)  # pages the last run wrote, left as they are (:mod:`cataloguecache`)
 
 
-def generate(ctx: SiteContext, opts: Options, parquet: list[str] | None = None) -> CatalogueResult:
-    """Every catalogue page. Fills ``ctx.record_pages`` first, so links agree with pages."""
+class _Source:
+    """The catalogue rows: the pipeline's Parquet folder, read a benchmark at a time, or
+    (without it) the table built from the store."""
+
+    def __init__(self, root: Path, ledger: Ledger) -> None:
+        path = root / PARQUET
+        self.parquet: Path | None = path if catalog_present(path) else None
+        self.table: Any = None
+        self.origin = PARQUET
+        if self.parquet is None:
+            from eee.catalog.table import build
+
+            self.table, _skipped = build(root, ledger=ledger)
+            self.origin = ""
+
+    def read(self, columns: list[str], folders: list[str] | None = None, uuids: list[str] | None = None) -> Any:
+        """The rows of the benchmark ``folders`` (default: all), of the records ``uuids`` if
+        given: ``columns`` of them."""
+        import pyarrow.compute as pc
+
+        if self.parquet is not None:
+            table = self._files(columns, folders)
+        else:
+            table = self.table
+            if folders is not None:
+                table = table.filter(pc.is_in(table["benchmark"], value_set=_strings(folders)))
+            table = table.select(columns)
+        if uuids is not None:
+            table = table.filter(pc.is_in(table["record_uuid"], value_set=_strings(uuids)))
+        return table
+
+    def _files(self, columns: list[str], folders: list[str] | None) -> Any:
+        """The partitions' files read one by one with the Parquet reader alone (the dataset
+        layer imports pandas, ~0.7 s at every run); read as a dataset when a file is not as
+        this expects."""
+        import urllib.parse
+
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        assert self.parquet is not None
+        wanted = None if folders is None else set(folders)
+        own = [c for c in columns if c != "benchmark"]
+        parts = []
+        try:
+            for entry in sorted(os.scandir(self.parquet), key=lambda e: e.name):
+                if not entry.name.startswith("benchmark=") or not entry.is_dir(follow_symlinks=False):
+                    continue
+                folder = urllib.parse.unquote(entry.name.split("=", 1)[1])
+                if wanted is not None and folder not in wanted:
+                    continue
+                for name in sorted(os.listdir(entry.path)):
+                    if name.endswith(".parquet"):
+                        part = pq.ParquetFile(os.path.join(entry.path, name)).read(columns=own)
+                        if "benchmark" in columns:
+                            part = part.append_column("benchmark", _strings([folder] * part.num_rows))
+                        parts.append(part.select(columns))
+            if parts:
+                return pa.concat_tables(parts)
+        except (OSError, KeyError, ValueError, pa.ArrowException):
+            pass
+        import pyarrow.compute as pc
+
+        return read_catalog(
+            self.parquet, columns=columns, filter=None if folders is None else pc.field("benchmark").isin(folders)
+        )
+
+    def rows(self, folders: list[str] | None = None, uuids: list[str] | None = None) -> list[dict[str, Any]]:
+        """The rows of ``folders`` (or of the records ``uuids``), in the order the pages list them."""
+        table = self.read(list(WANTED), folders, uuids)
+        if not table.num_rows:
+            return []
+        return table.sort_by([(c, "ascending") for c in ("benchmark", "developer", "model", "record_path")]).to_pylist()
+
+
+def _strings(values: list[str]) -> Any:
+    """A pyarrow string array built from its buffers: building one from Python values
+    imports pandas (pyarrow's check for pandas types), ~0.7 s at every run."""
+    import array
+
+    import pyarrow as pa
+
+    data = [v.encode("utf-8") for v in values]
+    offsets = array.array("i", [0])
+    for d in data:
+        offsets.append(offsets[-1] + len(d))
+    return pa.StringArray.from_buffers(len(data), pa.py_buffer(offsets.tobytes()), pa.py_buffer(b"".join(data)))
+
+
+def _by_record(rows: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    out: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for r in rows:
+        out[r["record_uuid"]].append(r)
+    return out
+
+
+def _identity_digest(root: Path) -> str:
+    """The identity registry's files (the catalogue's canonical columns come from it)."""
+    import hashlib
+
+    from eee.store.identity import IDENTITY_DIR
+
+    h = hashlib.sha256()
+    folder = root / IDENTITY_DIR
+    for path in sorted(folder.glob("*")) if folder.is_dir() else []:
+        if path.is_file() and not path.is_symlink():
+            h.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+def _history_digest(ledger: Ledger, uuids: set[str]) -> str:
+    """What the pages of the records with a governance history show of it: each record's
+    state, and each event's commit and verified signer."""
+    return digest(
+        [
+            [
+                uuid,
+                ledger.state(uuid).to_dict(),
+                [[ledger.entry(e), ledger.signer(e)] for e in ledger.state(uuid).history],
+            ]
+            for uuid in sorted(uuids)
+        ]
+    )
+
+
+def generate(
+    ctx: SiteContext, opts: Options, parquet: list[str] | None = None, cache: PagesCache | None = None
+) -> CatalogueResult:
+    """Every catalogue page. Fills ``ctx.record_pages`` first, so links agree with pages.
+    ``cache``: what the last run made each page from; a page whose inputs did not change is
+    not rendered again but kept (:attr:`CatalogueResult.kept`)."""
     import pyarrow.compute as pc
 
+    from eee.catalog.table import code_version
+
+    cache = cache or PagesCache.off(ctx.root)
     ledger = read_ledger(ctx.root)
-    table_, origin = load_table(ctx.root, ledger)
-    uuids = set(pc.unique(table_["record_uuid"]).to_pylist()) if table_.num_rows else set()
+    source = _Source(ctx.root, ledger)
+    index = source.read(["record_uuid", "benchmark", "benchmark_canonical"])
+    uuid_column = index["record_uuid"].to_pylist()
+    uuids = set(uuid_column)
     # a page or a section only for a file named by a canonical uuid (the validator reports
     # any other name); such a file's rows link to it in the repository
     named = {u for u in uuids if UUID4_RE.match(u)}
     with_history = {u for u, st in ledger.states.items() if st.history and u in named}
-    ctx.record_pages = set(named) if len(named) <= opts.record_pages else with_history
+    own_all = len(named) <= opts.record_pages
+    ctx.record_pages = set(named) if own_all else with_history
     ctx.grouped = named - ctx.record_pages  # listed on shared pages, one section each
     imports = import_provenance(ctx.root)
-    searchable = table_.num_rows <= opts.search_rows
-
-    if table_.num_rows:
-        import pyarrow as pa
-
-        # one page per canonical benchmark: the folders of its aliases are listed with it
-        listed_as = pc.coalesce(table_["benchmark_canonical"], table_["benchmark"])
-        table_ = table_.append_column("_listed_as", pa.array(listed_as.to_pylist(), pa.string()))
-        table_ = table_.sort_by(
-            [(c, "ascending") for c in ("_listed_as", "benchmark", "developer", "model", "record_path")]
-        )
-    names = table_["_listed_as"].to_pylist() if table_.num_rows else []
-    listed = len(set(names)) <= NAV_BENCHMARKS
-    pages: list[GeneratedPage] = []
-    summaries: list[Summary] = []
-    kept: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    sections: dict[str, list[tuple[str, str]]] = defaultdict(list)
-    by_version: dict[str, set[str]] = defaultdict(set)
-    start = 0
-    while start < len(names):
-        end = start
-        while end < len(names) and names[end] == names[start]:
-            end += 1
-        rows = table_.slice(start, end - start).to_pylist()
-        tell_apart(rows)
-        s = Summary.of(names[start], rows)
-        files = [f for folder in sorted({r["benchmark"] for r in rows}) for f in partitions(parquet, folder)]
-        pages += _benchmark_pages(ctx, s, rows, opts, searchable, listed, files, len(ctx.record_pages) < len(uuids))
-        summaries.append(s)
-        grouped: dict[str, list[dict[str, Any]]] = defaultdict(list)
-        for r in rows:
-            by_version[str(r.get("schema_version"))].add(r["record_uuid"])
-            if r["record_uuid"] in ctx.record_pages:
-                kept[r["record_uuid"]].append(r)
-            elif r["record_uuid"] in ctx.grouped:
-                grouped[r["record_uuid"]].append(r)
-        for uuid, own in grouped.items():  # a record's rows all lie in its benchmark
-            sections[group_key(uuid)].append((uuid, record_section(ctx, uuid, own)))
-        start = end
+    searchable = index.num_rows <= opts.search_rows
+    # one page per canonical benchmark: the folders of its aliases are listed with it
+    folders_of: dict[str, set[str]] = defaultdict(set)
+    if index.num_rows:
+        listed_as = pc.coalesce(index["benchmark_canonical"], index["benchmark"]).to_pylist()
+        for name, folder in zip(listed_as, index["benchmark"].to_pylist(), strict=True):
+            folders_of[name].add(folder)
+    del index, uuid_column
+    listed = len(folders_of) <= NAV_BENCHMARKS
+    limited = len(ctx.record_pages) < len(uuids)
     highlight = len(ctx.record_pages) <= opts.highlight_records
-    signed_by = _signers(ctx, ledger, [u for u in kept if u in with_history])
-    for uuid, rows in kept.items():
+    signed_by = _signers(ctx, ledger, sorted(with_history))
+    cache.start(
+        ctx.root,
+        dataclasses.asdict(opts),
+        [searchable, listed, limited, highlight, own_all],
+        _history_digest(ledger, with_history),
+        [ctx.repo_url, ctx.branch, ctx.use_directory_urls, parquet or []],
+        code_version(),
+        _identity_digest(ctx.root),
+        imports,
+    )
+    pages: list[GeneratedPage] = []
+    kept: list[str] = []
+    summaries: list[Summary] = []
+    by_version: dict[str, set[str]] = defaultdict(set)
+    own: dict[str, list[dict[str, Any]]] = {}  # record pages to render: uuid -> rows
+    members: dict[str, dict[str, str]] = defaultdict(dict)  # shared page key -> {uuid: record key}
+    sections: dict[str, str] = {}  # sections rendered now
+    from eee.reporting.progress import lines, lines_wanted
+
+    update = lines("catalogue pages, benchmarks") if lines_wanted() else None
+    for done, name in enumerate(sorted(folders_of)):
+        if update is not None:
+            update(done, len(folders_of))
+        folders = sorted(folders_of[name])
+        files = [f for folder in folders for f in partitions(parquet, folder)]
+        # the benchmark's leaderboards (the analysis stage's) are on its page: their bytes are in its key
+        key = cache.group_key(folders, [*files, _leaderboards_digest(ctx.root, name)])
+        old = cache.kept_group(name, key)
+        if old is not None:
+            s = Summary(**{**old["summary"], "statuses": Counter(old["summary"]["statuses"])})
+            for version, us in old["versions"].items():
+                by_version[version].update(us)
+            kept.extend(old["pages"])
+            kept.extend(f"catalogue/records/{uuid}.md" for uuid in old["own"])
+            for uuid, record_key in old["sections"].items():
+                members[group_key(uuid)][uuid] = record_key
+            cache.groups[name] = old
+            summaries.append(s)
+            continue
+        rows = source.rows(folders)
+        tell_apart(rows)
+        s = Summary.of(name, rows)
+        made = list(_benchmark_pages(ctx, s, rows, opts, searchable, listed, files, limited))
+        pages += made
+        summaries.append(s)
+        entry: dict[str, Any] = {
+            "key": key,
+            "summary": {**dataclasses.asdict(s), "statuses": dict(s.statuses)},
+            "pages": [p.src_uri for p in made],
+            "own": {},
+            "sections": {},
+        }
+        versions: dict[str, set[str]] = defaultdict(set)
+        for r in rows:
+            versions[str(r.get("schema_version"))].add(r["record_uuid"])
+        for uuid, record_rows in _by_record(rows).items():  # a record's rows all lie in its benchmark
+            if uuid not in named:
+                continue
+            record_key = cache.record_key(uuid, record_rows[0]["record_path"], ledger.record_fields(uuid))
+            if uuid in ctx.record_pages:
+                entry["own"][uuid] = record_key
+                page = f"catalogue/records/{uuid}.md"
+                if cache.kept_record(name, "own", uuid) == record_key and (cache.out / page).is_file():
+                    kept.append(page)
+                else:
+                    own[uuid] = record_rows
+            else:
+                entry["sections"][uuid] = record_key
+                members[group_key(uuid)][uuid] = record_key
+                if cache.kept_record(name, "sections", uuid) != record_key:
+                    sections[uuid] = record_section(ctx, uuid, record_rows)
+        for version, us in versions.items():
+            by_version[version].update(us)
+        entry["versions"] = {v: sorted(us) for v, us in versions.items()}
+        cache.groups[name] = entry
+    for uuid, rows in own.items():
         pages.append(
             record_page(
                 ctx,
@@ -765,19 +959,61 @@ def generate(ctx: SiteContext, opts: Options, parquet: list[str] | None = None) 
                 signed_by,
             )
         )
-    pages += group_pages(ctx, sections, opts.record_pages)
+    if update is not None:
+        update(len(folders_of), len(folders_of))
+    pages += _shared_pages(ctx, cache, source, members, sections, opts.record_pages, kept)
     examples = {v: sorted(u for u in us if u in ctx.record_pages)[:3] for v, us in by_version.items()}
     pages.append(
         GeneratedPage(
             "catalogue/index.md",
             index_page(
-                ctx, summaries, ledger, with_history, origin, len(uuids), opts, _published(ctx, parquet), len(sections)
+                ctx,
+                summaries,
+                ledger,
+                with_history,
+                source.origin,
+                len(uuids),
+                opts,
+                _published(ctx, parquet),
+                len(members),
             ),
         )
     )
     nav = [s.page for s in summaries] if listed else []
     hidden = ["/catalogue/records/", "/catalogue/benchmarks/*/page-*.md" if listed else "/catalogue/benchmarks/"]
-    return CatalogueResult(pages, nav, examples, {v: len(us) for v, us in by_version.items()}, hidden)
+    return CatalogueResult(pages, nav, examples, {v: len(us) for v, us in by_version.items()}, hidden, kept)
+
+
+def _shared_pages(
+    ctx: SiteContext,
+    cache: PagesCache,
+    source: _Source,
+    members: dict[str, dict[str, str]],
+    fresh: dict[str, str],
+    limit: int,
+    kept: list[str],
+) -> list[GeneratedPage]:
+    """The shared records pages whose sections changed (the others are kept); a section
+    neither rendered now nor kept from the last run is rendered from its rows."""
+
+    stale: dict[str, dict[str, str | None]] = {}
+    for key in sorted(members):
+        now = digest(sorted(members[key].items()))
+        cache.shared[key] = now
+        page = f"catalogue/records/group-{key}.md"
+        if cache.kept_shared(key, now) and (cache.out / page).is_file():
+            kept.append(page)
+            continue
+        old = cache.old_sections(key)
+        stale[key] = {uuid: fresh.get(uuid, old.get(uuid)) for uuid in members[key]}
+    missing = [uuid for texts in stale.values() for uuid, text in texts.items() if text is None]
+    if missing:
+        for uuid, rows in _by_record(source.rows(uuids=missing)).items():
+            tell_apart(rows)
+            stale[group_key(uuid)][uuid] = record_section(ctx, uuid, rows)
+    for key, texts in stale.items():
+        cache.sections[key] = {uuid: text or "" for uuid, text in texts.items()}
+    return group_pages(ctx, {key: sorted(texts.items()) for key, texts in stale.items()}, limit)  # type: ignore[misc]
 
 
 def index_page(

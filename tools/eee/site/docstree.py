@@ -96,8 +96,10 @@ def _files(folder: Path) -> list[Path]:
     return sorted(p for p in folder.rglob("*") if p.is_file() and not p.is_symlink()) if folder.is_dir() else []
 
 
-def write(root: Path, out: Path | None = None, nav_file: Path | None = None) -> Written:
-    """Write every page of the site of the store at ``root`` into ``out`` (build/docs)."""
+def write(root: Path, out: Path | None = None, nav_file: Path | None = None, cached: bool = True) -> Written:
+    """Write every page of the site of the store at ``root`` into ``out`` (build/docs).
+    ``cached``: the catalogue's pages whose inputs did not change since the last run are
+    kept as they are (:mod:`eee.site.cataloguecache`), not made again."""
     started = time.perf_counter()
     root = root.resolve()
     out = (out or root / OUT).resolve()
@@ -106,8 +108,10 @@ def write(root: Path, out: Path | None = None, nav_file: Path | None = None) -> 
     analysis = [p.relative_to(root / ANALYSIS_SOURCE).as_posix() for p in _files(root / ANALYSIS_SOURCE)]
     parquet = [p.relative_to(root / CATALOG_SOURCE).as_posix() for p in _files(root / CATALOG_SOURCE)]
     parquet = [p for p in parquet if p.endswith(".parquet")]
+    from eee.site.cataloguecache import PagesCache
     from eee.store.schemas import RegistryError
 
+    cache = PagesCache.beside(root, out) if cached else PagesCache.off(out)
     try:
         gen = generate(
             root,
@@ -117,6 +121,7 @@ def write(root: Path, out: Path | None = None, nav_file: Path | None = None) -> 
             bool(config.get("use_directory_urls", True)),
             analysis=[f"{ANALYSIS_DIR}/{p}" for p in analysis if p.endswith(".md")],
             parquet=[f"{CATALOG_DIR}/{p}" for p in parquet],
+            cache=cache,
         )
     except RegistryError as exc:
         raise Refused(
@@ -156,17 +161,25 @@ def write(root: Path, out: Path | None = None, nav_file: Path | None = None) -> 
         put(f"{ANALYSIS_DIR}/{rel}", data, source)
     for rel in parquet:
         put(f"{CATALOG_DIR}/{rel}", (root / CATALOG_SOURCE / rel).read_bytes(), f"{CATALOG_SOURCE}/{rel}")
-    changed = sync(out, contents)
-    _write_nav(nav_file, gen)
-    pages = sum(1 for rel in written if rel.endswith(".md"))
-    return Written(out, nav_file, pages, len(written), time.perf_counter() - started, changed)
+    for rel in gen.kept:
+        if rel in written:
+            raise Refused(
+                Finding(written[rel], "$", f"{rel} is written twice (also kept from the last run)", check="site")
+            )
+    cache.forget()  # a run that fails while writing leaves no record: the next one makes every page
+    changed = sync(out, contents, set(gen.kept))
+    _write_nav(nav_file, gen, _site_url(root))
+    cache.save()
+    pages = sum(1 for rel in written if rel.endswith(".md")) + len(gen.kept)
+    return Written(out, nav_file, pages, len(written) + len(gen.kept), time.perf_counter() - started, changed)
 
 
-def sync(out: Path, contents: dict[str, bytes]) -> int:
-    """Make the folder ``out`` hold exactly ``contents`` (site path -> bytes): a file whose
-    bytes are already there is left alone (its mtime too, so MkDocs' and DVC's checks of it
-    stay cheap), a changed one is written through a temporary file and renamed, and files
-    and folders not in ``contents`` are removed. Returns how many files were written."""
+def sync(out: Path, contents: dict[str, bytes], keep: set[str] | None = None) -> int:
+    """Make the folder ``out`` hold exactly ``contents`` (site path -> bytes) and the files
+    ``keep`` names as they are: a file whose bytes are already there is left alone (its mtime
+    too, so MkDocs' and DVC's checks of it stay cheap), a changed one is written through a
+    temporary file and renamed, and files and folders in neither are removed. Returns how
+    many files were written."""
     out.mkdir(parents=True, exist_ok=True)
     changed = 0
     for rel, data in contents.items():
@@ -184,7 +197,7 @@ def sync(out: Path, contents: dict[str, bytes]) -> int:
             shutil.rmtree(target)
         replace_file(tmp, target)
         changed += 1
-    wanted = set(contents)
+    wanted = set(contents) | (keep or set())
     folders = {rel.rsplit("/", 1)[0] for rel in wanted if "/" in rel}
     folders |= {f.rsplit("/", i)[0] for f in list(folders) for i in range(1, f.count("/") + 1)}
     for dirpath, dirs, names in os.walk(out, topdown=False):
@@ -205,16 +218,30 @@ def sync(out: Path, contents: dict[str, bytes]) -> int:
     return changed
 
 
-def _write_nav(path: Path, gen: Generated) -> None:
+def _site_url(root: Path) -> str | None:
+    """The store's ``site_url`` setting (None when unset)."""
+    from eee.store import settings
+    from eee.store.tree import WorkTree
+
+    try:
+        return settings.read(WorkTree(str(root))).site_url
+    except settings.SettingsProblem as exc:
+        raise Refused(Finding(settings.SETTINGS_PATH, exc.pointer, exc.message, exc.hint, check="settings")) from None
+
+
+def _write_nav(path: Path, gen: Generated, site_url: str | None = None) -> None:
     """The navigation and the pages reachable by links only, as a configuration that
-    mkdocs.yml inherits (``INHERIT: build/site-nav.yml``)."""
+    mkdocs.yml inherits (``INHERIT: build/site-nav.yml``); with the store's ``site_url``
+    setting when it has one."""
     import yaml
 
     outline = [e for e in NAV if "analysis/index.md" not in e.values() or gen.nav.get("analysis/index.md")]
-    data = {
+    data: dict[str, Any] = {
         "nav": expand_nav(outline, gen.nav),
         "not_in_nav": "\n".join(gen.not_in_nav) + "\n",
     }
+    if site_url:
+        data["site_url"] = site_url
     text = (
         "# Written by `eee site pages` (tools/eee/site/docstree.py); mkdocs.yml inherits it. Not committed.\n"
         + yaml.safe_dump(data, sort_keys=False, allow_unicode=True)

@@ -62,6 +62,7 @@ class Generated:
     included: list[str]  # repository paths published as they are
     nav: dict[str, list[Any]] = field(default_factory=dict)  # nav entry -> children to add
     not_in_nav: list[str] = field(default_factory=list)  # patterns of pages reachable by links only
+    kept: list[str] = field(default_factory=list)  # pages the last run wrote, left as they are
     published: set[str] = field(init=False)
 
     def __post_init__(self) -> None:
@@ -144,13 +145,15 @@ def generate(
     use_directory_urls: bool = True,
     analysis: list[str] | None = None,
     parquet: list[str] | None = None,
+    cache: cataloguepages.PagesCache | None = None,
 ) -> Generated:
     """Every generated page of the store at ``root``. ``analysis``: the site paths of the
     analysis step's pages (an index is made for them); ``parquet``: the site paths of the
-    published catalogue files, which the catalogue pages link to."""
+    published catalogue files, which the catalogue pages link to; ``cache``: what the last
+    run made the catalogue's pages from (those that did not change are kept, not made)."""
     registry = Registry.load(root / "schemas")
     ctx = SiteContext(root=root, registry=registry, repo_url=repo_url, use_directory_urls=use_directory_urls)
-    catalogue = cataloguepages.generate(ctx, cataloguepages.Options.from_extra(extra), parquet or [])
+    catalogue = cataloguepages.generate(ctx, cataloguepages.Options.from_extra(extra), parquet or [], cache)
     reference, reference_nav = _reference(ctx, catalogue.examples, catalogue.records_by_version)
     published = included.sources(root)
     pages = reference + catalogue.pages
@@ -168,6 +171,7 @@ def generate(
             "analysis/index.md": list(analysis),
         },
         not_in_nav=catalogue.not_in_nav,
+        kept=catalogue.kept,
     )
 
 

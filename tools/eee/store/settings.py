@@ -22,12 +22,14 @@ configuration; ``pyproject.toml``; ``tools/``; ``schemas/``; ``.github/``; ``.ci
 from __future__ import annotations
 
 import os
+import re
 from typing import Any, NamedTuple
 
 from eee.store.limits import EVENT_MAX_BYTES
 from eee.store.tree import Tree, Unreadable
 
 SETTINGS_PATH = "governance/settings.yaml"
+_URL = re.compile(r"^https?://[^\s/?#]+(?:/[^\s?#]*)?$")  # an address without query or fragment
 
 # what the tools run or check, changed only by a maintainer where the store has roles (the default
 # of ``protected_paths``; the store's settings may name more)
@@ -85,6 +87,13 @@ SETTINGS: tuple[Setting, ...] = (
         "the DVC remote that holds the sidecars' objects (a remote of DVC's config; empty: its core.remote): "
         "the pre-push hook and the server gate refuse a pointer whose object is not there",
     ),
+    Setting(
+        "site_url",
+        str,
+        None,
+        "the http(s) address the store's site is published at: exports link each result to its record's page "
+        "there, and the site's own links use it; unset, nothing links to a site (never a placeholder)",
+    ),
 )
 BY_KEY = {s.key: s for s in SETTINGS}
 
@@ -95,6 +104,7 @@ class Settings(NamedTuple):
     protected_branches: tuple[str, ...] = ("main",)
     protected_paths: tuple[str, ...] = PROTECTED_PATHS
     dvc_remote: str = ""
+    site_url: str | None = None
 
 
 DEFAULTS = Settings()
@@ -146,6 +156,14 @@ def _typed(setting: Setting, value: Any) -> Any:
             raise SettingsProblem(f"{setting.key} is a whole number of bytes (0 or more), not {value!r}", where)
         return value
     if setting.kind is str:
+        if setting.key == "site_url":
+            if value is None:
+                return None  # written out as unset
+            if not isinstance(value, str) or not _URL.match(value):
+                raise SettingsProblem(
+                    f"{setting.key} is an http(s) address (https://example.org/store/), not {value!r}", where
+                )
+            return value if value.endswith("/") else value + "/"
         if not isinstance(value, str) or len(value) > 200 or any(c in value for c in "\0\n\r"):
             raise SettingsProblem(f"{setting.key} is one name (a line of text), not {value!r}", where)
         return value

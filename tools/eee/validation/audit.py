@@ -367,6 +367,7 @@ def audit(
     mainline: bool = True,
     remote_note: str | None = None,
     remote_setup: Callable[[], tuple[str | None, Path | None, str | None]] | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> Summary:
     """The commits of ``start..end``; the trust anchor (``anchor``, else ``$EEE_AUDIT_ANCHOR``)
     must be an ancestor of ``end`` and, with ``mainline`` (a protected branch's audit: the
@@ -422,7 +423,9 @@ def audit(
     authority = Judge(cwd, anchored, adopt_without_anchor=adopt_without_anchor)
     authority.prepare(commits, head)
     records = TreeRecords(cwd, indexed=push is not None)  # the server gate's git directory is its own
-    for info in commits:
+    for done, info in enumerate(commits):
+        if progress is not None:
+            progress(done, len(commits))
         judge = _judge(published, head, info.parent, cwd) if info.commit in unpublished else None
         found, suppressed = audit_commit(
             info.commit,
@@ -443,6 +446,8 @@ def audit(
         findings = with_committed_hints(findings, _rel, cwd)
         name = f"{info.commit[:10]} {info.subject.strip()}"
         results.append(FileResult(name, "commit", findings=findings, suppressed=suppressed))
+    if progress is not None:
+        progress(len(commits), len(commits))
     if authority.verifier.has_roles(head):
         before = before_roles_finding(authority)
         if before:

@@ -92,11 +92,13 @@ def run_cached(
     digests: dict[str, str] | None = None,
     registry: Any = None,
     sink: Sink | None = None,
+    progress: Any = None,
 ) -> tuple[Summary, int]:
     """The whole-store validation of ``root`` (as :func:`eee.validation.validate.run` gives it for the
     store root), checking again only the folders whose key changed; its results go to
     ``sink`` by section (default: all kept); returns the summary and how many files were
-    checked again. ``cache_file`` is read and rewritten."""
+    checked again. ``cache_file`` is read and rewritten. ``progress(done, total)``: told as
+    the files checked again are checked."""
     from eee.store.manifest import code_digest, sha256_file
 
     found = collect([str(root)])
@@ -148,7 +150,7 @@ def run_cached(
             stale.extend(files)
     display = {tree.display(rel): rel for rel in data}
     if stale:
-        fresh = validate_tree(tree, stale, options, registry=registry)
+        fresh = validate_tree(tree, stale, options, progress, registry=registry)
         if fresh.fatal:
             return _fatal(sink, fresh), len(stale)
         for r in fresh.results:

@@ -27,7 +27,9 @@ FILES = {kind: f"{IDENTITY_DIR}/{kind}s.yaml" for kind in KINDS}
 KIND_OF_FILE = {rel: kind for kind, rel in FILES.items()}
 
 
-SCHEMA = ("identity", "registry.schema.json")  # (folder, file) under schemas/, pinned
+SCHEMA = ("identity", "registry.schema.json")  # (folder, file) under schemas/, pinned: registry schema 1.0.0
+# every released registry schema, by the version a file declares (registry_schema; none: 1.0.0)
+SCHEMAS = {None: SCHEMA, "1.1.0": ("identity/1.1.0", "registry.schema.json")}
 
 
 MATCHES_KEPT = 1 << 17  # spellings whose match a table keeps (then it starts afresh): memory stays bounded

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from eee.store.identity.model import BENCHMARK, FILES, KIND_OF_FILE, MODEL, SCHEMA, Alias, Problem, Registry
+from eee.store.identity.model import BENCHMARK, FILES, KIND_OF_FILE, MODEL, SCHEMAS, Alias, Problem, Registry
 
 
 def parse(files: dict[str, bytes]) -> Registry:
@@ -47,7 +47,21 @@ def _document(rel: str, data: bytes) -> tuple[dict[str, Any] | None, list[Proble
         doc = {}
     from eee.store.schemas import default_registry
 
-    validator = default_registry().other_validator(*SCHEMA)
+    declared = doc.get("registry_schema") if isinstance(doc, dict) else None
+    version = declared if isinstance(declared, str) and declared in SCHEMAS else None
+    if version is None and isinstance(doc, dict) and "registry_schema" in doc:
+        at = lines(text)
+        known = ", ".join(v for v in SCHEMAS if v)
+        return None, [
+            Problem(
+                rel,
+                "$.registry_schema",
+                f"registry_schema {declared!r} is not a released identity registry schema (released: {known})",
+                f'write registry_schema: "{known.split(", ")[-1]}" in quotes, or leave it out for 1.0.0',
+                at.get(("registry_schema",)),
+            )
+        ]
+    validator = default_registry().other_validator(*SCHEMAS[version])
     errors = sorted(validator.iter_errors(doc), key=lambda e: [str(p) for p in e.instance_path])[:20]
     if errors:
         at = lines(text)
@@ -90,7 +104,10 @@ def _schema_hint(kind: str, path: tuple[Any, ...]) -> str:
             "in quotes ('...'): `eee identity alias` writes it"
         )
     if "hub" in path:
-        return "hub is a benchmark's Hugging Face dataset id (org/name) with its task ids (governance/README.md)"
+        return (
+            "hub is a benchmark's Hugging Face dataset id (org/name) with its task ids and, from registry schema "
+            "1.1.0 on, its source: {url: <the page that shows the id>, note: <what it shows>} (docs/guide/hub.md)"
+        )
     return (
         f"an entry is `<canonical id>: {{aliases: [...], why: ...}}` under entries; see governance/README.md, "
         f"'The identity registry' (this file holds the {kind} ids)"
