@@ -413,6 +413,30 @@ def test_the_governance_card_prints_the_table_the_code_declares() -> None:
     assert {"mkdocs.yml", "tools/", "pyproject.toml", ".pre-commit-config.yaml"} <= set(kept)
 
 
+def test_who_may_take_an_action_is_declared_with_it() -> None:
+    """Each action's role is part of its one declaration (issue 34.5): the table of authority
+    (what the audit judges by, the card and `eee roles` print) takes its rows of the actions
+    from there, and an action declared alone takes its place in it."""
+    from eee.governance import ACTIONS, ANYONE, AUTHORITY, MAINTAINER, Action, authority_of, role_for
+
+    rows = {a.act: a for a in AUTHORITY}
+    for action in ACTIONS:
+        assert action.what and (rows[action.name].role, rows[action.name].what, rows[action.name].own) == (
+            action.role,
+            action.what,
+            action.own,
+        )
+        assert role_for(action.name) == action.role
+    embargo = Action(
+        "embargo", "embargo", "hold a record back", "Hold a record back.", "Embargo", "1.2.0", "optional",
+        what="embargo a record (an event)",
+    )  # fmt: skip
+    acts = [a.act for a in authority_of((*ACTIONS, embargo))]
+    assert acts[acts.index("embargo") - 1 : acts.index("embargo") + 2] == ["duplicate", "embargo", "import"]
+    assert authority_of((*ACTIONS, embargo))[acts.index("embargo")].role == MAINTAINER
+    assert [a.act for a in authority_of((*ACTIONS, embargo._replace(role=ANYONE)))][:3] == ["add", "dispute", "embargo"]
+
+
 def test_every_action_and_protected_act_has_a_role() -> None:
     from eee.governance import ACTIONS, AUTHORITY_BY_ACT, EVENT_ACT, PROTECTED, act_of_path
 
