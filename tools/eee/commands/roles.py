@@ -1,7 +1,7 @@
 """``eee roles``: who holds which role, and who may take which act.
 
 - ``eee roles`` lists the principals (governance/allowed_signers, governance/roles.yaml),
-  their roles and keys, the table of who may take which act (:data:`eee.governance.AUTHORITY`)
+  their roles and keys, the table of who may take which act (:func:`eee.governance.authority_of` the declared actions)
   and the paths each act writes (:data:`eee.governance.PROTECTED`); in a store without roles
   it says that anyone may act there.
 - ``eee roles add NAME --key PUBKEY_FILE --role ROLE [--email E] [--forge HANDLE]`` adds a
@@ -18,9 +18,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from eee import governance
 from eee.commands import EXIT_OK, OUTPUT_FORMATS, add_dry_run, add_format, add_store, parser
 from eee.git.cli import GitError
-from eee.governance import AUTHORITY, EVENT_ACT, PROTECTED, PROTECTED_PATH_ACT
+from eee.governance import EVENT_ACT, PROTECTED, PROTECTED_PATH_ACT
 from eee.reporting.findings import Refused, refusal
 from eee.reporting.reporters import reporter
 from eee.store.roles import ALLOWED_SIGNERS, ROLES, ROLES_FILE
@@ -129,7 +130,7 @@ def listing(root: Path) -> dict[str, Any]:
         "files": [ALLOWED_SIGNERS, ROLES_FILE],
         "principals": principals,
         "problems": [p._asdict() for p in found.problems] if found is not None else [],
-        "authority": [a._asdict() for a in AUTHORITY],
+        "authority": [a._asdict() for a in governance.authority_of(governance.ACTIONS)],  # as declared now
         "protected": [{"path": path, "act": act} for path, act in PROTECTED]
         + [{"path": path, "act": PROTECTED_PATH_ACT} for path in _protected_paths(root)],
     }

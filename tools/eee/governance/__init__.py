@@ -233,7 +233,11 @@ def act_of_path(path: str, protected_paths: tuple[str, ...] | list[str] = PROTEC
 
 def role_for(act: str) -> str:
     """The role an act needs (:data:`ANYONE` or :data:`MAINTAINER`); an act not declared
-    (an event whose action is unknown) needs the maintainer role."""
+    (an event whose action is unknown) needs the maintainer role. An action's role is its
+    declaration's (:data:`BY_NAME`, read when asked: an action declared alone is judged by it)."""
+    declared = BY_NAME.get(act)
+    if declared is not None:
+        return declared.role
     found = AUTHORITY_BY_ACT.get(act)
     return found.role if found is not None else MAINTAINER
 
