@@ -7,11 +7,11 @@ Exit 1 when a pair disagrees, 0 when none does."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
-from eee.commands import EXIT_ERRORS, EXIT_OK, OUTPUT_FORMATS, add_format, add_store, parser, refused
+from eee.commands import EXIT_ERRORS, EXIT_OK, OUTPUT_FORMATS, add_format, add_store, parser
 from eee.reporting.findings import Finding, Refused
+from eee.reporting.reporters import reporter
 
 
 def main(argv: list[str]) -> int:
@@ -50,10 +50,7 @@ def main(argv: list[str]) -> int:
                 )
             )
     except Refused as exc:
-        if args.format == "json":
-            print(json.dumps({"refused": [f.to_dict() for f in exc.findings]}, indent=2, ensure_ascii=False))
-            return EXIT_ERRORS
-        return refused("eee agree", exc)
+        return reporter(args.format).refusal("eee agree", exc.findings)  # json: one document, the refusal
     if args.catalog is not None:
         if not args.catalog.is_dir():
             p.error(f"--catalog {args.catalog}: not a folder (write one with `eee catalog`)")
@@ -62,8 +59,5 @@ def main(argv: list[str]) -> int:
         tables = tables_from_store(args.store, folders, columns=COLUMNS, items=False)
     report = compare(tables.results, args.benchmark)
     report["read_from"] = tables.origin
-    if args.format == "json":
-        print(json.dumps(report, indent=2, ensure_ascii=False))
-    else:
-        print("\n".join(render(report)))
+    reporter(args.format).result(report, lambda: print("\n".join(render(report))))
     return EXIT_ERRORS if report["disagreeing"] else EXIT_OK

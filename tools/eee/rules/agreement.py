@@ -77,8 +77,7 @@ def record_agreement(tree: Any, rel: str) -> set[tuple[str, str]] | None:
     """(rule, JSON path) of the ``items-agree`` findings of the record ``rel`` of ``tree``
     (what a flag of it may accept), from its sidecar in the tree; None when the tree does
     not hold the sidecar (kept in DVC): nothing can be said."""
-    from eee.rules.sidecar import iter_lines
-    from eee.store.limits import RECORD_MAX_BYTES, SIDECAR_MAX_BYTES
+    from eee.store.limits import RECORD_MAX_BYTES, SIDECAR_MAX_BYTES, split_lines
     from eee.store.limits import Unreadable as Refused
     from eee.store.paths import sidecar_path_for
     from eee.store.strictjson import JSONProblem, loads, loads_row
@@ -93,7 +92,7 @@ def record_agreement(tree: Any, rel: str) -> set[tuple[str, str]] | None:
         return None
     tally = Tally(doc)
     try:
-        for line in iter_lines(tree.chunks(side, SIDECAR_MAX_BYTES)):
+        for line in split_lines(tree.chunks(side, SIDECAR_MAX_BYTES)):
             if not line.strip():
                 continue
             try:

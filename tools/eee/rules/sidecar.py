@@ -23,7 +23,7 @@ from eee.rules.agreement import agreement_findings, worth_checking
 from eee.rules.pointer import read_pointer
 from eee.rules.schema import OncePerFile, near_miss_findings, schema_findings, screen, shape_of
 from eee.store.aggregation import Tally
-from eee.store.limits import CHUNK, RECORD_MAX_BYTES, ROW_MAX_BYTES, SIDECAR_MAX_BYTES, iter_chunks, size_text
+from eee.store.limits import CHUNK, RECORD_MAX_BYTES, SIDECAR_MAX_BYTES, iter_chunks, split_lines
 from eee.store.limits import Unreadable as Refused
 from eee.store.paths import POINTER_SUFFIX, record_path_for_sidecar
 from eee.store.schemas import INSTANCE, Registry
@@ -38,41 +38,12 @@ def _file_chunks(path: Path) -> Iterator[bytes]:
     yield from iter_chunks(path, SIDECAR_MAX_BYTES, "sidecar", chunk=CHUNK)
 
 
-def _too_long(lineno: int) -> Refused:
-    return Refused(
-        f"line {lineno} is longer than {size_text(ROW_MAX_BYTES)}",
-        f"one row of a sidecar is at most {size_text(ROW_MAX_BYTES)} (see 'Limits' in docs/guide/validation.md)",
-    )
-
-
 def iter_lines(source: Path | Iterable[bytes], *hashers: Any) -> Iterator[bytes]:
-    """The lines without their newline of a file (a path) or of a stream of chunks (a
-    tree's :meth:`~eee.store.tree.Tree.chunks`), each chunk fed to ``hashers``.
-
-    The one line splitter of sidecars: the validator, ``eee samples add`` and migration
-    read rows through it."""
-    rest = b""
-    lineno = 0
-    for chunk in _file_chunks(source) if isinstance(source, Path) else source:
-        for hasher in hashers:
-            if hasher is not None:
-                hasher.update(chunk)
-        data = rest + chunk if rest else chunk
-        cut = data.rfind(b"\n")
-        if cut < 0:
-            rest = data
-            if len(rest) > ROW_MAX_BYTES:  # a line without end: refused, never grown without bound
-                raise _too_long(lineno + 1)
-            continue
-        rest = data[cut + 1 :]
-        lines = data[:cut].split(b"\n")
-        for line in lines:
-            lineno += 1
-            if len(line) > ROW_MAX_BYTES:
-                raise _too_long(lineno)
-        yield from lines
-    if rest:
-        yield rest
+    """The lines without their newline of a sidecar (a path) or of a stream of chunks (a
+    tree's :meth:`~eee.store.tree.Tree.chunks`), each chunk fed to ``hashers``
+    (:func:`eee.store.limits.split_lines`, the one line splitter: the validator, ``eee
+    samples add`` and migration read rows through it)."""
+    return split_lines(_file_chunks(source) if isinstance(source, Path) else source, *hashers)
 
 
 _READ = object()  # check_sidecar's default: it reads the pointer beside the sidecar itself
