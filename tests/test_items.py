@@ -183,7 +183,7 @@ def test_every_row_carries_an_uncertainty_with_its_source(tmp_path: Path) -> Non
         "items": "items",
         "percent": "items",
         "clustered": "items",
-        "disagree": "count",  # items that do not reproduce the score give it no interval
+        "disagree": "none",  # items that do not give the score: no interval at all, not even from the count
         "count": "count",
         "none": "none",  # an F1 is bounded, not a proportion
         "bare": "none",  # neither items nor a count: no interval is invented
@@ -198,13 +198,17 @@ def test_every_row_carries_an_uncertainty_with_its_source(tmp_path: Path) -> Non
     r = rows["percent"]  # items on [0, 1] behind a percent score: scaled by 100
     assert (r["ci_low"], r["ci_high"]) == pytest.approx(tuple(100 * x for x in wilson(30, 40)))
     assert rows["clustered"]["uncertainty_method"].endswith("3 clusters")
-    assert rows["disagree"]["items_agree"] is False
+    r = rows["disagree"]
+    assert r["items_agree"] is False and r["items_score"] == pytest.approx(0.75) and r["se"] is None
+    assert "withheld" in r["uncertainty_method"] and "0.95" in r["items_note"] and "40 items" in r["items_note"]
     r = rows["count"]  # Wilson from the count: 150 of 200
     assert (r["ci_low"], r["ci_high"]) == pytest.approx(wilson(150, 200)) and r["se"] == pytest.approx(
         math.sqrt(0.75 * 0.25 / 200)
     )
     assert all(rows[n]["se"] is None and rows[n]["ci_low"] is None for n in ("none", "bare"))
-    assert rows["partial"]["items_agree"] is False and rows["partial"]["n_items"] == 40
+    # a partial sidecar is not checked (None), and says why
+    assert rows["partial"]["items_agree"] is None and rows["partial"]["n_items"] == 40
+    assert "partial sidecar" in rows["partial"]["items_note"]
     assert (rows["partial"]["ci_low"], rows["partial"]["ci_high"]) == pytest.approx(wilson(75, 100))
     r = rows["edge"]  # the normal interval of a standard error, cut to the score's bounds
     assert r["ci_high"] == 1.0 and r["ci_low"] == pytest.approx(0.97 - 1.959964 * 0.05) and r["se"] == 0.05

@@ -156,6 +156,87 @@ def test_every_status_and_action_does_what_the_table_says(
     assert st.status in (st.lifecycle, *st.markers) or (st.status == "active" and st.stands)
 
 
+# --- the expected transitions, written out by hand (issue 34.4) --------------------------------
+# Not read from eee.governance.lifecycle: each cell below was written from the governance
+# card's prose (DESIGN.md's actions, the card's rules), so a change of the declared table
+# (or of the fold) that no one meant shows up here. "R" is refused; otherwise the state that
+# results, "lifecycle+marker+...", markers in the order disputed, flagged.
+
+R = "refused"
+HAND_COLUMNS = (
+    ("retract", None),
+    ("supersede", None),
+    ("duplicate", None),
+    ("reinstate", None),
+    ("dispute", None),
+    ("flag", None),
+    ("resolve", "upheld"),
+    ("resolve", "retracted"),
+    ("resolve", "corrected"),
+)
+D, F, DF = ("disputed",), ("flagged",), ("disputed", "flagged")
+# fmt: off
+HAND: dict[tuple[str, tuple[str, ...]], tuple[str, ...]] = {
+    #                  retract               supersede              mark-duplicate         reinstate             dispute                flag                   res.upheld    res.retracted res.corrected
+    ("active", ()):    ("retracted",         "superseded",          "duplicate",           R,                    "active+disputed",     "active+flagged",      R,            R,            R),
+    ("active", D):     ("retracted+disputed", "superseded+disputed", "duplicate+disputed", R,                    R,                     "active+disputed+flagged", "active", "retracted",  "superseded"),
+    ("active", F):     ("retracted+flagged", "superseded+flagged",  "duplicate+flagged",   R,                    "active+disputed+flagged", "active+flagged", "active",     "retracted",  "superseded"),
+    ("active", DF):    ("retracted+disputed+flagged", "superseded+disputed+flagged", "duplicate+disputed+flagged", R, R, "active+disputed+flagged", "active", "retracted", "superseded"),
+    ("superseded", ()): (R,                  R,                     R,                     R,                    "superseded+disputed", "superseded+flagged",  R,            R,            R),
+    ("superseded", D): (R,                   R,                     R,                     R,                    R,                     "superseded+disputed+flagged", "superseded", R, R),
+    ("superseded", F): (R,                   R,                     R,                     R,                    "superseded+disputed+flagged", "superseded+flagged", "superseded", R, R),
+    ("superseded", DF): (R,                  R,                     R,                     R,                    R,                     "superseded+disputed+flagged", "superseded", R, R),
+    ("retracted", ()): (R,                   R,                     R,                     "active",             R,                     R,                     R,            R,            R),
+    ("retracted", D):  (R,                   R,                     R,                     "active+disputed",    R,                     R,                     "retracted",  R,            R),
+    ("retracted", F):  (R,                   R,                     R,                     "active+flagged",     R,                     R,                     "retracted",  R,            R),
+    ("retracted", DF): (R,                   R,                     R,                     "active+disputed+flagged", R,                R,                     "retracted",  R,            R),
+    ("duplicate", ()): ("retracted",         R,                     R,                     R,                    "duplicate+disputed",  "duplicate+flagged",   R,            R,            R),
+    ("duplicate", D):  ("retracted+disputed", R,                    R,                     R,                    R,                     "duplicate+disputed+flagged", "duplicate", "retracted", R),
+    ("duplicate", F):  ("retracted+flagged", R,                     R,                     R,                    "duplicate+disputed+flagged", "duplicate+flagged", "duplicate", "retracted", R),
+    ("duplicate", DF): ("retracted+disputed+flagged", R,            R,                     R,                    R,                     "duplicate+disputed+flagged", "duplicate", "retracted", R),
+}
+# fmt: on
+HAND_CELLS = [
+    (lifecycle, markers, action, outcome, expected)
+    for (lifecycle, markers), row in HAND.items()
+    for (action, outcome), expected in zip(HAND_COLUMNS, row, strict=True)
+]
+
+
+def test_the_hand_written_table_covers_the_declared_states_and_actions() -> None:
+    assert set(HAND) == set(states())
+    assert {a for a, _ in HAND_COLUMNS} == set(ACTION_NAMES)
+    assert len(HAND_CELLS) == 144
+
+
+@pytest.mark.parametrize(
+    ("lifecycle", "markers", "action", "outcome", "expected"),
+    HAND_CELLS,
+    ids=[f"{lc}{'+' + '+'.join(m) if m else ''}-{a}{'-' + o if o else ''}" for lc, m, a, o, _ in HAND_CELLS],
+)
+def test_every_transition_is_the_one_written_by_hand(
+    lifecycle: str, markers: tuple[str, ...], action: str, outcome: str | None, expected: str
+) -> None:
+    """The fold (what every reader uses), the declared step and the card's cell all give the
+    state written by hand, or refuse where the hand table refuses."""
+    e = _reach(lifecycle, markers)
+    assert fold(e.events).problems == []
+    taken = _act(e, action, outcome)
+    ledger = fold(e.events)
+    refused = [p for ev, p in ledger.problems if any(ev is t for t in taken)]
+    declared = step(lifecycle, markers, action, outcome)
+    cell = next(c for lc, m, a, o, c in CELLS if (lc, m, a, o) == (lifecycle, markers, action, outcome))
+    if expected == R:
+        assert refused, f"{action} ({outcome}) was applied in {lifecycle} {markers}"
+        assert not declared.allowed and cell == "refused"
+        return
+    assert ledger.problems == [], [p.message for _, p in ledger.problems]
+    assert declared.allowed and cell != "refused"
+    st = ledger.state(X)
+    assert "+".join((st.lifecycle, *st.markers)) == expected
+    assert _state_of(cell) == (st.lifecycle, st.markers)
+
+
 # --- the conditions an allowed step still asks of the other records ---------------------------
 
 

@@ -320,8 +320,8 @@ def test_the_gate_checks_the_role_of_the_configured_key(store: dict[str, Any], c
 def test_signing_is_off_the_hook_path_when_nothing_needs_it(store: dict[str, Any]) -> None:
     """A record commit in a store without roles or settings asks nothing of signing."""
     from eee.git.cli import staged_changes
-    from eee.rules.authority import gate_findings
     from eee.store.staged import IndexTree
+    from eee.write.signing import gate_findings
 
     repo = store["repo"]
     place_record(
@@ -411,6 +411,52 @@ def test_the_governance_card_prints_the_table_the_code_declares() -> None:
     kept = settings.read(WorkTree(PROJECT)).protected_paths  # the list lives in the store's settings
     assert rows("protected-paths") == [[f"`{path}`"] for path in kept]
     assert {"mkdocs.yml", "tools/", "pyproject.toml", ".pre-commit-config.yaml"} <= set(kept)
+
+
+def test_who_may_take_an_action_is_declared_with_it() -> None:
+    """Each action's role is part of its one declaration (issue 34.5): the table of authority
+    (what the audit judges by, the card and `eee roles` print) takes its rows of the actions
+    from there, and an action declared alone takes its place in it."""
+    from eee.governance import ACTIONS, ANYONE, AUTHORITY, MAINTAINER, Action, authority_of, role_for
+
+    rows = {a.act: a for a in AUTHORITY}
+    for action in ACTIONS:
+        assert action.what and (rows[action.name].role, rows[action.name].what, rows[action.name].own) == (
+            action.role,
+            action.what,
+            action.own,
+        )
+        assert role_for(action.name) == action.role
+    embargo = Action(
+        "embargo", "embargo", "hold a record back", "Hold a record back.", "Embargo", "1.2.0", "optional",
+        what="embargo a record (an event)",
+    )  # fmt: skip
+    acts = [a.act for a in authority_of((*ACTIONS, embargo))]
+    assert acts[acts.index("embargo") - 1 : acts.index("embargo") + 2] == ["duplicate", "embargo", "import"]
+    assert authority_of((*ACTIONS, embargo))[acts.index("embargo")].role == MAINTAINER
+    assert [a.act for a in authority_of((*ACTIONS, embargo._replace(role=ANYONE)))][:3] == ["add", "dispute", "embargo"]
+
+
+def test_the_audit_and_eee_roles_judge_a_declared_action_by_its_declaration(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An action declared alone (an "embargo" anyone may take) is judged by the role it
+    declares where the audit and the gate ask (role_for, needing_a_role), and `eee roles`
+    lists it in the table of who may take which act."""
+    import eee.governance as governance
+    from eee.commands.roles import listing
+    from eee.rules.authority import Act, needing_a_role
+
+    embargo = governance.Action(
+        "embargo", "embargo", "hold a record back", "Hold a record back.", "Embargo", "1.2.0", "optional",
+        role=governance.ANYONE, what="embargo a record (an event)",
+    )  # fmt: skip
+    act = Act("embargo", "governance/events/x.yaml", "aaaaaaaa-0000-4000-8000-000000000001")
+    assert governance.role_for("embargo") == governance.MAINTAINER and needing_a_role([act]) == [act]  # unknown
+    monkeypatch.setattr(governance, "ACTIONS", (*governance.ACTIONS, embargo))
+    monkeypatch.setitem(governance.BY_NAME, "embargo", embargo)
+    assert governance.role_for("embargo") == governance.ANYONE and needing_a_role([act]) == []
+    rows = [(a["act"], a["role"], a["what"]) for a in listing(PROJECT)["authority"]]
+    assert ("embargo", governance.ANYONE, "embargo a record (an event)") in rows
+    assert [r[0] for r in rows][:3] == ["add", "dispute", "embargo"]
 
 
 def test_every_action_and_protected_act_has_a_role() -> None:

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from conftest import git
+from eee.git import cli as gitcli
 from eee.store import tree as treemod
 from eee.store.tree import GitTree, Overlay, Unreadable, WorkTree
 from eee.validation.validate import validate_tree
@@ -90,13 +91,13 @@ def test_git_tree_prefetch_lists_folders_in_a_few_calls_as_one_at_a_time_would(
     git(repo, "-c", "user.name=t", "-c", "user.email=t@e", "commit", "-q", "-m", "one")
     asked = [*paths, "data/b0/dev/m*0/link.json", "data/none/x/y.json", "top.txt/under.json"]
     calls: list[tuple[str, ...]] = []
-    real = treemod.run
+    real = gitcli.run  # every git command line is built in eee.git.cli (GitTree's listings included)
 
     def counted(*args: str, **kw: object) -> object:
         calls.append(args)
         return real(*args, **kw)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(treemod, "run", counted)
+    monkeypatch.setattr(gitcli, "run", counted)
     with GitTree(repo, "HEAD") as ahead, GitTree(repo, "HEAD") as lazy:
         ahead.prefetch(asked)
         listed = len(calls)

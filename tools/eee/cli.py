@@ -8,11 +8,27 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 
+GOVERNANCE = "eee.commands.governance"  # runs any declared action's command: run(command, argv)
+
 
 def _governance_commands() -> dict[str, tuple[str, str]]:
+    """The declared actions' commands, read when asked (an action declared in
+    :data:`eee.governance.ACTIONS` is a command): each its own module where it has one, else
+    the governance commands' :func:`eee.commands.governance.run`."""
+    import importlib.util
+
     from eee.governance import ACTIONS
 
-    return {a.command: (f"eee.commands.{a.command.replace('-', '_')}", a.summary) for a in ACTIONS}
+    out = {}
+    for a in ACTIONS:
+        own = f"eee.commands.{a.command.replace('-', '_')}"
+        out[a.command] = (own if importlib.util.find_spec(own) is not None else GOVERNANCE, a.summary)
+    return out
+
+
+def commands() -> dict[str, tuple[str, str]]:
+    """Every command: the table below and the declared actions' commands, as they are now."""
+    return {**COMMANDS, **_governance_commands()}
 
 
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -48,6 +64,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "eee.commands.leaderboard",
         "rank a benchmark's results within each protocol, with intervals and Holm-corrected rank ranges",
     ),
+    "agree": (
+        "eee.commands.agree",
+        "results of one model under one protocol from different sources that disagree beyond their uncertainty",
+    ),
     "analysis": ("eee.commands.analysis", "write the analysis pages (IRT, comparisons, plots) for the site"),
     "site": ("eee.commands.site", "write the published site's pages as Markdown (build/docs)"),
     "status": ("eee.commands.status", "a record's path, status, relations and history"),
@@ -70,14 +90,15 @@ COMMANDS.update(_governance_commands())
 def help_text() -> str:
     from eee.commands import EXIT_CODES_TABLE
 
-    width = max(map(len, COMMANDS))
+    listed = commands()
+    width = max(map(len, listed))
     lines = [
         "usage: eee [--version] [--help] COMMAND [OPTIONS]",
         "",
         "Tools of the Every Eval Ever datastore.",
         "",
         "commands:",
-        *(f"  {name:<{width}}  {summary}" for name, (_module, summary) in COMMANDS.items()),
+        *(f"  {name:<{width}}  {summary}" for name, (_module, summary) in listed.items()),
         "",
         "options:",
         "  -h, --help  show this message and exit",
@@ -100,11 +121,12 @@ EXIT_CLOSED_PIPE = 141  # what a shell reports for a process ended by SIGPIPE (1
 def _unknown(command: str) -> str:
     import difflib
 
-    close = difflib.get_close_matches(command, COMMANDS, n=3, cutoff=0.6)
+    known = commands()
+    close = difflib.get_close_matches(command, known, n=3, cutoff=0.6)
     if close:
         guess = " or ".join(repr(c) for c in close)
         return f"unknown command {command!r}; did you mean {guess}? (`eee --help` lists the commands)"
-    return f"unknown command {command!r}; commands: {', '.join(COMMANDS)}"
+    return f"unknown command {command!r}; commands: {', '.join(known)}"
 
 
 def _stdout_closed() -> bool:
@@ -160,7 +182,8 @@ def _run(argv: list[str]) -> int:
 
         print(f"eee {__version__}")
         return 0
-    if not argv or argv[0] not in COMMANDS:
+    known = commands()
+    if not argv or argv[0] not in known:
         sys.stderr.write("usage: eee [--version] [--help] COMMAND [OPTIONS]\n")
         if not argv:
             print("eee: error: a command is required; `eee --help` lists them", file=sys.stderr)
@@ -169,8 +192,11 @@ def _run(argv: list[str]) -> int:
         return EXIT_USAGE
     import importlib
 
-    module = importlib.import_module(COMMANDS[argv[0]][0])
+    name = known[argv[0]][0]
+    module = importlib.import_module(name)
     try:
+        if name == GOVERNANCE:  # a declared action without a module of its own
+            return int(module.run(argv[0], argv[1:]))
         return int(module.main(argv[1:]))
     except SystemExit as exc:  # argparse's --help (0) and usage errors (64, see eee.commands.Parser)
         code = exc.code

@@ -77,16 +77,12 @@ def deviation_findings(report: dict[str, Any]) -> list[Finding]:
 def _adding(root: Path, rel: str) -> dict[str, Any] | None:
     """The commit of HEAD's history that added ``rel``: its id, time (as the commit says) and
     committer; None when it is not committed."""
-    from eee.git.cli import GitError, git
+    from eee.git.cli import added_by
 
-    try:
-        out = git("log", "-1", "--format=%H%x00%cI%x00%cn%x00%ce", "--diff-filter=A", "HEAD", "--", rel, cwd=root)
-    except GitError:
+    found = added_by(rel, "HEAD", root)
+    if found is None:
         return None
-    parts = out.decode("utf-8", "replace").strip().split("\x00")
-    if len(parts) != 4 or not parts[0]:
-        return None
-    return {"commit": parts[0], "time": parts[1], "committer": f"{parts[2]} <{parts[3]}>"}
+    return {"commit": found[0], "time": found[1], "committer": f"{found[2]} <{found[3]}>"}
 
 
 def _before(root: Path, earlier: str, later: str) -> bool:
@@ -530,13 +526,9 @@ def _items_short(rec: StoredRecord, key: str, k: int) -> int:
 
 def _history_order(root: Path) -> dict[str, int]:
     """Each commit of HEAD's history by its place (0: the oldest), topological."""
-    from eee.git.cli import GitError, git
+    from eee.git.cli import topological_order
 
-    try:
-        out = git("rev-list", "--topo-order", "--reverse", "HEAD", cwd=root)
-    except GitError:
-        return {}
-    return {c: i for i, c in enumerate(out.decode().split())}
+    return topological_order("HEAD", root)
 
 
 def _history(root: Path, cards: dict[str, Card], card_id: str) -> list[dict[str, Any]]:

@@ -96,8 +96,12 @@ def _protocol_columns() -> tuple[str, ...]:
     return tuple(f"{COLUMN_PREFIX}{n}" for n in NAMES)
 
 
-def tables_from_catalog(catalog: Path, folders: list[str]) -> Tables:
-    """The benchmark folders' rows of a written catalogue (``build/catalog``) and its items table."""
+def tables_from_catalog(
+    catalog: Path, folders: list[str], columns: tuple[str, ...] = RESULT_COLUMNS, items: bool = True
+) -> Tables:
+    """The benchmark folders' rows of a written catalogue (``build/catalog``) and its items
+    table (``columns``: which of the catalogue's, the protocol's readable ones added; no
+    items read unless ``items``)."""
     import pyarrow as pa
     import pyarrow.compute as pc
     import pyarrow.dataset as ds
@@ -107,10 +111,12 @@ def tables_from_catalog(catalog: Path, folders: list[str]) -> Tables:
 
     wanted = pa.array(folders, pa.string())
     rows = read_catalog(
-        catalog, columns=list(RESULT_COLUMNS + _protocol_columns()), filter=pc.is_in(ds.field("benchmark"), wanted)
+        catalog,
+        columns=list(dict.fromkeys(columns + _protocol_columns())),
+        filter=pc.is_in(ds.field("benchmark"), wanted),
     ).to_pylist()
     items_dir = catalog / ITEMS_DIR
-    if items_dir.is_dir():
+    if items and items_dir.is_dir():
         items = read_items(
             items_dir, columns=list(ITEM_COLUMNS), filter=pc.is_in(ds.field("benchmark"), wanted), dictionary=True
         )
@@ -121,7 +127,9 @@ def tables_from_catalog(catalog: Path, folders: list[str]) -> Tables:
     return Tables(rows, items, str(catalog))
 
 
-def tables_from_store(root: Path, folders: list[str], ledger: Any = None) -> Tables:
+def tables_from_store(
+    root: Path, folders: list[str], ledger: Any = None, columns: tuple[str, ...] = RESULT_COLUMNS, items: bool = True
+) -> Tables:
     """The same tables, made from the store's records of the benchmark folders (their
     catalogue written into a temporary folder by :func:`eee.catalog.table.write_rows`)."""
     from eee.catalog.table import ItemsSink, iter_rows, record_paths, write_rows
@@ -132,7 +140,7 @@ def tables_from_store(root: Path, folders: list[str], ledger: Any = None) -> Tab
         out = Path(tmp) / "catalog"
         sink = ItemsSink()
         write_rows(iter_rows(root, ledger=ledger, paths=paths, items=sink), out, items=sink)
-        tables = tables_from_catalog(out, folders)
+        tables = tables_from_catalog(out, folders, columns, items)
     tables.origin = "the store"
     return tables
 

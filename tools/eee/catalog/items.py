@@ -31,6 +31,7 @@ from typing import Any
 
 from eee.stats.intervals import Estimate, from_items, item_means
 from eee.store import items as item_rules
+from eee.store.aggregation import Items, Tally
 from eee.store.limits import Unreadable, iter_lines
 
 ITEMS_DIR = "items"  # under the catalogue folder
@@ -77,29 +78,11 @@ class ResultItems:
     rows: int = 0
     estimate: Estimate | None = None
     errors: dict[str, int] = field(default_factory=dict)
+    items: Items | None = None  # what eee.store.aggregation.check compares with the stated score
 
 
 class SidecarUnreadable(Exception):
     """A sidecar that cannot be read to its end (its line and why)."""
-
-
-def _lookup(doc: dict[str, Any]) -> tuple[dict[str, int], int | None]:
-    """Result keys (evaluation_result_id, else a name unique in the record) -> result index;
-    the only result's index when the record has one."""
-    results = [r for r in doc.get("evaluation_results") or [] if isinstance(r, dict)]
-    out: dict[str, int] = {}
-    names: dict[str, list[int]] = {}
-    for i, r in enumerate(doc.get("evaluation_results") or []):
-        if not isinstance(r, dict):
-            continue
-        if isinstance(r.get("evaluation_result_id"), str):
-            out.setdefault(r["evaluation_result_id"], i)
-        if isinstance(r.get("evaluation_name"), str):
-            names.setdefault(r["evaluation_name"], []).append(i)
-    for name, at in names.items():
-        if len(at) == 1:
-            out.setdefault(name, at[0])
-    return out, (0 if len(results) == 1 else None)
 
 
 def scan(
@@ -117,7 +100,8 @@ def scan(
     :class:`SidecarUnreadable` (the caller skips the record's items and says so)."""
     import orjson
 
-    lookup, only = _lookup(doc)
+    lookup, only = item_rules.result_lookup(doc)
+    tally = Tally(doc)
     cluster_key = item_rules.cluster_key_of(doc)
     seen: dict[tuple[str, str], int] = {}
     acc: dict[int, tuple[list[str], list[float], list[str | None], dict[str, int]]] = {}
@@ -138,6 +122,7 @@ def scan(
             if item is None:
                 raise SidecarUnreadable(f"line {n}: no sample_id or sample_hash")
             at = lookup.get(key, only)
+            tally.add(row)
             ev = row.get("evaluation") if isinstance(row.get("evaluation"), dict) else {}
             score = ev.get("score")
             score = float(score) if isinstance(score, int | float) and not isinstance(score, bool) else None
@@ -174,7 +159,7 @@ def scan(
         raise SidecarUnreadable(f"line {n + 1}: {exc.message}") from None
     out: dict[int, ResultItems] = {}
     for at, (ids, scores, clusters, errors) in acc.items():
-        result = ResultItems(rows=len(ids), errors=errors)
+        result = ResultItems(rows=len(ids), errors=errors, items=tally.items(at))
         if ids:
             keys, means, _counts = item_means(ids, scores)
             first: dict[str, str | None] = {}

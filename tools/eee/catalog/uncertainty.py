@@ -9,13 +9,15 @@ In this order, and never invented (:func:`choose`):
    (:func:`eee.stats.intervals.from_items`: repeated samples averaged within an item,
    Wilson for binary items, t for continuous ones, clustered by the record's declared
    cluster key), on the score's scale (items on [0, 1] for a score in percent are scaled by
-   100); used only when the items' mean reproduces the score to within one item's worth
-   and they are as many as the record's ``num_samples`` where it gives one
-   (:func:`agrees`): an interval around another number would be false precision;
+   100); used only when the items give the stated score (:func:`eee.store.aggregation.check`:
+   within one item's worth and the score's rounding, as many items as the record's
+   ``num_samples`` where it gives one): an interval around another number would be false
+   precision. Where the items *disagree* with the score, no interval is given at all (not
+   even the record's own): the score itself is in doubt;
 3. ``count``: a proportion whose number of samples the record gives
    (``uncertainty.num_samples``) and nothing else: the Wilson interval of the count. A
    proportion is a share of items counted right: an ``accuracy`` metric kind or one of
-   :data:`PROPORTIONS`, on [0, 1] or in percent on [0, 100]; a bounded score is not a
+   :data:`eee.store.aggregation.PROPORTIONS`, on [0, 1] or in percent on [0, 100]; a bounded score is not a
    proportion for being bounded (F1, a calibration error);
 4. ``none``: nothing above applies.
 """
@@ -25,26 +27,12 @@ from __future__ import annotations
 from typing import Any
 
 from eee.stats.intervals import LEVEL, Estimate, normal_interval, wilson_count
+from eee.store.aggregation import AGREES, DISAGREES, PROPORTIONS, check, is_proportion, scale
+
+__all__ = ["PROPORTIONS", "choose", "from_count", "from_items", "from_record", "proportion_scale"]
 
 RECORD, ITEMS, COUNT, NONE = "record", "items", "count", "none"
 SOURCES = (RECORD, ITEMS, COUNT, NONE)
-# metric ids and names whose score is a share of items counted right (the metric registry's canonical ids)
-PROPORTIONS = frozenset(
-    {
-        "accuracy",
-        "acc",
-        "exact-match",
-        "exact_match",
-        "em",
-        "normalized-accuracy",
-        "acc_norm",
-        "quasi_exact_match",
-        "prefix_exact_match",
-        "quasi_prefix_exact_match",
-        "pass@1",
-        "pass_at_1",
-    }
-)
 COLUMNS: list[tuple[str, str, str]] = [
     ("se", "float64", "the score's standard error, from uncertainty_source"),
     ("ci_low", "float64", "lower end of the score's confidence interval, from uncertainty_source"),
@@ -61,7 +49,15 @@ COLUMNS: list[tuple[str, str, str]] = [
     (
         "items_agree",
         "bool",
-        "whether the items' mean reproduces the score within one item's worth (null without items)",
+        "whether the result's items give its stated score, within one item's worth and the stated score's rounding "
+        "(eee.store.aggregation.check, the rule items-agree); null: not checked (no items, or a metric whose score "
+        "is not recomputed from items: items_note says why)",
+    ),
+    ("items_score", "float64", "the score its items give, the way its metric declares (null: not recomputed)"),
+    (
+        "items_note",
+        "string",
+        "why the score was not checked against its items, or how far they disagree (null: they agree, or no items)",
     ),
 ]
 
@@ -77,19 +73,9 @@ def _d(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def scale(config: dict[str, Any]) -> float:
-    """How many score units one unit of an item's [0, 1] value is: 100 for a score in percent
-    (its range [0, 100] or its unit ``percent``), else 1."""
-    hi = _f(config.get("max_score"))
-    if config.get("metric_unit") == "percent" or hi == 100.0:
-        return 100.0
-    return 1.0
-
-
 def proportion_scale(config: dict[str, Any]) -> float | None:
     """The scale (1 or 100) of a proportion metric, None when the result is not a proportion."""
-    names = {str(config.get(k)).lower() for k in ("metric_id", "metric_name") if isinstance(config.get(k), str)}
-    if config.get("metric_kind") != "accuracy" and not names & PROPORTIONS:
+    if not is_proportion(config):
         return None
     lo, hi = _f(config.get("min_score")), _f(config.get("max_score"))
     if lo == 0.0 and hi == 1.0:
@@ -97,18 +83,6 @@ def proportion_scale(config: dict[str, Any]) -> float | None:
     if lo == 0.0 and hi == 100.0:
         return 100.0
     return None
-
-
-def agrees(score: float | None, mean: float, n: int, factor: float, declared: Any = None) -> bool:
-    """Whether the items' ``mean`` (on [0, 1] units, ``n`` items) reproduces ``score`` on its
-    scale ``factor`` to within one item's worth (rounding included), and, when the record
-    declares its number of samples (``declared``), the items are that many (a sidecar that
-    holds a few of a run's samples describes those few, not the run)."""
-    if score is None or n == 0:
-        return False
-    if isinstance(declared, int) and not isinstance(declared, bool) and declared > 0 and declared != n:
-        return False
-    return abs(score - factor * mean) <= factor / n + 1e-9 * max(1.0, abs(score))
 
 
 def _row(
@@ -172,20 +146,34 @@ def from_count(score: float | None, config: dict[str, Any], n: Any) -> dict[str,
     return _row(COUNT, e.se, e.low, e.high, e.level, f"wilson, from the score and num_samples = {n}")
 
 
+WITHHELD = (
+    "withheld: the result's items do not give its stated score (items_note); an interval would be false precision"
+)
+
+
 def choose(score: float | None, result: dict[str, Any], items: Any = None) -> dict[str, Any]:
     """The uncertainty columns of one result: the first of record, items, count, none.
-    ``items``: what the result's sidecar rows gave (:class:`eee.catalog.items.ResultItems`), or None."""
+    ``items``: what the result's sidecar rows gave (:class:`eee.catalog.items.ResultItems`), or None.
+
+    The result's stated score is checked against its items (:func:`eee.store.aggregation.check`,
+    the same function as the rule ``items-agree``): where they disagree, no interval is given
+    at all (source ``none``, the method says it was withheld), neither the record's own nor
+    one computed from items or a count."""
     config = _d(result.get("metric_config"))
     uncertainty = _d(_d(result.get("score_details")).get("uncertainty"))
-    out: dict[str, Any] = {"n_items": None, "items_agree": None}
+    out: dict[str, Any] = {"n_items": None, "items_agree": None, "items_score": None, "items_note": None}
     factor = scale(config)
     usable = None
     if items is not None and items.estimate is not None:
         out["n_items"] = items.estimate.n
-        out["items_agree"] = agrees(
-            score, items.estimate.estimate, items.estimate.n, factor, uncertainty.get("num_samples")
-        )
-        if out["items_agree"]:
+    if items is not None:
+        verdict = check(result, items.items)
+        out["items_agree"] = verdict.agrees
+        out["items_score"] = verdict.recomputed
+        out["items_note"] = verdict.note()
+        if verdict.status == DISAGREES:
+            return {**_row(NONE, None, None, None, None, WITHHELD), **out}
+        if verdict.status == AGREES and items.estimate is not None:
             usable = items.estimate
     chosen = (
         from_record(score, uncertainty, config)

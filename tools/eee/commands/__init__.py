@@ -272,11 +272,6 @@ def store_of(given: Path | None) -> Path:
 def refused(prog: str, exc: Refused, stream: IO[str] | None = None) -> int:
     """Print a refusal's findings (``location: message`` and ``    hint: ...``; a finding
     without a file is named by the command); returns 1."""
-    out = stream or sys.stderr
-    for f in exc.findings:
-        where = f.location() if f.file else prog
-        label = "warning: " if f.severity == "warning" else ""
-        print(f"{where}: {label}{f.message}", file=out)
-        if f.hint:
-            print(f"    hint: {f.hint}", file=out)
-    return EXIT_ERRORS
+    from eee.reporting.reporters import REPORTERS
+
+    return REPORTERS["rich"].refusal(prog, exc.findings, stream)

@@ -7,10 +7,9 @@ differing fields named) unless ``--across-protocols``."""
 
 from __future__ import annotations
 
-import json
-
 from eee.commands import EXIT_OK, EXIT_WARNINGS, OUTPUT_FORMATS, add_all, add_format, add_store, count, parser, refused
 from eee.reporting.findings import Finding, Refused
+from eee.reporting.reporters import reporter
 
 
 def _margin(text: str) -> float:
@@ -80,7 +79,7 @@ def main(argv: list[str]) -> int:
     )
     args = p.parse_args(argv)
     # JSON lists every disagreeing sample; rich output shows --show of them (their ids are read again)
-    listed = None if args.format == "json" else args.show
+    listed = None if reporter(args.format).machine else args.show
     by_pair = args.model is not None or args.benchmark is not None
     if by_pair and (args.records or args.model is None or args.benchmark is None):
         p.error("give either two records, or --model and --benchmark (not both)")
@@ -135,9 +134,6 @@ def main(argv: list[str]) -> int:
             text = render(report, args.show)
     except Refused as exc:
         return refused("eee compare", exc)
-    if args.format == "json":
-        print(json.dumps(report, indent=2))
-    else:
-        print(text, end="")
+    reporter(args.format).result(report, lambda: print(text, end=""), ensure_ascii=True)
     aggregates_only = any(r["samples"] is None for r in reports)  # a pair not compared included
     return EXIT_WARNINGS if aggregates_only else EXIT_OK

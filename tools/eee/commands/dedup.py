@@ -15,13 +15,13 @@ hook finds it ready (it never builds it itself beyond a few hundred records).
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import sys
 import time
 from typing import Any
 
 from eee.commands import EXIT_OK, EXIT_WARNINGS, OUTPUT_FORMATS, add_format, add_jobs, add_store, parser
+from eee.reporting.reporters import reporter
 
 
 def groups(root: Any) -> list[dict[str, Any]]:
@@ -140,9 +140,8 @@ def main(argv: list[str]) -> int:
     found = groups(root)
     shown = [g for g in found if not (args.open and g["settled"])]
     open_groups = sum(1 for g in found if not g["settled"])
-    if args.format == "json":
-        print(json.dumps({"groups": shown, "open": open_groups, "total": len(found)}, indent=2))
-    else:
+
+    def text() -> None:
         for n, g in enumerate(shown, 1):
             print(f"group {n} ({'settled by the ledger' if g['settled'] else 'open'}):")
             for r in g["records"]:
@@ -159,4 +158,6 @@ def main(argv: list[str]) -> int:
                 "twice) or tools/supersede (a correction); anyone may point it out with tools/dispute",
                 file=sys.stderr,
             )
+
+    reporter(args.format).result({"groups": shown, "open": open_groups, "total": len(found)}, text, ensure_ascii=True)
     return EXIT_WARNINGS if open_groups else EXIT_OK

@@ -15,7 +15,6 @@ Exit codes: 0 clean, 1 errors (nothing written), 2 deviations (warnings), 64 usa
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -32,6 +31,7 @@ from eee.commands import (
     refused,
 )
 from eee.reporting.findings import Refused
+from eee.reporting.reporters import reporter
 
 PROG = "eee experiment"
 
@@ -208,16 +208,17 @@ def _new(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         refused(f"{PROG} new", exc)
         print("nothing was written", file=sys.stderr)
         return 1
-    if args.format == "json":
-        print(json.dumps(result, indent=2))
-        return EXIT_OK
-    if args.dry_run:
-        print(result["text"], end="")
-        print(f"dry run: {result['path']} would be written; {result['signing']['said']}")
-    elif result["committed"]:
-        print(f"registered {result['path']} in commit {result['commit'][:12]}")
-    else:
-        print(f"wrote {result['path']} (staged); commit it on its own before any result that cites it")
+
+    def said() -> None:
+        if args.dry_run:
+            print(result["text"], end="")
+            print(f"dry run: {result['path']} would be written; {result['signing']['said']}")
+        elif result["committed"]:
+            print(f"registered {result['path']} in commit {result['commit'][:12]}")
+        else:
+            print(f"wrote {result['path']} (staged); commit it on its own before any result that cites it")
+
+    reporter(args.format).result(result, said)
     return EXIT_OK
 
 
@@ -238,8 +239,8 @@ def _show(args: argparse.Namespace) -> int:
             refusal(why, "the cards are governance/experiments/*.yaml", file=path_for(args.id), check="experiment"),
         )
     history = _history(args.store, cards, args.id)
-    if args.format == "json":
-        print(json.dumps({"card": found.doc, "history": history}, indent=2, default=str))
+    if reporter(args.format).machine:
+        reporter(args.format).result({"card": found.doc, "history": history}, lambda: None)
         return EXIT_OK
     text = (args.store / found.path).read_text("utf-8", "replace")
     print("\n".join(escaped(line, quote=False) for line in text.splitlines()))
@@ -263,10 +264,7 @@ def _analysis(args: argparse.Namespace, verb: str) -> int:
         report = build(args.store, args.id, analyse=verb == "report")
     except Refused as exc:
         return refused(f"{PROG} {verb}", exc)
-    if args.format == "json":
-        print(json.dumps(report, indent=2, default=str))
-    else:
-        print(render(report, args.show), end="")
+    reporter(args.format).result(report, lambda: print(render(report, args.show), end=""))
     return EXIT_WARNINGS if deviation_findings(report) else EXIT_OK
 
 

@@ -13,12 +13,12 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
 from eee.commands import EXIT_OK, EXIT_WARNINGS, OUTPUT_FORMATS, Parser, add_format, add_out, add_store, refused
 from eee.reporting.findings import Refused
+from eee.reporting.reporters import reporter
 
 
 def main(argv: list[str]) -> int:
@@ -88,18 +88,17 @@ def _evals(root: Path, model: str, out: Path | None, fmt: str) -> int:
     folder = out if out is not None else root / DEFAULT_OUT / model_folder(export.model)
     written, others = write(folder, export) if export.files else ([], [])
     skipped = sorted(export.skipped.values(), key=lambda s: (s.benchmark, s.reason))
-    if fmt == "json":
-        report = {
-            "model": export.model,
-            "records": export.records,
-            "left_out": export.left_out,
-            "written": [str(w) for w in written],
-            "entries": {name: len(entries) for name, entries in export.files.items()},
-            "skipped": [s.__dict__ for s in skipped],
-            "not_written_here": others,
-        }
-        print(json.dumps(report, indent=2, ensure_ascii=False))
-    else:
+    report = {
+        "model": export.model,
+        "records": export.records,
+        "left_out": export.left_out,
+        "written": [str(w) for w in written],
+        "entries": {name: len(entries) for name, entries in export.files.items()},
+        "skipped": [s.__dict__ for s in skipped],
+        "not_written_here": others,
+    }
+
+    def text() -> None:
         for w in written:
             print(f"wrote {w} ({len(export.files[w.name])} result(s))")
         for s in skipped:
@@ -108,6 +107,8 @@ def _evals(root: Path, model: str, out: Path | None, fmt: str) -> int:
             print(f"left as they were in {folder}/.eval_results: {', '.join(others)}", file=sys.stderr)
         if written:
             print(f"push them with: hf upload <model-repo> {folder}/.eval_results .eval_results", file=sys.stderr)
+
+    reporter(fmt).result(report, text)
     if skipped:
         print(
             "    hint: a maintainer maps a benchmark to its Hub dataset and task ids in "
@@ -122,25 +123,21 @@ def _dataset(root: Path, out: Path, fmt: str, license: str) -> int:
     from eee.export.dataset import write
 
     done = write(root, out, license)
-    if fmt == "json":
-        print(
-            json.dumps(
-                {
-                    "out": str(out),
-                    "rows": done.rows,
-                    "configs": done.configs,
-                    "left_out": dict(done.left_out),
-                    "unreadable": done.skipped,
-                },
-                indent=2,
-                ensure_ascii=False,
-            )
-        )
-    else:
+    report = {
+        "out": str(out),
+        "rows": done.rows,
+        "configs": done.configs,
+        "left_out": dict(done.left_out),
+        "unreadable": done.skipped,
+    }
+
+    def text() -> None:
         print(f"wrote {out}: {done.rows:,} active result(s) in {len(done.configs)} config(s)")
         if done.left_out:
             print("left out: " + ", ".join(f"{n} {why}" for why, n in sorted(done.left_out.items())), file=sys.stderr)
         print(f"push it with: hf upload --repo-type dataset <dataset-repo> {out}", file=sys.stderr)
+
+    reporter(fmt).result(report, text)
     for line in done.skipped[:5]:
         print(f"eee export: cannot read {line}", file=sys.stderr)
     if done.skipped:

@@ -14,14 +14,12 @@ finding of its record), 64 usage error (``eee flag --rule`` naming no registered
 from __future__ import annotations
 
 import argparse
-import json
 import shlex
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from eee.commands import (
-    EXIT_ERRORS,
     EXIT_OK,
     EXIT_WARNINGS,
     OUTPUT_FORMATS,
@@ -33,11 +31,11 @@ from eee.commands import (
     checked_uuids,
     exact_command,
     parser,
-    refused,
 )
 from eee.git.cli import GitError
 from eee.governance import BY_COMMAND, OUTCOMES
 from eee.reporting.findings import Refused, refusal
+from eee.reporting.reporters import reporter
 from eee.reporting.shown import command as eee_command
 from eee.store.paths import POINTER_SUFFIX, UUID4_RE
 
@@ -152,10 +150,7 @@ def _corrected_options(p: argparse.ArgumentParser) -> None:
 
 
 def _refused(command: str, exc: Refused, fmt: str) -> int:
-    if fmt == "json":  # one JSON document on stdout, the refusal included
-        print(json.dumps({"refused": [f.to_dict() for f in exc.findings]}, indent=2, ensure_ascii=False))
-        return EXIT_ERRORS
-    return refused(f"eee {command}", exc)
+    return reporter(fmt).refusal(f"eee {command}", exc.findings)  # json: one document on stdout, the refusal
 
 
 def _replacement_kwargs(value: str, args: argparse.Namespace, root: Path) -> dict[str, Any]:
@@ -282,9 +277,8 @@ def run(command: str, argv: list[str]) -> int:
         return _refused(command, exc, args.format)
     if result["dry_run"] and kwargs.get("new_record") is not None:  # the real run, the same uuid drawn
         result["command"] = exact_command(command, argv, [result["replacement"]])
-    if args.format == "json":
-        print(json.dumps(result, indent=2, ensure_ascii=False))
-    else:
+
+    def text() -> None:
         verb = "would write" if result["dry_run"] else "wrote"
         print(f"{command} {result['record']} ({result['record_path']})")
         if result["replacement"]:
@@ -311,6 +305,8 @@ def run(command: str, argv: list[str]) -> int:
             )
         if result.get("command"):
             print(f"to write exactly this (the same uuid), run: {result['command']}")
+
+    reporter(args.format).result(result, text)
     side = result.get("replacement_sidecar")
     if not result["dry_run"] and side and (root / (side + POINTER_SUFFIX)).exists():
         from eee.write.samples import push_command

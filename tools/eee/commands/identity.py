@@ -15,7 +15,6 @@ through the hooks); ``--dry-run`` prints the file as it would be.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import time
@@ -35,6 +34,7 @@ from eee.commands import (
     refused,
 )
 from eee.reporting.findings import Refused
+from eee.reporting.reporters import reporter
 
 KIND_CHOICES = ("developer", "model", "benchmark", "metric")
 
@@ -87,9 +87,8 @@ def _list(root: Path, kinds: tuple[str, ...], only_open: bool, fmt: str, jobs: i
     report = summary(found, shown)
     report["open"] = sum(1 for g in listed if g["open"])
     report["total"] = len(listed)
-    if fmt == "json":
-        print(json.dumps(report, indent=2, ensure_ascii=False))
-    else:
+
+    def text() -> None:
         _render(shown)
         print(
             f"{found.records:,} records read in {time.perf_counter() - start:.1f} s: {len(listed)} group(s) of "
@@ -101,6 +100,8 @@ def _list(root: Path, kinds: tuple[str, ...], only_open: bool, fmt: str, jobs: i
                 "    hint: settle a group with the command it shows (a maintainer's act: it changes governance/identity/)",
                 file=sys.stderr,
             )
+
+    reporter(fmt).result(report, text)
     for line in found.unreadable[:5]:
         print(f"eee identity: cannot read {line}", file=sys.stderr)
     if found.unreadable:

@@ -8,7 +8,6 @@ lists each with its reason and the counts add up to the number of source files.
 
 from __future__ import annotations
 
-import json
 import sys
 from contextlib import nullcontext
 from pathlib import Path
@@ -30,6 +29,7 @@ from eee.commands import (
 )
 from eee.reporting.findings import Finding, Refused
 from eee.reporting.progress import bar
+from eee.reporting.reporters import reporter
 
 
 def build_parser() -> Any:
@@ -161,9 +161,5 @@ def main(argv: list[str]) -> int:
         close = getattr(tree, "close", None)
         if close:
             close()
-    if args.format == "json":
-        json.dump(report.to_dict(), sys.stdout, indent=2, ensure_ascii=False)
-        sys.stdout.write("\n")
-    else:
-        _print_text(report)
+    reporter(args.format).result(report.to_dict(), lambda: _print_text(report))
     return EXIT_WARNINGS if report.counts()["refused"] else EXIT_OK

@@ -4,7 +4,6 @@ record of a benchmark; abilities, difficulties with standard errors, worst-fitti
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
 from eee.commands import (
@@ -21,6 +20,7 @@ from eee.commands import (
     parser,
 )
 from eee.reporting.findings import Finding
+from eee.reporting.reporters import reporter
 
 IRT_DIR = "build/analysis/irt"
 
@@ -90,10 +90,7 @@ def main(argv: list[str]) -> int:
             print(f"{folder}: cannot write: {exc.strerror or exc}", file=sys.stderr)
             return EXIT_ERRORS
         summary["written"] = [str(w) for w in written]
-    if args.format == "json":
-        print(json.dumps(summary, indent=2))
-    else:
-        print(render(summary), end="")
+    reporter(args.format).result(summary, lambda: print(render(summary), end=""), ensure_ascii=True)
     for note in [*res.said, *res.notes]:
         print(f"note: {note}", file=sys.stderr)
     if res.fit is None:

@@ -5,11 +5,11 @@ sidecars included), or from a written catalogue with ``--catalog DIR``."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
-from eee.commands import EXIT_ERRORS, EXIT_OK, OUTPUT_FORMATS, add_format, add_store, count, parser, refused
+from eee.commands import EXIT_OK, OUTPUT_FORMATS, add_format, add_store, count, parser
 from eee.reporting.findings import Finding, Refused
+from eee.reporting.reporters import reporter
 
 
 def main(argv: list[str]) -> int:
@@ -86,12 +86,6 @@ def main(argv: list[str]) -> int:
                 )
             )
     except Refused as exc:
-        if args.format == "json":  # one JSON document on stdout, the refusal included
-            print(json.dumps({"refused": [f.to_dict() for f in exc.findings]}, indent=2, ensure_ascii=False))
-            return EXIT_ERRORS
-        return refused("eee leaderboard", exc)
-    if args.format == "json":
-        print(json.dumps(report, indent=2))
-    else:
-        print(render(report), end="")
+        return reporter(args.format).refusal("eee leaderboard", exc.findings)  # json: one document, the refusal
+    reporter(args.format).result(report, lambda: print(render(report), end=""), ensure_ascii=True)
     return EXIT_OK

@@ -9,7 +9,6 @@ output inside data/: nothing is written), 64 for a usage error such as an unknow
 from __future__ import annotations
 
 import argparse
-import shutil
 import sys
 from typing import Any
 
@@ -17,7 +16,7 @@ from eee.commands import EXIT_CODES_TEXT, Parser, add_format, add_no_progress, a
 from eee.migrate.export import export
 from eee.migrate.report import REPORT_NAME, ExportReport
 from eee.reporting.findings import FileResult, Refused, Summary
-from eee.reporting.reporters import render
+from eee.reporting.reporters import render, reporter
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -80,7 +79,7 @@ def closing_line(report: ExportReport) -> str:
 
 def main(argv: list[str]) -> int:
     args = build_parser().parse_args(argv)
-    show_progress = not args.no_progress and args.format != "json" and sys.stderr.isatty()
+    show_progress = not args.no_progress and not reporter(args.format).machine and sys.stderr.isatty()
     try:
         if show_progress:
             from eee.reporting.progress import bar
@@ -91,17 +90,11 @@ def main(argv: list[str]) -> int:
             report = export(args.paths, args.out, args.to, store=args.store)
     except Refused as exc:
         return refused("eee migrate", exc)
-    if args.format == "json":
-        # the report itself: the same bytes json.dump(indent=2, ensure_ascii=False) writes for it
-        with open(report.out / REPORT_NAME, "rb") as fh:
-            buffer = getattr(sys.stdout, "buffer", None)
-            if buffer is not None:
-                sys.stdout.flush()
-                shutil.copyfileobj(fh, buffer)
-                buffer.flush()
-            else:
-                sys.stdout.write(fh.read().decode("utf-8"))
-    else:
+
+    def text() -> None:
         render(Checked(report.problems, report.units), args.format, what="record")
         print(closing_line(report))
+
+    # json: the report itself, the same bytes json.dump(indent=2, ensure_ascii=False) wrote for it
+    reporter(args.format).result_file(report.out / REPORT_NAME, text)
     return report.exit_code()

@@ -1,7 +1,7 @@
 """``eee roles``: who holds which role, and who may take which act.
 
 - ``eee roles`` lists the principals (governance/allowed_signers, governance/roles.yaml),
-  their roles and keys, the table of who may take which act (:data:`eee.governance.AUTHORITY`)
+  their roles and keys, the table of who may take which act (:func:`eee.governance.authority_of` the declared actions)
   and the paths each act writes (:data:`eee.governance.PROTECTED`); in a store without roles
   it says that anyone may act there.
 - ``eee roles add NAME --key PUBKEY_FILE --role ROLE [--email E] [--forge HANDLE]`` adds a
@@ -14,15 +14,16 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import Any
 
-from eee.commands import EXIT_OK, OUTPUT_FORMATS, add_dry_run, add_format, add_store, parser, refused
+from eee import governance
+from eee.commands import EXIT_OK, OUTPUT_FORMATS, add_dry_run, add_format, add_store, parser
 from eee.git.cli import GitError
-from eee.governance import AUTHORITY, EVENT_ACT, PROTECTED, PROTECTED_PATH_ACT
+from eee.governance import EVENT_ACT, PROTECTED, PROTECTED_PATH_ACT
 from eee.reporting.findings import Refused, refusal
+from eee.reporting.reporters import reporter
 from eee.store.roles import ALLOWED_SIGNERS, ROLES, ROLES_FILE
 
 DESCRIPTION = (
@@ -82,17 +83,16 @@ def main(argv: list[str]) -> int:
         result = writer.apply(args.store, plan, subject, dry_run=args.dry_run, commit=args.commit)
     except (Refused, GitError) as error:
         exc = error if isinstance(error, Refused) else refusal(str(error), check="git")
-        if args.format == "json":
-            print(json.dumps({"refused": [f.to_dict() for f in exc.findings]}, indent=2, ensure_ascii=False))
-            return 1
-        return refused(f"eee roles {args.action}", exc)
-    if args.format == "json":
-        print(json.dumps(result, indent=2, ensure_ascii=False))
-        return EXIT_OK
+        return reporter(args.format).refusal(f"eee roles {args.action}", exc.findings)
+    reporter(args.format).result(result, lambda: _print_result(args.action, result))
+    return EXIT_OK
+
+
+def _print_result(action: str, result: dict[str, Any]) -> None:
     verb = "would write" if result["dry_run"] else "wrote"
     if result.get("unchanged"):
-        print(f"eee roles {args.action}: nothing to change (the files already say this)")
-        return EXIT_OK
+        print(f"eee roles {action}: nothing to change (the files already say this)")
+        return
     for rel in result["files"]:
         print(f"  {verb} {rel}")
     print(f"  {result['signing']['said']}")
@@ -100,11 +100,10 @@ def main(argv: list[str]) -> int:
         print(f"  committed {result['commit'][:10]}")
     elif not result["dry_run"]:
         print(
-            f"eee roles {args.action}: not committed yet: `git add {' '.join(result['files'])}` and a signed "
+            f"eee roles {action}: not committed yet: `git add {' '.join(result['files'])}` and a signed "
             "`git commit -S`, or run it with --commit",
             file=sys.stderr,
         )
-    return EXIT_OK
 
 
 def listing(root: Path) -> dict[str, Any]:
@@ -131,7 +130,7 @@ def listing(root: Path) -> dict[str, Any]:
         "files": [ALLOWED_SIGNERS, ROLES_FILE],
         "principals": principals,
         "problems": [p._asdict() for p in found.problems] if found is not None else [],
-        "authority": [a._asdict() for a in AUTHORITY],
+        "authority": [a._asdict() for a in governance.authority_of(governance.ACTIONS)],  # as declared now
         "protected": [{"path": path, "act": act} for path, act in PROTECTED]
         + [{"path": path, "act": PROTECTED_PATH_ACT} for path in _protected_paths(root)],
     }
@@ -152,9 +151,11 @@ def _protected_paths(root: Path) -> list[str]:
 
 def _list(root: Path, fmt: str) -> int:
     found = listing(root)
-    if fmt == "json":
-        print(json.dumps(found, indent=2, ensure_ascii=False))
-        return EXIT_OK
+    reporter(fmt).result(found, lambda: _print_list(found))
+    return EXIT_OK
+
+
+def _print_list(found: dict[str, Any]) -> None:
     if not found["roles"]:
         print(
             f"this store has no roles ({ALLOWED_SIGNERS} is absent): anyone may act here, and every event's "
@@ -185,4 +186,3 @@ def _list(root: Path, fmt: str) -> int:
     for x in found["protected"]:
         act = "the action of the event it holds" if x["act"] == EVENT_ACT else x["act"]
         print(f"  {x['path']:<{width}}  {act}")
-    return EXIT_OK

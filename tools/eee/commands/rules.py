@@ -8,10 +8,10 @@ error with a did-you-mean (exit 64).
 
 from __future__ import annotations
 
-import json
 import textwrap
 
 from eee.commands import EXIT_OK, OUTPUT_FORMATS, add_format, parser
+from eee.reporting.reporters import reporter
 from eee.reporting.shown import shown_command
 from eee.rules.registry import BY_ID, RULES, Rule, unknown_text
 
@@ -61,13 +61,10 @@ def main(argv: list[str]) -> int:
     add_format(p, OUTPUT_FORMATS)
     args = p.parse_args(argv)
     if args.rule is None:
-        if args.format == "json":
-            print(json.dumps({"rules": [_dict(r) for r in RULES]}, indent=2, ensure_ascii=False))
-        else:
-            print(_table())
+        reporter(args.format).result({"rules": [_dict(r) for r in RULES]}, lambda: print(_table()))
         return EXIT_OK
     rule = BY_ID.get(args.rule)
     if rule is None:
         p.error(unknown_text(args.rule))  # exit 64
-    print(json.dumps(_dict(rule), indent=2, ensure_ascii=False) if args.format == "json" else _explain(rule))
+    reporter(args.format).result(_dict(rule), lambda: print(_explain(rule)))
     return EXIT_OK

@@ -116,10 +116,10 @@ def _source_date(store: Path) -> None:
 
     if os.environ.get("SOURCE_DATE_EPOCH"):
         return
-    from eee.git.cli import GitError, git
+    from eee.git.cli import GitError, last_commit_time
 
     try:
-        stamp = git("log", "-1", "--format=%ct", cwd=store, check=False).decode(errors="replace").strip()
+        stamp = last_commit_time(store)
     except (GitError, OSError):
         stamp = ""
     os.environ["SOURCE_DATE_EPOCH"] = stamp if stamp.isdigit() else "0"

@@ -13,7 +13,6 @@ record or a duplicate names the record that stands for it (``stands_on``).
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections import Counter
 from pathlib import Path
@@ -24,6 +23,7 @@ from eee.commands.governance import UUID_HELP
 from eee.commands.governance import _refused as governance_refusal
 from eee.git.cli import GitError
 from eee.reporting.findings import Refused, refusal
+from eee.reporting.reporters import reporter
 
 DESCRIPTION = (
     "Show a record's path, status (active, flagged, disputed, retracted, superseded, duplicate), its last "
@@ -75,10 +75,7 @@ def main(argv: list[str]) -> int:
     except (Refused, GitError) as error:
         exc = error if isinstance(error, Refused) else refusal(str(error), check="git")  # git's own refusal
         return governance_refusal("status", exc, args.format)
-    if args.format == "json":
-        print(json.dumps(info, indent=2, ensure_ascii=False))
-    else:
-        _print_status(info)
+    reporter(args.format).result(info, lambda: _print_status(info))
     return EXIT_OK
 
 
@@ -135,14 +132,15 @@ def _marker(r: dict[str, Any]) -> str:
 
 def _list(root: Path, statuses: list[str], fmt: str) -> int:
     found = listing(root, statuses)
-    if fmt == "json":
-        print(json.dumps(found, indent=2, ensure_ascii=False))
-        return EXIT_OK
-    width = max(map(len, LISTED))
-    for r in found["records"]:
-        print(f"{r['record']}  {r['status']:<{width}}  {r['path']}{_marker(r)}")
-    counts = ", ".join(f"{n} {s}" for s, n in found["counts"].items() if n) or "none"
-    print(f"{len(found['records'])} of {found['total']} records listed; the store: {counts}", file=sys.stderr)
+
+    def text() -> None:
+        width = max(map(len, LISTED))
+        for r in found["records"]:
+            print(f"{r['record']}  {r['status']:<{width}}  {r['path']}{_marker(r)}")
+        counts = ", ".join(f"{n} {s}" for s, n in found["counts"].items() if n) or "none"
+        print(f"{len(found['records'])} of {found['total']} records listed; the store: {counts}", file=sys.stderr)
+
+    reporter(fmt).result(found, text)
     return EXIT_OK
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from eee.commands import Parser, add_format, add_jobs, add_manifest, add_no_progress, add_out, add_store, count
 from eee.reporting.findings import FileResult
-from eee.reporting.reporters import Streamed, render
+from eee.reporting.reporters import Streamed, render, reporter
 from eee.validation.pool import SECTIONS
 from eee.validation.validate import Options, run
 
@@ -75,7 +75,7 @@ def _digests(manifest: Path | None) -> dict[str, str] | None:
 def main(argv: list[str]) -> int:
     args = build_parser().parse_args(argv)
     options = Options(repo_checks=not args.schema_only, cap=args.max_errors, root=args.store, jobs=args.jobs)
-    show_progress = not args.no_progress and args.format != "json" and sys.stderr.isatty()
+    show_progress = not args.no_progress and not reporter(args.format).machine and sys.stderr.isatty()
     accepted = None
     if options.repo_checks:  # like the gate: what a record's flag events name is accepted, not an error
         from eee.validation.flagged import IndexFlags

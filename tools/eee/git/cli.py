@@ -690,6 +690,29 @@ def on_first_parent_chain(old: str, new: str, cwd: Where = None) -> bool:
     return bool(lines) and len(lines[-1]) > 1 and lines[-1][1] == old
 
 
+def added_by(path: str, head: str = "HEAD", cwd: Where = None) -> tuple[str, str, str, str] | None:
+    """(commit, committer date ISO 8601, committer name, committer email) of the last commit
+    of ``head``'s history that added ``path`` (a literal path), or None when none did."""
+    try:
+        out = git(
+            "log", "-1", "--format=%H%x00%cI%x00%cn%x00%ce", "--diff-filter=A", "--end-of-options", head, "--",
+            f":(literal){path}", cwd=cwd,
+        )  # fmt: skip
+    except GitError:
+        return None
+    parts = out.decode("utf-8", "replace").strip().split("\x00")
+    return (parts[0], parts[1], parts[2], parts[3]) if len(parts) == 4 and parts[0] else None
+
+
+def topological_order(rev: str = "HEAD", cwd: Where = None) -> dict[str, int]:
+    """Every commit of ``rev``'s history by its place, the oldest 0 (topological order)."""
+    try:
+        out = git("rev-list", "--topo-order", "--reverse", "--end-of-options", rev, "--", cwd=cwd)
+    except GitError:
+        return {}
+    return {c: i for i, c in enumerate(out.decode("ascii", "replace").split())}
+
+
 def first_parent_walk(rev: str, cwd: Where = None) -> Iterator[str]:
     """``rev`` and its first-parent ancestors, newest first (streamed: the walk stops when
     the caller stops reading)."""
@@ -774,3 +797,247 @@ def record_adding(record_uuid: str, head: str, cwd: Where = None) -> Adding | No
         c for c in candidates if f"{c}:{path}" in have and not any(f"{p}:{path}" in have for p in real.get(c, []))
     )
     return Adding(mainline, adders or (mainline,), path)
+
+
+# --- what the other floors ask of git ---------------------------------------------------------
+# Every git command line of the package is built in this module (issue 34.5; a test holds it:
+# no other module spawns git or passes git arguments). Each function is one question or one
+# change, named for what it does; it returns what the caller used to read of git's output.
+
+
+def git_path(name: str, cwd: Where = None) -> Path:
+    """``git rev-parse --git-path NAME``: where git keeps ``name`` (``hooks/pre-commit``, ...;
+    ``core.hooksPath`` respected), as git says it (relative to ``cwd`` or absolute)."""
+    return Path(git("rev-parse", "--git-path", name, cwd=cwd).decode().strip())
+
+
+def common_dir(cwd: Where = None) -> Path:
+    """``git rev-parse --git-common-dir``, as git says it (relative to ``cwd`` or absolute)."""
+    return Path(git("rev-parse", "--git-common-dir", cwd=cwd).decode().strip())
+
+
+def git_dir_or_none(cwd: Where = None) -> Path | None:
+    """The repository's absolute git directory, None when ``cwd`` is in none."""
+    proc = run("rev-parse", "--absolute-git-dir", cwd=cwd)
+    return Path(proc.stdout.decode().strip()) if proc.returncode == 0 and proc.stdout.strip() else None
+
+
+def top_and_git_dir(cwd: Where = None) -> tuple[Path, Path] | None:
+    """(the work tree's top, its absolute git directory), None outside a work tree."""
+    proc = run("rev-parse", "--show-toplevel", "--absolute-git-dir", cwd=cwd)
+    lines = proc.stdout.decode("utf-8", "surrogateescape").splitlines()
+    if proc.returncode != 0 or len(lines) != 2:
+        return None
+    return Path(lines[0]), Path(lines[1])
+
+
+def inside_work_tree(cwd: Where = None) -> bool:
+    """Whether ``cwd`` is inside a git work tree."""
+    proc = run("rev-parse", "--is-inside-work-tree", cwd=cwd)
+    return proc.returncode == 0 and proc.stdout.strip() == b"true"
+
+
+def is_bare(cwd: Where = None) -> bool:
+    """Whether the repository at ``cwd`` is bare."""
+    return git("rev-parse", "--is-bare-repository", cwd=cwd, check=False).strip() == b"true"
+
+
+def head_ref(cwd: Where = None) -> str:
+    """The branch HEAD names (``refs/heads/main``), "" when it is detached or git cannot say."""
+    return git("symbolic-ref", "-q", "HEAD", cwd=cwd, check=False).decode().strip()
+
+
+def replace_refs(cwd: Where = None) -> list[str]:
+    """Every ref under ``refs/replace/``."""
+    return git("for-each-ref", "--format=%(refname)", "refs/replace/", cwd=cwd, check=False).decode().split()
+
+
+def set_config(key: str, value: str, cwd: Where = None) -> None:
+    """``git config KEY VALUE`` in the repository at ``cwd``."""
+    git("config", key, value, cwd=cwd)
+
+
+def worktree_changed(paths: list[str], cwd: Where = None) -> list[str]:
+    """Which of ``paths`` differ in the work tree from the index (``git diff --name-only``),
+    asked 500 at a time."""
+    found: list[str] = []
+    for i in range(0, len(paths), 500):
+        out = git("diff", "--name-only", "--no-ext-diff", "-z", "--", *paths[i : i + 500], cwd=cwd)
+        found.extend(p.decode("utf-8", "surrogateescape") for p in out.split(b"\0") if p)
+    return found
+
+
+def ls_files(specs: list[str], cwd: Where = None, untracked: bool = False) -> list[str] | None:
+    """The paths of the index (and, ``untracked``, the untracked ones not ignored) matching
+    ``specs`` (pathspecs), sorted; None when git cannot answer."""
+    others = ["--others", "--exclude-standard"] if untracked else []
+    proc = run("ls-files", "-z", "--cached", *others, "--", *specs, cwd=cwd)
+    if proc.returncode != 0:
+        return None
+    return sorted({p.decode("utf-8", "surrogateescape") for p in proc.stdout.split(b"\0") if p})
+
+
+def index_entries_raw(rels: list[str], cwd: Where = None) -> bytes:
+    """``git ls-files -s -z`` of ``rels`` (literal paths): the index's entries of them."""
+    return git("--literal-pathspecs", "ls-files", "-s", "-z", "--", *rels, cwd=cwd, check=False)
+
+
+def head_entries_raw(rels: list[str], cwd: Where = None) -> bytes:
+    """``git ls-tree -z --full-tree HEAD`` of ``rels`` (literal paths): HEAD's entries of them."""
+    return git("--literal-pathspecs", "ls-tree", "-z", "--full-tree", "HEAD", "--", *rels, cwd=cwd, check=False)
+
+
+def ls_tree_raw(tree: str, cwd: Where = None, recursive: bool = True, under: str | None = None) -> bytes:
+    """``git ls-tree -z`` of ``tree`` (``-r``: every blob below it; ``under``: only that folder,
+    ``--full-tree``), what git lists before any entry it stops at (never raises)."""
+    if under is not None:
+        return git("ls-tree", "-r", "-z", "--full-tree", tree, "--", under, cwd=cwd, check=False)
+    return git("ls-tree", *(["-r"] if recursive else []), "-z", "--end-of-options", tree, cwd=cwd, check=False)
+
+
+def ls_tree_fields(tree: str, cwd: Where = None) -> Iterator[bytes]:
+    """The NUL-separated entries of ``git ls-tree -r`` of ``tree``, streamed."""
+    return fields("ls-tree", "-r", "-z", "--end-of-options", tree, cwd=cwd)
+
+
+def diff_tree_fields(old: str, new: str, cwd: Where = None) -> Iterator[bytes]:
+    """The NUL-separated fields of ``git diff-tree -r --raw`` from ``old`` to ``new``, streamed."""
+    return fields("diff-tree", "-r", "-z", "--no-renames", "--raw", "--end-of-options", old, new, cwd=cwd)
+
+
+def diff_tree_raw(old: str, new: str, cwd: Where = None, full: bool = False) -> bytes:
+    """``git diff-tree -r -z`` from ``old`` to ``new`` (raw; ``full``: unabbreviated ids, after
+    ``--end-of-options``); GitError when git's walker refuses a tree."""
+    if full:
+        return git(
+            "diff-tree", "-r", "--raw", "-z", "--no-renames", "--no-abbrev", "--end-of-options", old, new, cwd=cwd
+        )
+    return git("diff-tree", "-r", "-z", "--no-renames", old, new, cwd=cwd)
+
+
+def added_under(rev: str, folder: str, cwd: Where = None) -> subprocess.CompletedProcess[bytes]:
+    """``git log`` of the files added under ``folder`` in ``rev``'s history, oldest first
+    (topological, full history): per commit ``\\x01<commit> <author time>`` then the names."""
+    return run(
+        "log",
+        "--reverse",
+        "--topo-order",
+        "--full-history",
+        "--no-renames",
+        "--diff-filter=A",
+        "--name-only",
+        "-z",
+        "--format=%x01%H %at",
+        "--end-of-options",
+        rev,
+        "--",
+        folder,
+        cwd=cwd,
+    )
+
+
+def ever_held(rev: str, path: str, cwd: Where = None) -> bool:
+    """Whether any commit of ``rev``'s history touches ``path`` (one git call)."""
+    proc = run("log", "-1", "--format=%H", "--end-of-options", rev, "--", path, cwd=cwd)
+    return proc.returncode == 0 and bool(proc.stdout.strip())
+
+
+def parents_of(commits: list[str], cwd: Where = None) -> dict[str, list[str]]:
+    """commit -> its parents, one git call (commits git does not know are left out)."""
+    proc = run(
+        "log",
+        "--no-walk=unsorted",
+        "--stdin",
+        "--format=%H %P",
+        cwd=cwd,
+        input="".join(f"{c}\n" for c in commits).encode(),
+    )
+    out: dict[str, list[str]] = {}
+    for line in proc.stdout.decode().splitlines():
+        parts = line.split()
+        if parts:
+            out[parts[0]] = parts[1:]
+    return out
+
+
+def hash_object(rel: str, cwd: Where = None) -> str:
+    """``git hash-object -w --no-filters``: the work tree's file ``rel`` written as a blob; its id."""
+    return git("hash-object", "-w", "--no-filters", "--", rel, cwd=cwd).decode().strip()
+
+
+def _nul(paths: Iterable[str]) -> bytes:
+    return b"".join(p.encode("utf-8", "surrogateescape") + b"\0" for p in paths)
+
+
+def stage_paths(paths: list[str], cwd: Where = None) -> subprocess.CompletedProcess[bytes]:
+    """``git update-index --add --remove``: the index takes the work tree's ``paths`` (a path
+    gone from the work tree leaves it); git's answer, whatever its exit code."""
+    return run("update-index", "--add", "--remove", "-z", "--stdin", cwd=cwd, input=_nul(paths))
+
+
+def read_tree(base: str | None, cwd: Where = None, env: Mapping[str, str] | None = None) -> None:
+    """``git read-tree``: the index (``GIT_INDEX_FILE`` in ``env``) holds ``base``, or nothing."""
+    if base is None:
+        git("read-tree", "--empty", cwd=cwd, env=env)
+    else:
+        git("read-tree", base, cwd=cwd, env=env)
+
+
+def set_index_entries(info: bytes, cwd: Where = None, env: Mapping[str, str] | None = None, check: bool = True) -> None:
+    """``git update-index -z --index-info`` (``--add`` when ``check``): ``info`` is
+    ``"<mode> <blob>\\t<path>\\0"`` entries."""
+    if check:
+        git("update-index", "--add", "-z", "--index-info", cwd=cwd, env=env, input=info)
+    else:
+        git("update-index", "-z", "--index-info", cwd=cwd, env=env, input=info, check=False)
+
+
+def remove_index_entries(
+    paths: list[str], cwd: Where = None, env: Mapping[str, str] | None = None, check: bool = True
+) -> None:
+    """``git update-index --force-remove``: ``paths`` leave the index."""
+    git("update-index", "--force-remove", "-z", "--stdin", cwd=cwd, env=env, input=_nul(paths), check=check)
+
+
+def _output(*args: str, cwd: Where = None) -> bytes | None:
+    """The standard output of ``git ARGS``, None when it fails."""
+    proc = run(*args, cwd=cwd)
+    return proc.stdout if proc.returncode == 0 else None
+
+
+def ls_tree_long(spec: str, cwd: Where = None, recursive: bool = False) -> bytes | None:
+    """``git ls-tree -z --long SPEC`` (``-r``: every blob below it); None when git's walker
+    refuses the tree (a crafted entry)."""
+    return _output("ls-tree", *(["-r"] if recursive else []), "-z", "--long", spec, cwd=cwd)
+
+
+def ls_tree_long_folders(commit: str, folders: list[str], cwd: Where = None) -> bytes | None:
+    """``git ls-tree -z --long`` of ``folders`` (literal paths, each ending in /) of ``commit``;
+    None when git refuses."""
+    return _output(
+        "--literal-pathspecs",  # a folder named a*b is that folder, not a pattern
+        "ls-tree",
+        "-z",
+        "--long",
+        "--end-of-options",
+        commit,
+        "--",
+        *folders,
+        cwd=cwd,
+    )
+
+
+def tree_id(commit: str, cwd: Where = None) -> str | None:
+    """The id of ``commit``'s root tree, None when git cannot say."""
+    out = _output("rev-parse", "--verify", "--end-of-options", f"{commit}^{{tree}}", cwd=cwd)
+    return out.decode().strip() if out else None
+
+
+def tree_object(sha: str, cwd: Where = None) -> bytes:
+    """The raw bytes of the tree object ``sha`` (``git cat-file tree``), b"" when git cannot read it."""
+    return _output("cat-file", "tree", sha, cwd=cwd) or b""
+
+
+def last_commit_time(cwd: Where = None) -> str:
+    """The committer time of HEAD (seconds since the epoch, as git prints it), "" without one."""
+    return git("log", "-1", "--format=%ct", cwd=cwd, check=False).decode(errors="replace").strip()

@@ -36,8 +36,15 @@ EVENT_SCHEMA_VERSIONS = ("1.0.0", "1.1.0", "1.2.0")  # every released event sche
 EVENT_SCHEMA_CURRENT = EVENT_SCHEMA_VERSIONS[-1]
 
 
+ANYONE = "anyone"  # no role needed (and no signature)
+# what an act may need: nothing, a contributor (any principal of the roles: a signature by a
+# known key, a maintainer's too) or a maintainer
+WHO = (ANYONE, CONTRIBUTOR, MAINTAINER)
+
+
 class Action(NamedTuple):
-    """One governance action: its event name, its command and what the tools say about it."""
+    """One governance action, declared as one unit: its event name, its command, what the
+    tools say about it and who may take it (:data:`AUTHORITY`'s row of it is made from here)."""
 
     name: str  # the event's `action`
     command: str  # `eee <command>` and `tools/<command>`
@@ -47,6 +54,9 @@ class Action(NamedTuple):
     since: str  # the first event schema version that has it
     reference: str  # "required", "optional" or "no"
     needs_other: bool = False  # names another record (`replacement` or `of`)
+    role: str = MAINTAINER  # who may take it: ANYONE or MAINTAINER
+    what: str = ""  # what the act is, for messages and the governance card's table of authority
+    own: str = ""  # the exception to the role, when there is one (said as the card says it)
 
 
 ACTIONS: tuple[Action, ...] = (
@@ -58,6 +68,7 @@ ACTIONS: tuple[Action, ...] = (
         "Retract",
         "1.0.0",
         "optional",
+        what="retract a record (an event)",
     ),
     Action(
         "supersede",
@@ -68,6 +79,8 @@ ACTIONS: tuple[Action, ...] = (
         "1.0.0",
         "no",
         needs_other=True,
+        what="supersede a record by a corrected one (an event)",
+        own="a contributor may supersede a record whose adding commit they signed themselves",
     ),
     Action(
         "dispute",
@@ -77,6 +90,8 @@ ACTIONS: tuple[Action, ...] = (
         "Dispute",
         "1.0.0",
         "required",
+        role=ANYONE,
+        what="raise a dispute (an event)",
     ),
     Action(
         "resolve",
@@ -88,6 +103,7 @@ ACTIONS: tuple[Action, ...] = (
         "Resolve",
         "1.0.0",
         "optional",
+        what="resolve a dispute or a flag (an event)",
     ),
     Action(
         "reinstate",
@@ -97,6 +113,7 @@ ACTIONS: tuple[Action, ...] = (
         "Reinstate",
         "1.0.0",
         "no",
+        what="reinstate a retracted record (an event)",
     ),
     Action(
         "flag",
@@ -109,6 +126,7 @@ ACTIONS: tuple[Action, ...] = (
         "Flag",
         "1.1.0",
         "optional",
+        what="flag a record: accept one finding of it (an event)",
     ),
     Action(
         "duplicate",
@@ -119,6 +137,7 @@ ACTIONS: tuple[Action, ...] = (
         "1.1.0",
         "optional",
         needs_other=True,
+        what="mark a record a duplicate of another (an event)",
     ),
 )
 BY_NAME = {a.name: a for a in ACTIONS}
@@ -149,11 +168,6 @@ MAX_CLOCK_SKEW_SECONDS = 86400
 
 # --- authority: who may take which act ----------------------------------------------------
 
-ANYONE = "anyone"  # no role needed (and no signature)
-# what an act may need: nothing, a contributor (any principal of the roles: a signature by a
-# known key, a maintainer's too) or a maintainer
-WHO = (ANYONE, CONTRIBUTOR, MAINTAINER)
-
 
 def holds(role: str | None, needed: str) -> bool:
     """Whether a principal holding ``role`` (None: no known key) may take an act needing
@@ -175,27 +189,25 @@ class Authority(NamedTuple):
     own: str = ""  # the exception, when there is one (said as the card says it)
 
 
-AUTHORITY: tuple[Authority, ...] = (
-    Authority("add", ANYONE, "add records and their sidecars (data/)"),
-    Authority("dispute", ANYONE, "raise a dispute (an event)"),
-    Authority("retract", MAINTAINER, "retract a record (an event)"),
-    Authority(
-        "supersede",
-        MAINTAINER,
-        "supersede a record by a corrected one (an event)",
-        own="a contributor may supersede a record whose adding commit they signed themselves",
-    ),
-    Authority("resolve", MAINTAINER, "resolve a dispute or a flag (an event)"),
-    Authority("reinstate", MAINTAINER, "reinstate a retracted record (an event)"),
-    Authority("flag", MAINTAINER, "flag a record: accept one finding of it (an event)"),
-    Authority("duplicate", MAINTAINER, "mark a record a duplicate of another (an event)"),
+def authority_of(actions: tuple[Action, ...]) -> tuple[Authority, ...]:
+    """The table of who may take which act: adding records, then ``actions`` as each
+    declares it (those anyone may take first, then the maintainers'), then the acts that are
+    no event (:data:`OTHER_ACTS`)."""
+    return (
+        Authority("add", ANYONE, "add records and their sidecars (data/)"),
+        *(Authority(a.name, a.role, a.what, a.own) for who in WHO for a in actions if a.role == who),
+        *OTHER_ACTS,
+    )
+
+
+OTHER_ACTS: tuple[Authority, ...] = (
+    Authority("import", MAINTAINER, f"write an import manifest ({IMPORTS_DIR}/)"),
     Authority(
         "experiment",
         CONTRIBUTOR,
         f"register an experiment card ({EXPERIMENTS_DIR}/): a new card, never an edit; in a store with roles "
         "signed by its author's known key",
     ),
-    Authority("import", MAINTAINER, f"write an import manifest ({IMPORTS_DIR}/)"),
     Authority("release-schema", MAINTAINER, "release a schema (schemas/, schemas/registry.json)"),
     Authority("settings", MAINTAINER, f"change the store's settings ({SETTINGS_PATH})"),
     Authority("roles", MAINTAINER, f"change the roles ({ALLOWED_SIGNERS}, {ROLES_FILE}, .github/CODEOWNERS)"),
@@ -207,6 +219,7 @@ AUTHORITY: tuple[Authority, ...] = (
         f"change a protected path: what the tools run or check (protected_paths in {SETTINGS_PATH})",
     ),
 )
+AUTHORITY = authority_of(ACTIONS)
 AUTHORITY_BY_ACT = {a.act: a for a in AUTHORITY}
 PROTECTED_PATH_ACT = "protected-path"
 # The acts that change what judges the store rather than what it holds: a merge on the mainline takes
@@ -246,7 +259,11 @@ def act_of_path(path: str, protected_paths: tuple[str, ...] | list[str] = PROTEC
 
 def role_for(act: str) -> str:
     """The role an act needs (:data:`ANYONE` or :data:`MAINTAINER`); an act not declared
-    (an event whose action is unknown) needs the maintainer role."""
+    (an event whose action is unknown) needs the maintainer role. An action's role is its
+    declaration's (:data:`BY_NAME`, read when asked: an action declared alone is judged by it)."""
+    declared = BY_NAME.get(act)
+    if declared is not None:
+        return declared.role
     found = AUTHORITY_BY_ACT.get(act)
     return found.role if found is not None else MAINTAINER
 

@@ -36,7 +36,7 @@ from typing import Any, NamedTuple
 
 import orjson
 
-from eee.git.cli import BatchReader, batch_check, fields, git, resolve
+from eee.git.cli import BatchReader, batch_check, diff_tree_fields, git_dir_or_none, ls_tree_fields, resolve
 from eee.store.fsutil import replace_file
 from eee.store.limits import RECORD_MAX_BYTES, read_regular
 from eee.store.strictjson import JSONProblem
@@ -207,7 +207,7 @@ def record_keys(path: str, data: bytes | None, names: Any = None) -> list[bytes]
 
 def _listing(root: Path, tree: str) -> Iterator[tuple[str, str, str]]:
     """("A", path, blob) of every record of the ``data/`` tree ``tree``."""
-    for entry in fields("ls-tree", "-r", "-z", "--end-of-options", tree, cwd=root):
+    for entry in ls_tree_fields(tree, root):
         meta, _, name = entry.partition(b"\t")
         parts = meta.split()
         path = "data/" + name.decode("utf-8", "surrogateescape")
@@ -217,7 +217,7 @@ def _listing(root: Path, tree: str) -> Iterator[tuple[str, str, str]]:
 
 def _diff(root: Path, old: str, new: str) -> Iterator[tuple[str, str, str]]:
     """(status, path, new blob) of every record that differs between two ``data/`` trees."""
-    raw = fields("diff-tree", "-r", "-z", "--no-renames", "--raw", "--end-of-options", old, new, cwd=root)
+    raw = diff_tree_fields(old, new, root)
     for meta_field in raw:
         name = next(raw, None)
         if name is None:
@@ -369,9 +369,9 @@ class DuplicateIndex:
 
     def __init__(self, root: Path, name: str = INDEX_FILE, timeout: float = 30) -> None:
         self.root = Path(root)
-        git_dir = git("rev-parse", "--absolute-git-dir", cwd=self.root, check=False).strip()
-        self.git = bool(git_dir)
-        self.target = os.path.join(git_dir.decode().strip(), name) if git_dir else ":memory:"
+        git_dir = git_dir_or_none(self.root)
+        self.git = git_dir is not None
+        self.target = os.path.join(git_dir, name) if git_dir is not None else ":memory:"
         self.timeout = timeout
         self._reader: BatchReader | None = None
         self.names: Any = None  # the identity registry of the tree the index follows (set by sync)

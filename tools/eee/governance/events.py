@@ -16,7 +16,7 @@ import unicodedata
 from pathlib import Path
 from typing import Any
 
-from eee.git.cli import run
+from eee.git.cli import git_dir_or_none
 from eee.governance import EVENT_SCHEMA_CURRENT, EVENT_SCHEMA_VERSIONS, IS_IDENTICAL_TO, IS_PREVIOUS_VERSION_OF
 from eee.store.fsutil import write_new, write_replacing
 from eee.store.jsonpath import format_path
@@ -360,5 +360,4 @@ class EventCache:
 
 
 def git_dir_of(folder: Path | str) -> Path | None:
-    proc = run("rev-parse", "--absolute-git-dir", cwd=folder)
-    return Path(proc.stdout.decode().strip()) if proc.returncode == 0 else None
+    return git_dir_or_none(folder)

@@ -13,7 +13,7 @@ import functools
 from pathlib import Path
 from typing import NamedTuple
 
-from eee.git.cli import resolve, run
+from eee.git.cli import added_under, inside_work_tree, resolve
 from eee.governance import EVENT_SUFFIX, EVENTS_DIR
 
 
@@ -37,22 +37,7 @@ def order_key(name: str, entered: Entered | None) -> tuple[int, int, str]:
 
 @functools.lru_cache(maxsize=64)
 def _log(root: str, rev: str) -> dict[str, Entered]:
-    proc = run(
-        "log",
-        "--reverse",
-        "--topo-order",
-        "--full-history",
-        "--no-renames",
-        "--diff-filter=A",
-        "--name-only",
-        "-z",
-        "--format=%x01%H %at",
-        "--end-of-options",
-        rev,
-        "--",
-        EVENTS_DIR + "/",
-        cwd=root,
-    )
+    proc = added_under(rev, EVENTS_DIR + "/", root)
     if proc.returncode != 0:
         return {}
     out: dict[str, Entered] = {}
@@ -86,5 +71,4 @@ def entered(root: Path | str, rev: str = "HEAD") -> dict[str, Entered]:
 
 def in_git(root: Path | str) -> bool:
     """Whether ``root`` is inside a git work tree."""
-    proc = run("rev-parse", "--is-inside-work-tree", cwd=root)
-    return proc.returncode == 0 and proc.stdout.strip() == b"true"
+    return inside_work_tree(root)

@@ -14,7 +14,7 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
-from eee.git.cli import run
+from eee.git.cli import ls_files
 from eee.store.paths import RECORD_SUFFIX, UUID4_RE, uuid_problem
 
 
@@ -66,10 +66,9 @@ class RecordIndex:
         if untracked is None:
             untracked = self.untracked
         if self._git:
-            others = ["--others", "--exclude-standard"] if untracked else []
-            proc = run("ls-files", "-z", "--cached", *others, "--", *specs, cwd=self.root)
-            if proc.returncode == 0:
-                return sorted({p.decode("utf-8", "surrogateescape") for p in proc.stdout.split(b"\0") if p})
+            listed = ls_files(specs, self.root, untracked)
+            if listed is not None:
+                return listed
         out = []
         for spec in specs:
             pattern = spec.removeprefix(":(glob)")

@@ -24,7 +24,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import NamedTuple
 
-from eee.git.cli import GitError, Signature, batch_check, git_dir, run, signatures
+from eee.git.cli import GitError, Signature, batch_check, ever_held, git_dir, parents_of, signatures
 from eee.store import roles as roles_mod
 from eee.store.fsutil import write_replacing
 from eee.store.roles import ALLOWED_SIGNERS, ROLES_FILE, Roles
@@ -141,8 +141,7 @@ class Verifier:
 
 def ever_had_roles(root: Path | str, rev: str = "HEAD") -> bool:
     """Whether any commit of ``rev``'s history holds ``governance/allowed_signers`` (one git call)."""
-    proc = run("log", "-1", "--format=%H", "--end-of-options", rev, "--", ALLOWED_SIGNERS, cwd=root)
-    return proc.returncode == 0 and bool(proc.stdout.strip())
+    return ever_held(rev, ALLOWED_SIGNERS, root)
 
 
 def first_parents(commits: Iterable[str], root: Path | str) -> dict[str, str | None]:
@@ -150,20 +149,7 @@ def first_parents(commits: Iterable[str], root: Path | str) -> dict[str, str | N
     asked = list(dict.fromkeys(commits))
     if not asked:
         return {}
-    proc = run(
-        "log",
-        "--no-walk=unsorted",
-        "--stdin",
-        "--format=%H %P",
-        cwd=root,
-        input="".join(f"{c}\n" for c in asked).encode(),
-    )
-    out: dict[str, str | None] = {}
-    for line in proc.stdout.decode().splitlines():
-        parts = line.split()
-        if parts:
-            out[parts[0]] = parts[1] if len(parts) > 1 else None
-    return out
+    return {commit: parents[0] if parents else None for commit, parents in parents_of(asked, root).items()}
 
 
 def commit_signers(root: Path | str, commits: Iterable[str]) -> dict[str, str | None]:

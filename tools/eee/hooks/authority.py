@@ -2,7 +2,7 @@
 
 A hook cannot see the signature of the commit being made (git signs after the hooks ran),
 so the guarantee is the audit's (:mod:`eee.rules.authority`, at the server gate or in a
-forge's CI). What the gate checks early, on what is staged (:func:`eee.rules.authority.gate_findings`):
+forge's CI). What the gate checks early, on what is staged (:func:`eee.write.signing.gate_findings`):
 
 - in every store: each added event's and import manifest's actor is the committer of the
   commit being made (``git var GIT_COMMITTER_IDENT``: the ``GIT_COMMITTER_*`` variables, or
@@ -40,6 +40,6 @@ def main(argv: list[str]) -> int:
 
         if f"HEAD:{SETTINGS_PATH}" not in batch_check([f"HEAD:{SETTINGS_PATH}"], root):
             return 0
-    from eee.rules.authority import gate_findings
+    from eee.write.signing import gate_findings
 
     return emit(gate_findings(root, changes, index_tree(root)))

@@ -34,7 +34,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from eee.git.cli import git
+from eee.git.cli import git_path, worktree_changed
 from eee.reporting.shown import command
 
 HOOK_MARK = "# eee lean gate"
@@ -80,11 +80,7 @@ def unstaged_among(root: Path, changes: list[Any]) -> list[str]:
     ``git add``, or a clean filter or line-ending setting that rewrites what is staged) are
     asked of git, with a pathspec-limited diff, which has the last word."""
     doubtful = [c.path for c in changes if c.status != "D" and not _same_as_staged(root, c)]
-    found: list[str] = []
-    for i in range(0, len(doubtful), 500):
-        out = git("diff", "--name-only", "--no-ext-diff", "-z", "--", *doubtful[i : i + 500], cwd=root)
-        found.extend(p.decode("utf-8", "surrogateescape") for p in out.split(b"\0") if p)
-    return found
+    return worktree_changed(doubtful, root)
 
 
 def load_hooks(root: Path, stage: str = "pre-commit") -> list[dict[str, Any]]:
@@ -240,7 +236,7 @@ class Refused(Exception):
 
 def _hook_path(root: Path, stage: str = "pre-commit") -> Path:
     """Where git looks for the hook (a linked worktree shares its repository's hooks)."""
-    path = Path(git("rev-parse", "--git-path", f"hooks/{stage}", cwd=root).decode().strip())
+    path = git_path(f"hooks/{stage}", root)
     return path if path.is_absolute() else root / path
 
 

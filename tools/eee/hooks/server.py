@@ -55,7 +55,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, NamedTuple
 
-from eee.git.cli import GitError, count_new, git, is_ancestor, resolve, rev_list_new
+from eee.git.cli import GitError, count_new, git_path, head_ref, is_ancestor, resolve, rev_list_new, set_config
 from eee.reporting.findings import ERROR, WARNING, Finding
 from eee.reporting.reporters import text_lines
 from eee.rules.push import (
@@ -343,7 +343,7 @@ def _sync_indexes(git_dir: Path, commit: str | None, report: Report | None = Non
 
 def _default_branch_after(updates: list[Update], git_dir: Path) -> str | None:
     """The commit the default branch names once the push is accepted (None: the push leaves it as it is)."""
-    head = git("symbolic-ref", "-q", "HEAD", cwd=git_dir, check=False).decode().strip()
+    head = head_ref(git_dir)
     for update in updates:
         if update.ref == head and not is_zero(update.new):
             return resolve(f"{update.new}^{{commit}}", git_dir)
@@ -412,7 +412,7 @@ def post_receive(git_dir: Path, stdin: IO[bytes], stderr: IO[str]) -> int:
 
 def _hook_path(git_dir: Path, stage: str) -> Path:
     """Where git looks for the hook (``core.hooksPath`` respected)."""
-    path = Path(git("rev-parse", "--git-path", f"hooks/{stage}", cwd=git_dir).decode().strip())
+    path = git_path(f"hooks/{stage}", git_dir)
     return path if path.is_absolute() else git_dir / path
 
 
@@ -476,7 +476,7 @@ def install(path: Path, force: bool = False, dvc_dir: Path | None = None) -> Pat
             hook.unlink()
         replace_file(tmp, hook)
     if dvc_dir is not None:
-        git("config", DVC_DIR_CONFIG, str(Path(dvc_dir).resolve()), cwd=git_dir)
+        set_config(DVC_DIR_CONFIG, str(Path(dvc_dir).resolve()), git_dir)
     _sync_indexes(git_dir, resolve("HEAD^{commit}", git_dir))
     return git_dir
 

@@ -42,7 +42,7 @@ class Report:
         self.manifest: str | None = None
         self.dry_run = False
         self.notes: list[str] = []
-        self.signing: dict[str, Any] | None = None  # what the commits need (eee.rules.authority.requirement)
+        self.signing: dict[str, Any] | None = None  # what the commits need (eee.write.signing.requirement)
 
     def counts(self) -> dict[str, int]:
         out = dict.fromkeys(OUTCOMES, 0)
@@ -116,7 +116,8 @@ def import_snapshot(
     report = Report(new_import_id(now), source_label, revision, now)
     report.dry_run = dry_run
     who = None if dry_run else actor(root)
-    from eee.rules.authority import Act, refusal_of, requirement
+    from eee.rules.authority import Act
+    from eee.write.signing import refusal_of, requirement
 
     # the manifest is an import (a maintainer's act where the store has roles); refused before anything is written
     req = requirement(root, [Act("import", manifest_path(report.id))])

@@ -1,13 +1,16 @@
-"""Reporters: one summary, three formats (``rich``, ``json``, ``github``).
+"""Reporters: one summary, three formats (``rich``, ``json``, ``github``), chosen by name
+(:data:`REPORTERS`, :func:`reporter`): a command's result, a refusal and a validation summary.
 
 The checks never print; they return findings. Reporters only print.
 """
 
 from __future__ import annotations
 
+import json
+import shutil
 import sys
 from collections.abc import Callable, Iterable, Iterator
-from typing import IO, Any
+from typing import IO, Any, NamedTuple
 
 from eee.reporting.findings import WARNING, FileResult, Finding, Summary, Tally
 
@@ -336,13 +339,83 @@ def render_github(summary: Summary, stream: IO[str], what: str = "file") -> None
 
 
 def render(summary: Summary | Streamed, fmt: str, stream: IO[str] | None = None, what: str = "file") -> None:
-    stream = stream or sys.stdout
-    if fmt == "json":
-        render_json(summary, stream)
-        return
-    if isinstance(summary, Streamed):
-        summary = summary.summary()
-    if fmt == "github":
-        render_github(summary, stream, what)
-    else:
-        render_rich(summary, stream, what)
+    """A validation summary in the format named ``fmt`` (:data:`REPORTERS`)."""
+    reporter(fmt).findings(summary, stream or sys.stdout, what)
+
+
+# --- reporters chosen by name ------------------------------------------------------------------
+# What `--format NAME` means, for every command: a command hands its result (the data, and
+# how to say it as text) to the reporter its --format names, and never branches on the name.
+
+
+def _as_text(summary: Summary | Streamed) -> Summary:
+    return summary.summary() if isinstance(summary, Streamed) else summary
+
+
+def _json_document(data: Any, ensure_ascii: bool) -> None:
+    print(json.dumps(data, indent=2, ensure_ascii=ensure_ascii))
+
+
+def _text_refusal(prog: str, findings: Iterable[Finding], stream: IO[str] | None = None) -> int:
+    """A refusal's findings as text (``location: message`` and ``    hint: ...``; a finding
+    without a file is named by the command) on stderr; returns 1."""
+    out = stream or sys.stderr
+    for f in findings:
+        where = f.location() if f.file else prog
+        label = "warning: " if f.severity == WARNING else ""
+        print(f"{where}: {label}{f.message}", file=out)
+        if f.hint:
+            print(f"    hint: {f.hint}", file=out)
+    return 1
+
+
+def _json_refusal(prog: str, findings: Iterable[Finding], stream: IO[str] | None = None) -> int:
+    """A refusal as the one JSON document on stdout (``{"refused": [finding, ...]}``); returns 1."""
+    print(json.dumps({"refused": [f.to_dict() for f in findings]}, indent=2, ensure_ascii=False), file=stream)
+    return 1
+
+
+class Reporter(NamedTuple):
+    """One output format: how a command's result, a refusal and a validation summary are shown."""
+
+    name: str
+    machine: bool  # one machine-readable document on stdout: no progress, nothing cut from lists
+    findings: Callable[[Summary | Streamed, IO[str], str], None]  # a validation summary
+    refusal: Callable[..., int]  # (prog, findings, stream=None) -> exit code 1
+    document: Callable[[Any, bool], None] | None = None  # a result as one document; None: the command's text
+
+    def result(self, data: Any, text: Callable[[], object], *, ensure_ascii: bool = False) -> None:
+        """Show a command's result: ``data`` as this format's document, or, for a text format,
+        what ``text()`` prints."""
+        if self.document is not None:
+            self.document(data, ensure_ascii)
+        else:
+            text()
+
+    def result_file(self, path: Any, text: Callable[[], object]) -> None:
+        """Show a result a command has written as this format's document to ``path`` (a
+        machine format copies its bytes to stdout), or, for a text format, what ``text()`` prints."""
+        if self.document is None:
+            text()
+            return
+        with open(path, "rb") as fh:
+            buffer = getattr(sys.stdout, "buffer", None)
+            if buffer is not None:
+                sys.stdout.flush()
+                shutil.copyfileobj(fh, buffer)
+                buffer.flush()
+            else:
+                sys.stdout.write(fh.read().decode("utf-8"))
+
+
+REPORTERS: dict[str, Reporter] = {
+    "rich": Reporter("rich", False, lambda s, out, what: render_rich(_as_text(s), out, what), _text_refusal),
+    "json": Reporter("json", True, lambda s, out, what: render_json(s, out), _json_refusal, _json_document),
+    "github": Reporter("github", False, lambda s, out, what: render_github(_as_text(s), out, what), _text_refusal),
+}
+assert tuple(REPORTERS) == FORMATS
+
+
+def reporter(name: str) -> Reporter:
+    """The reporter ``--format NAME`` chooses (an unknown name: rich, as the parsers' default)."""
+    return REPORTERS.get(name, REPORTERS["rich"])

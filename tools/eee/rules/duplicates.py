@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from eee.git.cli import git, read_blobs, resolve
+from eee.git.cli import ls_tree_raw, read_blobs, resolve
 from eee.governance.duplicates import (
     AUDIT_INDEX_FILE,
     HOOK_LIMIT,
@@ -156,7 +156,7 @@ def staged_findings(
     if not found:
         return []
     if ledger is None:
-        from eee.rules.ledger import read_ledger  # lazy: the ledger (YAML) is read only when a match needs it
+        from eee.rules.fold import read_ledger  # lazy: the ledger (YAML) is read only when a match needs it
 
         ledger = read_ledger(root)
     return [finding(path, f, m, where) for path, f, m in found if not settled_pair(ledger, f.uuid, m.other.uuid)]
@@ -232,9 +232,9 @@ def _ledger_at(cwd_text: str, commit: str) -> Any:
     cwd = Path(cwd_text)
     from eee.governance.events import EventFileError, load_text  # lazy: only when a match needs the ledger
     from eee.governance.history import entered  # lazy: with the above
-    from eee.rules.ledger import fold  # lazy: with the above
+    from eee.rules.fold import fold  # lazy: with the above
 
-    listing = git("ls-tree", "-z", "--end-of-options", f"{commit}:{EVENTS_DIR}", cwd=cwd, check=False)
+    listing = ls_tree_raw(f"{commit}:{EVENTS_DIR}", cwd, recursive=False)
     blobs = []
     for entry in listing.split(b"\0"):
         meta, _, name = entry.partition(b"\t")

@@ -151,6 +151,10 @@ def record_findings(tree: Tree, rel: str, rule: str) -> set[tuple[str, str]] | N
         from eee.store.paths import POINTER_SUFFIX, sidecar_path_for
 
         return None if tree.exists(sidecar_path_for(rel) + POINTER_SUFFIX) else set()
+    if rule == "items-agree":  # judged against the record's sidecar, where the tree holds it
+        from eee.rules.agreement import record_agreement
+
+        return record_agreement(tree, rel)
     if rule == "duplicates":
         from eee.rules.duplicates import duplicate_warnings
 
@@ -173,10 +177,10 @@ def record_findings(tree: Tree, rel: str, rule: str) -> set[tuple[str, str]] | N
 @functools.lru_cache(maxsize=32)
 def _records_at(cwd: str, commit: str) -> dict[str, list[tuple[str, str]]]:
     """uuid -> [(path, blob id)] of every record of ``commit`` (``git ls-tree``, once per commit)."""
-    from eee.git.cli import git  # lazy: only a flag of 1.1.0 or earlier needs it
+    from eee.git.cli import ls_tree_raw  # lazy: only a flag of 1.1.0 or earlier needs it
 
     out: dict[str, list[tuple[str, str]]] = {}
-    listing = git("ls-tree", "-r", "-z", "--full-tree", commit, "--", DATA_DIR + "/", cwd=cwd, check=False)
+    listing = ls_tree_raw(commit, cwd, under=DATA_DIR + "/")
     for entry in listing.split(b"\0"):
         meta, _, name = entry.partition(b"\t")
         parts = meta.split()

@@ -27,11 +27,13 @@ from pathlib import Path
 from eee.git.cli import (
     Change,
     GitError,
-    git,
+    common_dir,
+    diff_tree_raw,
     is_ancestor,
     is_shallow,
     on_first_parent_chain,
     parse_raw,
+    replace_refs,
     verify_commit,
 )
 from eee.reporting.findings import ERROR, WARNING, Finding
@@ -104,7 +106,7 @@ def anchor_findings(anchor: tuple[str, str] | None, end: str, cwd: Path, mainlin
 def replacement_findings(cwd: Path) -> list[Finding]:
     """Replace refs and grafts (ignored, but reported) and a shallow clone (history cut off)."""
     out: list[Finding] = []
-    refs = git("for-each-ref", "--format=%(refname)", "refs/replace/", cwd=cwd, check=False).decode().split()
+    refs = replace_refs(cwd)
     if refs:
         out.append(
             Finding(
@@ -118,7 +120,7 @@ def replacement_findings(cwd: Path) -> list[Finding]:
                 check="history",
             )
         )
-    common = Path(git("rev-parse", "--git-common-dir", cwd=cwd).decode().strip())
+    common = common_dir(cwd)
     if not common.is_absolute():
         common = cwd / common
     if (common / "info" / "grafts").exists():
@@ -176,20 +178,7 @@ def merge_findings(
     for n, parent in enumerate(parents, start=1):
         released = released_at(parent)
         try:
-            changes = parse_raw(
-                git(
-                    "diff-tree",
-                    "-r",
-                    "--raw",
-                    "-z",
-                    "--no-renames",
-                    "--no-abbrev",
-                    "--end-of-options",
-                    parent,
-                    commit,
-                    cwd=cwd,
-                )
-            )
+            changes = parse_raw(diff_tree_raw(parent, commit, cwd, full=True))
         except GitError:  # a crafted tree git's walker refuses: the raw objects instead
             changes = raw_changes(parent, commit, cwd)
         for change in changes:

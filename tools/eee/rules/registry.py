@@ -240,6 +240,31 @@ RULES: tuple[Rule, ...] = (
         "Fix the record before it is committed; a committed record is superseded, or (an imported record whose "
         "declaration is what the source says) " + _FLAG.format(id="sidecar-path") + ".",
     ),
+    Rule(
+        "items-agree",
+        "error",
+        "sidecar",
+        "a result's stated score is not what its own items give, beyond one item's worth and its rounding",
+        "fix the score or the sidecar before the commit; once committed: supersede with a corrected record, or flag",
+        True,
+        ("agreement", "items", "recompute", "aggregate-items", "score-items"),
+        "The score a result states (score_details.score) differs from what the result's own rows in its sidecar "
+        "give, recomputed the way its metric declares (eee.store.aggregation: the mean of the items' scores, the "
+        "share correct, the win rate from preferences; repeated samples averaged within their item), by more "
+        "than one item's worth (the metric's range over the item count) plus half a unit of the last digit the "
+        "score is written with. The message names both numbers and the item count. Results whose score is not "
+        "a mean of item values (F1, BLEU, perplexity, pass@k with k > 1), whose sidecar is partial (fewer items "
+        "than num_samples) or holds no row of them are not checked (the catalogue's items_note says why).",
+        "A per-item file that contradicts its own headline number makes both doubtful, and an interval computed "
+        "from it is false precision: the catalogue and the site give no interval for such a result.",
+        "Before the commit, fix whichever is wrong (the score, or the rows). A committed record is superseded by "
+        "a corrected one (`eee supersede <uuid> corrected.json --reason ... --commit`); when the record is what "
+        "its source published (a leaderboard whose file contradicts its table), "
+        + _FLAG.format(id="items-agree")
+        + ". "
+        + _COMMITTED
+        + ".",
+    ),
     # --- the store's paths and files ------------------------------------------------------------
     Rule(
         "layout",

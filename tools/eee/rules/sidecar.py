@@ -19,13 +19,15 @@ from typing import Any
 from eee.dvc.pointer import Pointer
 from eee.reporting.findings import FileResult, Finding
 from eee.reporting.shown import command
+from eee.rules.agreement import agreement_findings, worth_checking
 from eee.rules.pointer import read_pointer
 from eee.rules.schema import OncePerFile, near_miss_findings, schema_findings, screen, shape_of
-from eee.store.limits import CHUNK, ROW_MAX_BYTES, SIDECAR_MAX_BYTES, iter_chunks, size_text
+from eee.store.aggregation import Tally
+from eee.store.limits import CHUNK, RECORD_MAX_BYTES, SIDECAR_MAX_BYTES, iter_chunks, split_lines
 from eee.store.limits import Unreadable as Refused
-from eee.store.paths import POINTER_SUFFIX
+from eee.store.paths import POINTER_SUFFIX, record_path_for_sidecar
 from eee.store.schemas import INSTANCE, Registry
-from eee.store.strictjson import JSONProblem, loads_row
+from eee.store.strictjson import JSONProblem, attach_lines, loads_row
 from eee.store.tree import Tree, Unreadable
 
 DEFAULT_CAP = 20
@@ -36,41 +38,12 @@ def _file_chunks(path: Path) -> Iterator[bytes]:
     yield from iter_chunks(path, SIDECAR_MAX_BYTES, "sidecar", chunk=CHUNK)
 
 
-def _too_long(lineno: int) -> Refused:
-    return Refused(
-        f"line {lineno} is longer than {size_text(ROW_MAX_BYTES)}",
-        f"one row of a sidecar is at most {size_text(ROW_MAX_BYTES)} (see 'Limits' in docs/guide/validation.md)",
-    )
-
-
 def iter_lines(source: Path | Iterable[bytes], *hashers: Any) -> Iterator[bytes]:
-    """The lines without their newline of a file (a path) or of a stream of chunks (a
-    tree's :meth:`~eee.store.tree.Tree.chunks`), each chunk fed to ``hashers``.
-
-    The one line splitter of sidecars: the validator, ``eee samples add`` and migration
-    read rows through it."""
-    rest = b""
-    lineno = 0
-    for chunk in _file_chunks(source) if isinstance(source, Path) else source:
-        for hasher in hashers:
-            if hasher is not None:
-                hasher.update(chunk)
-        data = rest + chunk if rest else chunk
-        cut = data.rfind(b"\n")
-        if cut < 0:
-            rest = data
-            if len(rest) > ROW_MAX_BYTES:  # a line without end: refused, never grown without bound
-                raise _too_long(lineno + 1)
-            continue
-        rest = data[cut + 1 :]
-        lines = data[:cut].split(b"\n")
-        for line in lines:
-            lineno += 1
-            if len(line) > ROW_MAX_BYTES:
-                raise _too_long(lineno)
-        yield from lines
-    if rest:
-        yield rest
+    """The lines without their newline of a sidecar (a path) or of a stream of chunks (a
+    tree's :meth:`~eee.store.tree.Tree.chunks`), each chunk fed to ``hashers``
+    (:func:`eee.store.limits.split_lines`, the one line splitter: the validator, ``eee
+    samples add`` and migration read rows through it)."""
+    return split_lines(_file_chunks(source) if isinstance(source, Path) else source, *hashers)
 
 
 _READ = object()  # check_sidecar's default: it reads the pointer beside the sidecar itself
@@ -263,6 +236,8 @@ def check_sidecar(
     info = aggregate.get("model_info") if aggregate else None
     model_id = info.get("id") if isinstance(info, dict) else None
     result_ids = _result_ids(aggregate)
+    # the rows gathered per result for the rule items-agree, where the record has a result to check
+    tally = Tally(aggregate) if aggregate is not None and worth_checking(aggregate) else None
     validators: dict[Any, tuple[str, Any] | None] = {}
     once = OncePerFile()
     rows = 0
@@ -334,6 +309,8 @@ def check_sidecar(
                         out.add(f)
         if aggregate is None:
             continue
+        if tally is not None:
+            tally.add(row)
         if row.get("evaluation_id") != eval_id:
             out.add(
                 Finding(
@@ -397,6 +374,15 @@ def check_sidecar(
         return
     for finding in matches_record(der, file, rows, alg, hasher.hexdigest() if hasher is not None else None):
         out.add(finding)
+    if tally is not None:
+        record_rel = record_path_for_sidecar(rel)
+        found = agreement_findings(aggregate, tally, tree.display(record_rel))
+        if found:
+            try:
+                attach_lines(found, tree.read(record_rel, RECORD_MAX_BYTES))
+            except Unreadable:
+                pass
+            result.findings.extend(found)  # the record's own findings, never capped among the rows'
 
 
 def matches_record(der: dict[str, Any], file: str, rows: int, alg: str | None, actual: str | None) -> list[Finding]:

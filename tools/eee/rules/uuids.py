@@ -159,7 +159,7 @@ class TreeRecords:
     def _view(self, tree: str) -> tuple[bytes, bytes, frozenset[str] | None]:
         """The listing of the ``data/`` tree ``tree`` (or the base's and the entries its diff
         adds, with the paths it takes away)."""
-        from eee.git.cli import GitError, git
+        from eee.git.cli import GitError, diff_tree_raw, ls_tree_raw
 
         if self._base is not None and tree == self._base[0]:
             return self._base[1], self._base[2], None
@@ -170,12 +170,12 @@ class TreeRecords:
         diff = None
         if self._base is not None:
             try:
-                diff = git("diff-tree", "-r", "-z", "--no-renames", self._base[0], tree, cwd=self.cwd)
+                diff = diff_tree_raw(self._base[0], tree, self.cwd)
             except GitError:  # a tree git's walker cannot read (a crafted entry, a finding of its own)
                 diff = None
         if diff is None or len(diff) > self.DIFF_MAX:
             # what git lists before it stops at such an entry (check=False), as the walk always read
-            out = git("ls-tree", "-r", "-z", "--end-of-options", tree, cwd=self.cwd, check=False)
+            out = ls_tree_raw(tree, self.cwd)
             if self._base is None:
                 self._base = (tree, out, out.lower())
                 return self._base[1], self._base[2], None

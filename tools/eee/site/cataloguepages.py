@@ -100,6 +100,10 @@ WANTED = (
     "uncertainty_source",
     "uncertainty_method",
     "n_items",
+    "items_agree",
+    "items_score",
+    "items_note",
+    "source_type",
     "status",
     "lifecycle",
     "stands_on",
@@ -211,7 +215,12 @@ def interval(row: dict[str, Any]) -> str:
 
 def uncertainty(row: dict[str, Any]) -> str:
     """The score's uncertainty with its source (:mod:`eee.catalog.uncertainty`): ``[low,
-    high] (items)``, ``± se (record)``, or ``no interval`` when the source is none."""
+    high] (items)``, ``± se (record)``, or ``no interval`` when the source is none; for a
+    result whose items do not give its score (``items_agree`` false), no interval and what
+    the items give instead."""
+    if row.get("items_agree") is False:
+        items = row.get("items_score")
+        return "no interval: its items give " + (number(items) if items is not None else "another score")
     said = interval(row)
     source = row.get("uncertainty_source")
     if said:
@@ -338,8 +347,44 @@ def _benchmark_pages(
             limited=limited,
             results=results_html(ctx, chunk, page),
             leaderboards=leaderboards_html(ctx, s.name, page) if n == 1 else "",
+            agreement=agreement_html(ctx, s.name, rows, page) if n == 1 else "",
         )
         yield GeneratedPage(page, md, in_nav=listed and n == 1)
+
+
+def agreement_html(ctx: SiteContext, benchmark: str, rows: list[dict[str, Any]], page: str) -> str:
+    """The benchmark page's sources checked against each other (:mod:`eee.catalog.agreement`,
+    what ``eee agree`` reports), as HTML the Markdown passes through."""
+    from eee.catalog.agreement import compare, source_text
+
+    report = compare(rows, benchmark)
+    views = _Rows(ctx, page)
+    pairs = []
+    for t in report["disagreeing"]:
+        sides = []
+        for side in (t["a"], t["b"]):
+            sides.append(
+                {
+                    "uuid": str(side["record_uuid"] or ""),
+                    "href": views.href(side["record_uuid"]),
+                    "result": side["result"] or "",
+                    "score": number(side["score"]),
+                    "se": number(side["se"]),
+                    "source": source_text(side),
+                }
+            )
+        pairs.append(
+            {
+                "model": t["model_id"] or "",
+                "metric": t["metric_id"] or "",
+                "protocol": str(t["protocol_id"] or ""),
+                "difference": number(t["difference"]),
+                "z": number(t["z"]),
+                "p": f"{t['p_holm']:.2g}",
+                "sides": sides,
+            }
+        )
+    return render("catalogue/agreement.html.j2", report=report, pairs=pairs)
 
 
 def _leaderboards_digest(root: Path, benchmark: str) -> str:
@@ -664,6 +709,7 @@ def _result_views(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 for x in (
                     r.get("uncertainty_source") or "",
                     f"({r['uncertainty_method']})" if r.get("uncertainty_method") else "",
+                    f"[items-agree] {r['items_note']}" if r.get("items_agree") is False and r.get("items_note") else "",
                 )
                 if x
             ),

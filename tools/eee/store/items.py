@@ -53,6 +53,29 @@ def result_key(row: dict[str, Any]) -> str:
     return key if isinstance(key, str) else str(key)
 
 
+def result_lookup(doc: dict[str, Any]) -> tuple[dict[str, int], int | None]:
+    """Which result of a record a row belongs to: (result key -> result index, the index a
+    row whose key names no result falls to). A key is a result's ``evaluation_result_id``,
+    else an ``evaluation_name`` no other result of the record carries; a row of a record
+    with a single result belongs to it whatever its key (None: the row belongs to none)."""
+    results = doc.get("evaluation_results")
+    results = results if isinstance(results, list) else []
+    out: dict[str, int] = {}
+    names: dict[str, list[int]] = {}
+    for i, r in enumerate(results):
+        if not isinstance(r, dict):
+            continue
+        if isinstance(r.get("evaluation_result_id"), str):
+            out.setdefault(r["evaluation_result_id"], i)
+        if isinstance(r.get("evaluation_name"), str):
+            names.setdefault(r["evaluation_name"], []).append(i)
+    for name, at in names.items():
+        if len(at) == 1:
+            out.setdefault(name, at[0])
+    only = 0 if sum(1 for r in results if isinstance(r, dict)) == 1 else None
+    return out, only
+
+
 def cluster_key_of(doc: dict[str, Any]) -> str | None:
     """The ``metadata`` key that holds each row's cluster, as the record declares it."""
     details = doc.get("detailed_evaluation_results")

@@ -16,7 +16,7 @@ from __future__ import annotations
 import errno
 import os
 import stat
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 KIB = 1024
@@ -171,9 +171,27 @@ def iter_lines(
 
     A line longer than ``line_cap`` raises :class:`Unreadable` (naming its line number)
     instead of growing without bound."""
+    return split_lines(iter_chunks(path, cap, what, follow), *hashers, line_cap=line_cap, what=what)
+
+
+def split_lines(
+    chunks: Iterable[bytes], *hashers: Any, line_cap: int = ROW_MAX_BYTES, what: str = "sidecar"
+) -> Iterator[bytes]:
+    """The lines without their newline of a stream of chunks (a file's, a tree's
+    :meth:`~eee.store.tree.Tree.chunks`), each chunk fed to ``hashers``: the one line splitter.
+
+    A line longer than ``line_cap`` raises :class:`Unreadable` (naming its line number)
+    instead of growing without bound."""
+
+    def too_long(lineno: int) -> Unreadable:
+        return Unreadable(
+            f"line {lineno} is longer than {size_text(line_cap)}",
+            f"one row of a {what} is at most {size_text(line_cap)} (see 'Limits' in docs/guide/validation.md)",
+        )
+
     rest = b""
     lineno = 0
-    for block in iter_chunks(path, cap, what, follow):
+    for block in chunks:
         for hasher in hashers:
             if hasher is not None:
                 hasher.update(block)
@@ -182,20 +200,14 @@ def iter_lines(
         if cut < 0:
             rest = data
             if len(rest) > line_cap:
-                raise Unreadable(
-                    f"line {lineno + 1} is longer than {size_text(line_cap)}",
-                    f"one row of a {what} is at most {size_text(line_cap)} (see 'Limits' in docs/guide/validation.md)",
-                )
+                raise too_long(lineno + 1)
             continue
         rest = data[cut + 1 :]
         lines = data[:cut].split(b"\n")
         for line in lines:
             lineno += 1
             if len(line) > line_cap:
-                raise Unreadable(
-                    f"line {lineno} is longer than {size_text(line_cap)}",
-                    f"one row of a {what} is at most {size_text(line_cap)} (see 'Limits' in docs/guide/validation.md)",
-                )
+                raise too_long(lineno)
         yield from lines
     if rest:
         yield rest

@@ -20,7 +20,15 @@ import stat
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from eee.git.cli import BatchReader, GitError, batch_check, blob_chunks, run
+from eee.git.cli import (
+    BatchReader,
+    batch_check,
+    blob_chunks,
+    ls_tree_long,
+    ls_tree_long_folders,
+    tree_id,
+    tree_object,
+)
 from eee.reporting.findings import Finding
 from eee.store.limits import kind_of_mode, size_text
 
@@ -238,14 +246,6 @@ class GitTree(Tree):
     def display(self, path: str) -> str:
         return f"{self.short}:{path}"
 
-    def _git(self, *args: str, check: bool = True) -> bytes | None:
-        proc = run(*args, cwd=self.repo)
-        if proc.returncode != 0:
-            if not check:
-                return None
-            raise GitError(f"git {' '.join(args)}: {proc.stderr.decode(errors='replace').strip()}")
-        return proc.stdout
-
     @staticmethod
     def _entries(out: bytes) -> Iterator[tuple[str, tuple[str, str, int]]]:
         """(path, (mode, blob, size)) of ``git ls-tree -z --long`` output."""
@@ -271,7 +271,7 @@ class GitTree(Tree):
                 found = {}  # not a folder of this commit: no git call
             else:
                 spec = f"{self.commit}:{folder}" if folder else f"{self.commit}^{{tree}}"
-                out = self._git("ls-tree", "-z", "--long", spec, check=False)
+                out = ls_tree_long(spec, self.repo)
                 if out is None:  # a tree git's own walker refuses (a crafted entry): read the object itself
                     sha = self._folder(parent)[name][1] if folder else self.root_tree()
                     found = self.raw_entries(sha) if sha else {}
@@ -312,17 +312,7 @@ class GitTree(Tree):
                     todo.append(folder)
             for i in range(0, len(todo), PREFETCH_FOLDERS):
                 part = todo[i : i + PREFETCH_FOLDERS]
-                out = self._git(
-                    "--literal-pathspecs",  # a folder named a*b is that folder, not a pattern
-                    "ls-tree",
-                    "-z",
-                    "--long",
-                    "--end-of-options",
-                    self.commit,
-                    "--",
-                    *(f"{folder}/" for folder in part),
-                    check=False,
-                )
+                out = ls_tree_long_folders(self.commit, [f"{folder}/" for folder in part], self.repo)
                 if out is None:
                     continue
                 found: dict[str, dict[str, tuple[str, str, int]]] = {folder: {} for folder in part}
@@ -353,13 +343,12 @@ class GitTree(Tree):
 
     def root_tree(self) -> str | None:
         """The id of the commit's root tree (None when it has none)."""
-        out = self._git("rev-parse", "--verify", "--end-of-options", f"{self.commit}^{{tree}}", check=False)
-        return out.decode().strip() if out else None
+        return tree_id(self.commit, self.repo)
 
     def raw_entries(self, sha: str) -> dict[str, tuple[str, str, int]]:
         """The entries of the tree object ``sha`` parsed here (``mode SP name NUL id``), for
         trees ``git ls-tree`` refuses; every name comes back as it is, for the rules to judge."""
-        data = self._git("cat-file", "tree", sha, check=False) or b""
+        data = tree_object(sha, self.repo)
         entries: list[tuple[str, str, str]] = []
         at = 0
         while at < len(data):
@@ -393,7 +382,7 @@ class GitTree(Tree):
         if prefix and self.mode(prefix) != "040000":
             return []
         spec = f"{self.commit}:{prefix}" if prefix else f"{self.commit}^{{tree}}"
-        out = self._git("ls-tree", "-r", "-z", "--long", spec, check=False) or b""
+        out = ls_tree_long(spec, self.repo, recursive=True) or b""
         base = prefix + "/" if prefix else ""
         return sorted(base + path for path, _ in self._entries(out))
 

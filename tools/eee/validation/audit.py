@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from eee.git.cli import CommitInfo, GitError, commit_changes, git, git_dir, rev_list, toplevel, verify_commit
+from eee.git.cli import CommitInfo, GitError, commit_changes, git_dir, is_bare, rev_list, toplevel, verify_commit
 from eee.git.published import Published, adding_commit
 from eee.reporting.findings import FileResult, Finding, Summary
 from eee.rules.authority import Judge, before_roles_finding
@@ -376,7 +376,7 @@ class Objects:
             from eee.dvc.objects import ObjectFinder
 
             remote_name, dvc_dir, self.note = self._setup() if self._setup is not None else self._named
-            bare = git("rev-parse", "--is-bare-repository", cwd=self.cwd, check=False).strip() == b"true"
+            bare = is_bare(self.cwd)
             root = None if bare else Path(toplevel(self.cwd))
             self._finder = ObjectFinder(root, remote=self.remote, remote_name=remote_name, dvc_dir=dvc_dir)
         return self._finder

@@ -430,11 +430,12 @@ def perform(
 
 def _signing(root: Path, events: list[dict[str, Any]], paths: list[str]) -> dict[str, Any]:
     """What the commit of ``events`` needs (the principal and role, judged by HEAD's roles:
-    :func:`eee.rules.authority.requirement`); Refused before anything is written, committed
+    :func:`eee.write.signing.requirement`); Refused before anything is written, committed
     or not (a dry run too: it says what the real run does), when git's committer is not the
     signing key's principal, or the act needs a role and signing is not configured or the
     committer's key does not hold it: an event its writer could never commit is no event."""
-    from eee.rules.authority import Act, own_record, refusal_of, requirement
+    from eee.rules.authority import Act
+    from eee.write.signing import own_record, refusal_of, requirement
 
     acts = [Act(str(e["action"]), rel, e.get("record")) for e, rel in zip(events, paths, strict=True)]
     req = requirement(root, acts)

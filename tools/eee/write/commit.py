@@ -96,11 +96,10 @@ def actor(root: Path) -> dict[str, str]:
 def git_folder(root: Path) -> Path | None:
     """The git directory of the store at ``root``: None unless ``root`` is the top of a git
     work tree (a plain folder inside another repository is no part of it)."""
-    proc = cli.run("rev-parse", "--show-toplevel", "--absolute-git-dir", cwd=root)
-    lines = proc.stdout.decode("utf-8", "surrogateescape").splitlines()
-    if proc.returncode != 0 or len(lines) != 2 or Path(lines[0]).resolve() != Path(root).resolve():
+    found = cli.top_and_git_dir(root)
+    if found is None or found[0].resolve() != Path(root).resolve():
         return None
-    return Path(lines[1])
+    return found[1]
 
 
 @contextlib.contextmanager
@@ -253,7 +252,7 @@ class Transaction:
         for rel, data, _path in targets:
             restore = None
             if rel in changed:
-                restore = cli.git("hash-object", "-w", "--no-filters", "--", rel, cwd=self.root).decode().strip()
+                restore = cli.hash_object(rel, self.root)
             line: dict[str, Any] = {"file": rel, "sha256": _sha256(data), "restore": restore}
             if self.stage and restore is not None:
                 line["index"] = before.get(rel)
@@ -280,7 +279,7 @@ class Transaction:
             path = self.root / rel
             restore = None
             if path.is_file():
-                restore = cli.git("hash-object", "-w", "--no-filters", "--", rel, cwd=self.root).decode().strip()
+                restore = cli.hash_object(rel, self.root)
             line: dict[str, Any] = {"file": rel, "sha256": None, "restore": restore}
             if self.stage:
                 line["index"] = before.get(rel)
@@ -302,7 +301,7 @@ class Transaction:
         before = _index_entries(self.root, present) if self.stage else {}
         lines: list[dict[str, Any]] = []
         for rel in present:
-            restore = cli.git("hash-object", "-w", "--no-filters", "--", rel, cwd=self.root).decode().strip()
+            restore = cli.hash_object(rel, self.root)
             line: dict[str, Any] = {"file": rel, "sha256": None, "restore": restore, "removed": True}
             if self.stage:
                 line["index"] = before.get(rel)
@@ -327,7 +326,7 @@ class Transaction:
         if not self._pending:
             return
         # --remove: a file the run deleted (Transaction.remove) leaves the index too
-        proc = cli.run("update-index", "--add", "--remove", "-z", "--stdin", cwd=self.root, input=_nul(self._pending))
+        proc = cli.stage_paths(self._pending, self.root)
         if proc.returncode != 0:
             said = proc.stderr.decode(errors="replace").strip()
             raise refusal(f"git could not stage {self._pending[0]}: {said}", check="git")
@@ -370,14 +369,11 @@ class Transaction:
             os.unlink(index_file)  # a dead run's (under the lock: one run at a time)
         env = {"GIT_INDEX_FILE": index_file}
         try:
-            if base is None:
-                cli.git("read-tree", "--empty", cwd=self.root, env=env)
-            else:
-                cli.git("read-tree", base, cwd=self.root, env=env)
+            cli.read_tree(base, self.root, env)
             info = b"".join(f"{mode} {blob}\t".encode() + _nul([rel]) for mode, blob, rel in entries)
-            cli.git("update-index", "--add", "-z", "--index-info", cwd=self.root, env=env, input=info)
+            cli.set_index_entries(info, self.root, env)
             if deleted:
-                cli.git("update-index", "--force-remove", "-z", "--stdin", cwd=self.root, env=env, input=_nul(deleted))
+                cli.remove_index_entries(deleted, self.root, env)
             if cli.resolve("HEAD^{commit}", self.root) != base:
                 raise refusal("the branch moved while the commit was prepared", "run the command again")
             signed = cli.ssh_signing(self.root) if sign is None else sign
@@ -417,7 +413,7 @@ def _nul(rels: list[str]) -> bytes:
 
 def _index_entries(root: Path, rels: list[str]) -> dict[str, str]:
     """``"mode blob"`` of each path's entry in the repository's index (absent: none)."""
-    out = cli.git("--literal-pathspecs", "ls-files", "-s", "-z", "--", *rels, cwd=root, check=False)
+    out = cli.index_entries_raw(rels, root)
     found = {}
     for item in out.split(b"\0"):
         meta, _, name = item.partition(b"\t")
@@ -431,7 +427,7 @@ def _head_entries(root: Path, rels: list[str]) -> dict[str, str]:
     """``"mode blob"`` of each path at HEAD (absent: not there)."""
     if not rels or not cli.has_commit("HEAD", root):
         return {}
-    out = cli.git("--literal-pathspecs", "ls-tree", "-z", "--full-tree", "HEAD", "--", *rels, cwd=root, check=False)
+    out = cli.head_entries_raw(rels, root)
     found = {}
     for item in out.split(b"\0"):
         meta, _, name = item.partition(b"\t")
@@ -503,10 +499,10 @@ def _undo(root: Path, entries: list[dict[str, Any]], stage: bool) -> list[str]:
         was = {rel: files[rel]["index"] if "index" in files[rel] else at_head.get(rel) for rel in index}
         info = b"".join(f"{was[rel]}\t".encode() + _nul([rel]) for rel in index if was[rel])
         if info:
-            cli.git("update-index", "-z", "--index-info", cwd=root, input=info, check=False)
+            cli.set_index_entries(info, root, check=False)
         gone = [rel for rel in index if not was[rel]]
         if gone:
-            cli.git("update-index", "--force-remove", "-z", "--stdin", cwd=root, input=_nul(gone), check=False)
+            cli.remove_index_entries(gone, root, check=False)
     for folder in reversed(folders):
         try:
             confined(root, folder, WRITABLE).rmdir()

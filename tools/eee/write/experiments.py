@@ -12,8 +12,9 @@ from typing import Any
 
 from eee.governance.experiments import CARD_SCHEMA_VERSION, dumps, path_for
 from eee.reporting.findings import Refused, refusal
-from eee.rules.authority import Act, refusal_of, requirement
+from eee.rules.authority import Act
 from eee.write.commit import actor, transaction
+from eee.write.signing import refusal_of, requirement
 
 # what `eee experiment new --template` prints: a card every field of which is filled in
 TEMPLATE: dict[str, Any] = {

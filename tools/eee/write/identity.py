@@ -242,8 +242,9 @@ def write(root: Path, change: Change, commit: bool) -> Change:
     """Write the change's file through the commit stack (staged), and commit it through
     the hooks when ``commit``. A change of the registry is a maintainer's act where the store
     has roles: the commit's requirement is checked before anything is written."""
-    from eee.rules.authority import Act, refusal_of, requirement
+    from eee.rules.authority import Act
     from eee.write.commit import transaction
+    from eee.write.signing import refusal_of, requirement
 
     if commit:
         problem = refusal_of(requirement(root, [Act("identity", change.rel)]), root)

@@ -5,7 +5,7 @@ The two roles files (:mod:`eee.store.roles`) and, where it exists (or when asked
 before anything is written: the new files must parse without a problem, keep at least one
 maintainer, and (for CODEOWNERS) give the protected paths an owner. With ``commit`` the
 change is one commit through the hooks, signed (:meth:`eee.write.commit.Transaction.commit`);
-before anything is written the commit's requirement is checked (:func:`eee.rules.authority.requirement`):
+before anything is written the commit's requirement is checked (:func:`eee.write.signing.requirement`):
 a change of the roles needs a maintainer of the roles at HEAD, and the first roles (the
 genesis, in a store without them) a signature by the maintainer key they add.
 """
@@ -17,7 +17,7 @@ from typing import Any
 
 from eee.governance.owners import CODEOWNERS, NoOwners, codeowners
 from eee.reporting.findings import Finding, Refused, refusal
-from eee.rules.authority import Act, fingerprint, refusal_of, requirement
+from eee.rules.authority import Act, fingerprint
 from eee.store import roles as roles_mod
 from eee.store.roles import (
     ALLOWED_SIGNERS,
@@ -37,6 +37,7 @@ from eee.store.roles import (
 )
 from eee.store.tree import WorkTree
 from eee.write.commit import transaction
+from eee.write.signing import refusal_of, requirement
 
 KEY_MAX_BYTES = 64 * 1024
 
