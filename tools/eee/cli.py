@@ -55,6 +55,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "catalog": ("eee.commands.catalog", "write the Parquet catalogue of every result"),
     "stats": ("eee.commands.stats", "field fill rates across the store (active records; --all for every one)"),
     "compare": ("eee.commands.compare", "compare two runs of a benchmark sample by sample"),
+    "experiment": (
+        "eee.commands.experiment",
+        "experiment cards: register (new), show, check and report a declared comparison",
+    ),
     "irt": ("eee.commands.irt", "fit a Rasch (IRT) model over a benchmark's per-sample rows"),
     "leaderboard": (
         "eee.commands.leaderboard",

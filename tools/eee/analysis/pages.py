@@ -444,6 +444,9 @@ def update_pages(
     names = read_names(root)
     missing = not (out / "leaderboards").is_dir()
     write_leaderboards(root, out, None if missing else {names.canonical(BENCHMARK, b) or b for b in redone})
+    from eee.analysis.experiment import write_pages as experiment_pages
+
+    experiment_pages(root, out / "pages")  # one page per experiment card, fresh each run
     text = json.dumps({"format": KEYS_FORMAT, "benchmarks": fresh}, indent=1) + "\n"
     if not (out / KEYS_FILE).is_file() or (out / KEYS_FILE).read_text() != text:
         atomic_write_text(out / KEYS_FILE, text)
@@ -467,6 +470,9 @@ def write_pages(root: Path, out: Path, include_all: bool = False) -> list[dict[s
             benchmark_page(root, b, recs, tmp) for b, recs in benchmarks_with_instance_data(root, include_all).items()
         ]
         write_leaderboards(root, tmp)
+        from eee.analysis.experiment import write_pages as experiment_pages
+
+        experiment_pages(root, tmp / "pages")
         replace_folder(tmp, out)
     finally:
         if tmp.exists():

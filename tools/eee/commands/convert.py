@@ -131,6 +131,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="the store (default: the git work tree that contains the current folder; a plain folder only with --no-stage)",
         find=False,
     )
+    p.add_argument(
+        "--experiment",
+        metavar="ID",
+        help="the experiment card the results are for (committed before them): recorded in each record's "
+        "source_metadata.additional_details.eee_experiment",
+    )
     p.add_argument("--no-stage", action="store_true", help="write (a large sidecar into DVC), but do not `git add`")
     add_dry_run(
         p, help="print what would be written, and the command (with its uuids) that writes exactly that; write nothing"
@@ -178,6 +184,35 @@ def _store_root(store: Path | None, stage: bool) -> Path:
             f"{where}: not a store (no git work tree here); run inside the store's git work tree, "
             "or pass --store DIR (outside git only with --no-stage)"
         ) from None
+
+
+def _cite(root: Path, card_id: str, batch: object) -> None:
+    """Record the card ``card_id`` in every output's record; Refused unless the card is a
+    valid id and committed at HEAD (the gate refuses results that come with their card)."""
+    from eee.git.cli import has_commit
+    from eee.governance.experiments import CITES, ID_RE, path_for
+    from eee.reporting.findings import refusal
+    from eee.store.tree import GitTree
+
+    if not ID_RE.match(card_id):
+        raise refusal(
+            f"--experiment {card_id[:80]!r} is no card id (lowercase letters, digits and hyphens)",
+            "give the id of a card of governance/experiments/",
+            check="experiment-order",
+        )
+    rel = path_for(card_id)
+    if not (has_commit("HEAD", root) and GitTree(root, "HEAD").exists(rel)):
+        said = "is not committed yet" if (root / rel).is_file() else "is not in the store"
+        raise refusal(
+            f"the experiment card {card_id} ({rel}) {said}: a card is committed before the results that cite it",
+            f"`eee experiment new {card_id} ... --commit` first (or commit {rel} on its own), then convert",
+            file=rel,
+            check="experiment-order",
+        )
+    for out in batch.outputs:  # type: ignore[attr-defined]
+        source = out.record.setdefault("source_metadata", {})
+        details = source.setdefault("additional_details", {})
+        details[CITES] = card_id
 
 
 def main(argv: list[str]) -> int:
@@ -236,6 +271,13 @@ def main(argv: list[str]) -> int:
         refused("eee convert", exc)
         print("nothing was written", file=sys.stderr)
         return 1
+    if args.experiment is not None:
+        try:
+            _cite(root, args.experiment, batch)
+        except Refused as exc:
+            refused("eee convert", exc)
+            print("nothing was written", file=sys.stderr)
+            return 1
     _print(batch.warnings)
     for note in batch.notes:
         print(f"note: {note}", file=sys.stderr)

@@ -690,6 +690,29 @@ def on_first_parent_chain(old: str, new: str, cwd: Where = None) -> bool:
     return bool(lines) and len(lines[-1]) > 1 and lines[-1][1] == old
 
 
+def added_by(path: str, head: str = "HEAD", cwd: Where = None) -> tuple[str, str, str, str] | None:
+    """(commit, committer date ISO 8601, committer name, committer email) of the last commit
+    of ``head``'s history that added ``path`` (a literal path), or None when none did."""
+    try:
+        out = git(
+            "log", "-1", "--format=%H%x00%cI%x00%cn%x00%ce", "--diff-filter=A", "--end-of-options", head, "--",
+            f":(literal){path}", cwd=cwd,
+        )  # fmt: skip
+    except GitError:
+        return None
+    parts = out.decode("utf-8", "replace").strip().split("\x00")
+    return (parts[0], parts[1], parts[2], parts[3]) if len(parts) == 4 and parts[0] else None
+
+
+def topological_order(rev: str = "HEAD", cwd: Where = None) -> dict[str, int]:
+    """Every commit of ``rev``'s history by its place, the oldest 0 (topological order)."""
+    try:
+        out = git("rev-list", "--topo-order", "--reverse", "--end-of-options", rev, "--", cwd=cwd)
+    except GitError:
+        return {}
+    return {c: i for i, c in enumerate(out.decode("ascii", "replace").split())}
+
+
 def first_parent_walk(rev: str, cwd: Where = None) -> Iterator[str]:
     """``rev`` and its first-parent ancestors, newest first (streamed: the walk stops when
     the caller stops reading)."""

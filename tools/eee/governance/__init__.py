@@ -10,7 +10,7 @@ The actions are declared once, here (:data:`ACTIONS`); the tools, the command ta
 commit subjects and the tests derive from it, and a test checks that the event schema's
 ``action`` enum says the same. Beside them: who may take each act (:data:`AUTHORITY`, the
 actions and the acts that are no event: import, release a schema, change the settings, the
-roles, the forge set-up) and which paths each act writes (:data:`PROTECTED`); the audit
+roles, the forge set-up, an experiment card) and which paths each act writes (:data:`PROTECTED`); the audit
 judges every commit by them (:mod:`eee.rules.authority`), the governance card prints them.
 
 This module is imported by the hooks: it holds constants only (and the ledger's paths,
@@ -21,7 +21,12 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from eee.store.paths import EVENT_SUFFIX, EVENTS_DIR, IMPORTS_DIR  # where events live is a path rule of the store
+from eee.store.paths import (  # where governance files live is a path rule of the store
+    EVENT_SUFFIX,
+    EVENTS_DIR,
+    EXPERIMENTS_DIR,
+    IMPORTS_DIR,
+)
 from eee.store.roles import ALLOWED_SIGNERS, CONTRIBUTOR, MAINTAINER, ROLES_FILE
 from eee.store.settings import PROTECTED_PATHS, SETTINGS_PATH, is_protected
 
@@ -32,7 +37,9 @@ EVENT_SCHEMA_CURRENT = EVENT_SCHEMA_VERSIONS[-1]
 
 
 ANYONE = "anyone"  # no role needed (and no signature)
-WHO = (ANYONE, MAINTAINER)  # what an act may need; a contributor is anyone with a key
+# what an act may need: nothing, a contributor (any principal of the roles: a signature by a
+# known key, a maintainer's too) or a maintainer
+WHO = (ANYONE, CONTRIBUTOR, MAINTAINER)
 
 
 class Action(NamedTuple):
@@ -151,7 +158,8 @@ IS_NEW_VERSION_OF = "IsNewVersionOf"
 IS_PREVIOUS_VERSION_OF = "IsPreviousVersionOf"
 IS_IDENTICAL_TO = "IsIdenticalTo"
 IS_DERIVED_FROM = "IsDerivedFrom"
-RELATION_TYPES = (IS_NEW_VERSION_OF, IS_PREVIOUS_VERSION_OF, IS_IDENTICAL_TO, IS_DERIVED_FROM)
+IS_PART_OF = "IsPartOf"  # a result citing an experiment card is part of that experiment
+RELATION_TYPES = (IS_NEW_VERSION_OF, IS_PREVIOUS_VERSION_OF, IS_IDENTICAL_TO, IS_DERIVED_FROM, IS_PART_OF)
 
 # An event's declared time may differ from its commit's (author) time by at most this
 # much; more is refused by the events hook and the audit (see governance/README.md).
@@ -159,6 +167,17 @@ MAX_CLOCK_SKEW_SECONDS = 86400
 
 
 # --- authority: who may take which act ----------------------------------------------------
+
+
+def holds(role: str | None, needed: str) -> bool:
+    """Whether a principal holding ``role`` (None: no known key) may take an act needing
+    ``needed``: anyone for :data:`ANYONE`, any principal of the roles for ``contributor``, a
+    maintainer for ``maintainer``."""
+    if needed == ANYONE:
+        return True
+    if needed == CONTRIBUTOR:
+        return role in (CONTRIBUTOR, MAINTAINER)
+    return role == needed
 
 
 class Authority(NamedTuple):
@@ -183,6 +202,12 @@ def authority_of(actions: tuple[Action, ...]) -> tuple[Authority, ...]:
 
 OTHER_ACTS: tuple[Authority, ...] = (
     Authority("import", MAINTAINER, f"write an import manifest ({IMPORTS_DIR}/)"),
+    Authority(
+        "experiment",
+        CONTRIBUTOR,
+        f"register an experiment card ({EXPERIMENTS_DIR}/): a new card, never an edit; in a store with roles "
+        "signed by its author's known key",
+    ),
     Authority("release-schema", MAINTAINER, "release a schema (schemas/, schemas/registry.json)"),
     Authority("settings", MAINTAINER, f"change the store's settings ({SETTINGS_PATH})"),
     Authority("roles", MAINTAINER, f"change the roles ({ALLOWED_SIGNERS}, {ROLES_FILE}, .github/CODEOWNERS)"),
@@ -208,6 +233,7 @@ EVENT_ACT = "event"  # a path whose act is the action of the event it holds
 PROTECTED: tuple[tuple[str, str], ...] = (
     (EVENTS_DIR + "/", EVENT_ACT),
     (IMPORTS_DIR + "/", "import"),
+    (EXPERIMENTS_DIR + "/", "experiment"),
     ("schemas/", "release-schema"),
     (SETTINGS_PATH, "settings"),
     (ALLOWED_SIGNERS, "roles"),

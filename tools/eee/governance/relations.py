@@ -1,4 +1,5 @@
-"""Relations a record states itself, in DataCite's vocabulary: ``IsDerivedFrom``.
+"""Relations a record states itself, in DataCite's vocabulary: ``IsDerivedFrom``, and
+``IsPartOf`` the experiment whose card it cites (:mod:`eee.governance.experiments`).
 
 The ledger gives the relations between records (:meth:`eee.governance.status.Ledger.relations`:
 IsNewVersionOf / IsPreviousVersionOf, IsIdenticalTo). A record converted from a harness
@@ -10,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from eee.governance import IS_DERIVED_FROM
+from eee.governance import IS_DERIVED_FROM, IS_PART_OF
 
 # the eval libraries whose logs the store's converters read (tools/convert)
 CONVERTED_LIBRARIES = {
@@ -47,4 +48,9 @@ def derived_from(doc: dict[str, Any]) -> list[dict[str, Any]]:
                 "identifier": doc.get("evaluation_id"),
             }
         )
+    from eee.governance.experiments import ID_RE, cited_card, path_for
+
+    card = cited_card(doc)
+    if card is not None and ID_RE.match(card):
+        out.append({"relation": IS_PART_OF, "source": "the experiment card it cites", "identifier": path_for(card)})
     return out

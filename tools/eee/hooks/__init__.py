@@ -14,7 +14,19 @@ from eee.reporting.findings import ERROR, Finding, Summary
 from eee.reporting.reporters import text_lines
 from eee.reporting.shown import command
 
-HOOKS = ("validate", "naming", "immutable", "samples", "duplicates", "events", "imports", "authority", "index", "push")
+HOOKS = (
+    "validate",
+    "naming",
+    "immutable",
+    "samples",
+    "duplicates",
+    "events",
+    "imports",
+    "experiments",
+    "authority",
+    "index",
+    "push",
+)
 
 # (location, message) of what this process has printed, when several hooks share it
 # (python -m eee.hooks): naming and validate both see a bad path, the reader once.

@@ -38,7 +38,7 @@ server gate and in a forge's CI as they do in ``eee audit``):
   judge in their own right (at the server: commits another ref already holds) is judged the
   same way and reported at the merge.
 - **actor**: in every store, with roles or without, an added event's (and import
-  manifest's) ``actor`` is who committed it: the verified signer (its email, with the
+  manifest's) ``actor``, and an added experiment card's ``author``, is who committed it: the verified signer (its email, with the
   commit's committer name) where the commit is signed by a known principal, else the
   commit's committer (name and email), then shown as unverified by every reader.
 - **roles**: a commit that changes a roles file leaves files the store can use
@@ -88,6 +88,7 @@ from eee.governance import (
     MAINTAINER,
     PROTECTED,
     act_of_path,
+    holds,
     role_for,
 )
 from eee.governance.signatures import Verified, Verifier, first_parents
@@ -95,7 +96,7 @@ from eee.reporting.findings import WARNING, Finding
 from eee.reporting.shown import command
 from eee.store import roles as roles_mod
 from eee.store import settings as settings_mod
-from eee.store.paths import EVENT, EVENT_SUFFIX, EVENTS_DIR, IMPORTS_DIR, MANIFEST_SUFFIX, file_kind
+from eee.store.paths import EVENT, EVENT_SUFFIX, EVENTS_DIR, EXPERIMENTS_DIR, IMPORTS_DIR, MANIFEST_SUFFIX, file_kind
 from eee.store.roles import ALLOWED_SIGNERS, ROLES_FILES, Roles
 from eee.store.tree import MAX_READ, GitTree, Tree, Unreadable
 
@@ -487,7 +488,7 @@ class Judge:
         out = []
         for act in needing_a_role(acts):
             role = role_for(act.act)
-            if verified is not None and verified.principal and verified.role == role:
+            if verified is not None and verified.principal and holds(verified.role, role):
                 continue
             if (
                 act.act == "supersede"
@@ -670,14 +671,15 @@ def actor_findings(
             continue
         is_event = c.path.startswith(EVENTS_DIR + "/") and file_kind(c.path) == EVENT
         is_manifest = c.path.startswith(IMPORTS_DIR + "/") and c.path.endswith(MANIFEST_SUFFIX)
-        if not (is_event or is_manifest):
+        is_card = c.path.startswith(EXPERIMENTS_DIR + "/") and c.path.endswith(".yaml")
+        if not (is_event or is_manifest or is_card):
             continue
-        doc = events.get(c, read) if is_event else _manifest(read, c.path)
-        actor = doc.get("actor") if isinstance(doc, dict) else None
+        doc = events.get(c, read) if is_event else _manifest(read, c.path) if is_manifest else _card(read, c.path)
+        actor = doc.get("author" if is_card else "actor") if isinstance(doc, dict) else None
         if not isinstance(actor, dict):
             continue  # the schema rules say what is wrong with it
         name, email = actor.get("name"), actor.get("email")
-        what = "event" if is_event else "import manifest"
+        what = "event" if is_event else "import manifest" if is_manifest else "experiment card"
         named = _ident_text(name, email)
         if verified is not None and verified.principal and roles is not None:
             expected = roles.email(verified.principal) or ""
@@ -691,8 +693,9 @@ def actor_findings(
         out.append(
             Finding(
                 where(c.path),
-                "$.actor",
-                f"the {what} names {named} as its actor, but {by}: an {what}'s actor is who commits it",
+                "$.author" if is_card else "$.actor",
+                f"the {what} names {named} as its {'author' if is_card else 'actor'}, but {by}: "
+                f"an {what}'s {'author' if is_card else 'actor'} is who commits it",
                 "write it with the tools (they write git's committer identity, `git var GIT_COMMITTER_IDENT`, and "
                 "--commit signs), and commit it as yourself; an event naming someone else is never accepted",
                 check="actor",
@@ -707,6 +710,18 @@ def _ident_text(name: object, email: object) -> str:
     from eee.store.paths import escaped
 
     return f"{escaped(str(name)[:200], quote=False)} <{escaped(str(email)[:200], quote=False)}>"
+
+
+def _card(read: Callable[[str], bytes | None], path: str) -> dict[str, Any] | None:
+    data = read(path)
+    if data is None:
+        return None
+    from eee.governance.experiments import CardProblem, loads
+
+    try:
+        return loads(data)
+    except CardProblem:  # the card rules report an unreadable card
+        return None
 
 
 def _manifest(read: Callable[[str], bytes | None], path: str) -> dict[str, Any] | None:

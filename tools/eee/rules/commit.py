@@ -20,6 +20,7 @@ from eee.store.paths import (
     DVC_POINTER,
     EVENT,
     EVENTS_DIR,
+    EXPERIMENTS_DIR,
     IMPORTS_DIR,
     POINTER_SUFFIX,
     RECORD,
@@ -50,6 +51,8 @@ def protected_kind(path: str, released: set[str]) -> str | None:
         return "governance event"
     if path.startswith(IMPORTS_DIR + "/"):
         return "import manifest"
+    if path.startswith(EXPERIMENTS_DIR + "/"):
+        return "experiment card"
     if path.startswith(SCHEMAS_DIR + "/"):
         parts = path.split("/")
         if len(parts) >= 3 and parts[1] in released:
@@ -84,6 +87,9 @@ _INSTEAD = {
     "sidecar": "a sidecar belongs to its record forever: add a corrected record with its own sidecar and supersede the old one",
     "governance event": "events are never edited or deleted: add a new event (for example tools/reinstate or tools/resolve)",
     "import manifest": "an import's manifest is its provenance and never changes: import again (a new manifest) instead",
+    "experiment card": "a published experiment card never changes, so that it proves what was declared before the "
+    "results: amend it with a new card that names it and says why (`eee experiment new NEW-ID --amends OLD-ID "
+    "--reason ... --commit`); the reports of both show the amendment",
     "released schema file": "released schemas never change: release a new version in its own folder (see governance/schema-change-checklist.md)",
 }
 

@@ -653,6 +653,58 @@ RULES: tuple[Rule, ...] = (
         "A manifest is the provenance of every imported record: it must say exactly what its commit holds.",
         "Run the import again. " + _NEVER + ".",
     ),
+    # --- experiment cards ------------------------------------------------------------------------
+    Rule(
+        "experiment",
+        "error",
+        "experiment",
+        "an experiment card that is not one: unreadable, against its schema, or naming what is not there",
+        "write the card with `eee experiment new ID ... --commit` (it checks it first); fix the field the message names",
+        False,
+        ("card", "preregistration", "pre-registration"),
+        "A file of governance/experiments/ is not plain YAML within its size, breaks the pinned card schema "
+        "(schemas/experiments/card.schema.json), has an id other than its file name, names models of the "
+        "comparison it does not declare, or amends a card, or names results (data: existing), that are not in "
+        "the store before it.",
+        "A card is the written form of a comparison declared before its results: it must be readable by every "
+        "tool, and everything it names must already exist when it is committed.",
+        "Fix the card before it is committed (an unpublished commit may be amended); a published card never "
+        "changes: a new card amends it. " + _NEVER + ".",
+    ),
+    Rule(
+        "experiment-order",
+        "error",
+        "experiment",
+        "a result cites an experiment card that was not committed before it on the mainline",
+        "commit the card first, in a commit of its own, then the results that cite it",
+        False,
+        ("citation", "order", "preregistered"),
+        "An added record cites an experiment card (source_metadata.additional_details.eee_experiment, written by "
+        "`eee convert ... --experiment ID`) that the commit before it on the mainline does not hold: the card is "
+        "in the same commit, arrives with the same merge, or is not in the store at all.",
+        "A card proves what was declared before the results only when history shows it first: the gate, the "
+        "audit and the server gate judge the order along the mainline, never by the times files declare.",
+        "Commit the card (`eee experiment new ID ... --commit`), then add the results in a later commit; a "
+        "result that cites no card is converted without --experiment. " + _NEVER + ".",
+    ),
+    Rule(
+        "experiment-deviation",
+        "warning",
+        "experiment",
+        "a cited result departs from its experiment card (another protocol, fewer items or samples, a model "
+        "without results)",
+        "read the report: the deviation is shown beside the analysis, never dropped",
+        False,
+        ("deviation", "protocol-deviation"),
+        "`eee experiment report` and `check` found a result that cites the card (or that it names) whose "
+        "protocol differs from the one the card holds fixed (another judge, metric, dataset, ...), which holds "
+        "fewer items or samples per item than declared, is not active, is of a model the card does not declare, "
+        "or is one more than the stopping rule allows; or a declared model without results.",
+        "What was declared and what was done are shown side by side: a deviation is a finding of the report, so "
+        "a reader never has to trust that nothing changed.",
+        "Nothing to fix in the store: the report states it. Where the plan itself must change, a new card amends "
+        "the old one, and both reports show when.",
+    ),
     # --- the tools' own refusals ----------------------------------------------------------------
     Rule(
         "refused",

@@ -34,6 +34,7 @@ NAV: list[dict[str, Any]] = [
             {"Importing a datastore": "guide/import.md"},
             {"Sidecars and DVC": "guide/sidecars.md"},
             {"Catalogue and analysis": "guide/catalogue.md"},
+            {"Experiment cards": "guide/experiments.md"},
             {"Names and the identity registry": "guide/identity.md"},
             {"To the Hugging Face Hub": "guide/hub.md"},
             {"Schemas and migration": "guide/schemas.md"},

@@ -26,6 +26,7 @@ GIB = 1024 * MIB
 RECORD_MAX_BYTES = 16 * MIB  # one aggregate record
 EVENT_MAX_BYTES = 64 * KIB  # one governance event (YAML)
 POINTER_MAX_BYTES = 64 * KIB  # one DVC pointer (YAML)
+CARD_MAX_BYTES = 256 * KIB  # one experiment card (governance/experiments/*.yaml)
 IDENTITY_MAX_BYTES = 4 * MIB  # one file of the identity registry (governance/identity/*.yaml)
 ROW_MAX_BYTES = 16 * MIB  # one line of a sidecar
 SIDECAR_MAX_BYTES = 64 * GIB  # one sidecar (read as a stream, one row at a time)

@@ -18,6 +18,8 @@ EVENTS_DIR = "governance/events"
 EVENT_SUFFIX = ".yaml"  # one file per event: governance/events/<id>.yaml
 IMPORTS_DIR = "governance/imports"
 MANIFEST_SUFFIX = ".yaml"  # one manifest per import: governance/imports/<id>.yaml
+EXPERIMENTS_DIR = "governance/experiments"
+CARD_SUFFIX = ".yaml"  # one experiment card per file: governance/experiments/<id>.yaml
 
 # The kinds of file of a store (:func:`file_kind`).
 RECORD, SIDECAR, DVC_POINTER, EVENT, OTHER = "record", "sidecar", "dvc-pointer", "event", "other"

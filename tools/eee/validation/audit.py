@@ -213,6 +213,7 @@ def _audit(
 
         brought = {c.path for c in present if c.path in added_manifests and _in_a_parent(c, parents[1:], cwd)}
         findings += check_manifests(added_manifests, commit, cwd, where, inherited=brought)
+    findings += _experiment_findings(tree, present, inherited, cwd, parent, authority, info, where)
     added_names = [c.path for c in present if is_registry_file(c.path)]
     if added_names:  # the identity registry's files: plain YAML, schema, consistency, settled_at in history
         from eee.rules.identity import check_files
@@ -261,6 +262,56 @@ def _audit(
     found = {p: doc for p, doc in docs.items() if doc is not None}
     findings += audit_duplicates(commit, list(found), cwd, where, head=head, docs=found)
     return findings, sum(r.suppressed for r in summary.results)
+
+
+def _experiment_findings(
+    tree: GitTree,
+    present: list[Any],
+    inherited: set[str],
+    cwd: Path,
+    parent: str | None,
+    authority: Judge | None,
+    info: CommitInfo | None,
+    where: Callable[[str], str],
+) -> list[Finding]:
+    """Experiment cards the commit adds (valid, naming only what came before) and records it
+    adds that cite a card: each needs the card in the commit before it **on the mainline**
+    (:meth:`eee.rules.authority.Judge.point_of`). A commit a merge brings in is judged at
+    that merge (against the merge's first parent), with what the merge brings."""
+    from eee.governance.experiments import may_cite
+    from eee.store.paths import EXPERIMENTS_DIR
+
+    cards = [c.path for c in present if c.path.startswith(EXPERIMENTS_DIR + "/") and c.path not in inherited]
+    if authority is not None and info is not None and info.commit in authority.brought:
+        records: list[str] = []  # judged at the mainline merge that brings them
+    else:
+        records = [
+            c.path
+            for c in present
+            if c.status == "A" and c.path.startswith(DATA_DIR + "/") and c.path.endswith(RECORD_SUFFIX)
+        ]
+    citing = []
+    for path in records:
+        data = _bytes(tree, path)
+        if data is not None and may_cite(data):
+            doc = _doc(tree, path)
+            if doc is not None:
+                citing.append((path, doc))
+    if not cards and not citing:
+        return []
+    from eee.rules.experiments import card_findings, citation_findings
+
+    point = authority.point_of(info) if authority is not None and info is not None else parent
+    before = GitTree(cwd, point) if point is not None else None
+    try:
+        out = citation_findings(citing, before, tree, where)
+        if cards:
+            holders = TreeRecords(cwd).holders([point], []) if point is not None else None
+            out += card_findings(tree, cards, before, holders, where)
+        return out
+    finally:
+        if before is not None:
+            before.close()
 
 
 def _released(cwd: Path, rev: str) -> set[str]:

@@ -61,6 +61,7 @@ WRITABLE = (
     "data",
     "governance/events",
     "governance/imports",
+    "governance/experiments",
     "governance/allowed_signers",
     "governance/roles.yaml",
     ".github/CODEOWNERS",

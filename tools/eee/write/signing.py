@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from eee.git.cli import Change, Signature, batch_check, committer_ident, signing_config, ssh_signing
-from eee.governance import MAINTAINER
+from eee.governance import MAINTAINER, holds, role_for
 from eee.governance.signatures import Verified, Verifier
 from eee.reporting.findings import WARNING, Finding
 from eee.reporting.shown import command
@@ -41,7 +41,7 @@ from eee.rules.authority import (
 )
 from eee.store import roles as roles_mod
 from eee.store import settings as settings_mod
-from eee.store.paths import EVENTS_DIR, IMPORTS_DIR
+from eee.store.paths import EVENTS_DIR, EXPERIMENTS_DIR, IMPORTS_DIR
 from eee.store.roles import ALLOWED_SIGNERS, ROLES_FILES, KeyProblem, Roles, parse_public_key
 from eee.store.tree import GitTree, Tree
 
@@ -184,13 +184,16 @@ def requirement(
         except settings_mod.SettingsProblem:
             strict = False  # the settings' own rules report it
     needed = needing_a_role(acts) if current is not None else []
+    role = None
+    if needed:  # the highest role the acts need (a maintainer's acts, else a known key's: an experiment card)
+        role = MAINTAINER if any(role_for(a.act) == MAINTAINER for a in needed) else role_for(needed[0].act)
     genesis = adds_roles and current is None
     judged = roles if genesis and roles is not None else current
     found = signing(root, judged)
     return Requirement(
         current is not None,
         needed,
-        MAINTAINER if needed else None,
+        role,
         strict,
         genesis,
         found,
@@ -256,7 +259,7 @@ def refusal_of(
         )
     if req.role is None:
         return None if req.signing.principal else Finding("", "$", req.said(), _key_hint(req, root), check="authority")
-    if req.signing.role == req.role:
+    if holds(req.signing.role, req.role):
         return None
     if (
         records_signed_by is not None
@@ -316,7 +319,9 @@ def gate_findings(root: Path, changes: list[Change], tree: Tree) -> list[Finding
             pass  # the settings' own rules report it; the defaults protect meanwhile
     acts = acts_of(changes, read, events, protected)
     governance_files = [
-        c for c in changes if c.status == "A" and c.path.startswith((EVENTS_DIR + "/", IMPORTS_DIR + "/"))
+        c
+        for c in changes
+        if c.status == "A" and c.path.startswith((EVENTS_DIR + "/", IMPORTS_DIR + "/", EXPERIMENTS_DIR + "/"))
     ]
     touched = {c.path for c in changes if c.path in ROLES_FILES}
     if not (governance_files or touched or needing_a_role(acts)) and not has_settings:
