@@ -211,6 +211,7 @@ def test_the_rules_say_how_each_warning_is_settled() -> None:
         "duplicates",
         "flag-unmatched",
         "before-roles",
+        "experiment-deviation",
     }
     for rule, action in [
         ("near-miss", "eee flag"),
@@ -222,5 +223,8 @@ def test_the_rules_say_how_each_warning_is_settled() -> None:
     ]:
         assert action in warnings[rule].settle, rule
         assert "--commit" in warnings[rule].settle, rule
+    # a deviation from an experiment card is the report's to state; a changed plan is a new card amending it
+    assert "eee experiment new NEW --amends OLD" in warnings["experiment-deviation"].settle
+    assert "--commit" in warnings["experiment-deviation"].settle
     # the history before a store's roles is no record's: it is left out by auditing from the trust anchor
     assert "eee audit --from ANCHOR" in warnings["before-roles"].settle

@@ -703,7 +703,7 @@ RULES: tuple[Rule, ...] = (
         "What was declared and what was done are shown side by side: a deviation is a finding of the report, so "
         "a reader never has to trust that nothing changed.",
         "Nothing to fix in the store: the report states it. Where the plan itself must change, a new card amends "
-        "the old one, and both reports show when.",
+        "the old one (`eee experiment new NEW --amends OLD --reason TEXT --commit`), and both reports show when.",
     ),
     # --- the tools' own refusals ----------------------------------------------------------------
     Rule(
