@@ -19,6 +19,8 @@ from :mod:`eee.store.paths`).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import NamedTuple
 
 from eee.store.paths import (  # where governance files live is a path rule of the store
@@ -255,6 +257,38 @@ def act_of_path(path: str, protected_paths: tuple[str, ...] | list[str] = PROTEC
     if path.startswith("data/"):
         return "add"
     return PROTECTED_PATH_ACT if is_protected(path, protected_paths) else None
+
+
+@contextmanager
+def declare(action: Action) -> Iterator[Action]:
+    """Declare one more governance action, as one unit, for as long as the ``with`` block
+    lasts: its command (``eee --help``, dispatch, its parser), its row of the table of who may
+    take which act (:data:`AUTHORITY`: the audit and the gate judge it by its role, ``eee
+    roles``, the governance card and the site print it) all come from ``action``. On leaving,
+    the declarations are as they were (a test declares an action and undoes it).
+
+    The event schema's ``action`` enum is a released schema and does not change: an event of
+    a new action is written only once a new event schema version names it (until then the
+    events hook, the fold and the audit refuse such an event as unknown)."""
+    global ACTIONS, ACTION_NAMES, AUTHORITY
+    if action.name in BY_NAME or action.command in BY_COMMAND or action.name in AUTHORITY_BY_ACT:
+        raise ValueError(f"an action {action.name!r} (command {action.command!r}) or an act of that name is declared")
+    if action.role not in WHO:
+        raise ValueError(f"action {action.name!r}: role {action.role!r} is none of {', '.join(WHO)}")
+    before = (ACTIONS, ACTION_NAMES, AUTHORITY)
+    ACTIONS = (*ACTIONS, action)
+    ACTION_NAMES = (*ACTION_NAMES, action.name)
+    AUTHORITY = authority_of(ACTIONS)
+    BY_NAME[action.name] = BY_COMMAND[action.command] = action  # the dicts change in place: importers see it
+    AUTHORITY_BY_ACT.clear()
+    AUTHORITY_BY_ACT.update({a.act: a for a in AUTHORITY})
+    try:
+        yield action
+    finally:
+        ACTIONS, ACTION_NAMES, AUTHORITY = before
+        del BY_NAME[action.name], BY_COMMAND[action.command]
+        AUTHORITY_BY_ACT.clear()
+        AUTHORITY_BY_ACT.update({a.act: a for a in AUTHORITY})
 
 
 def role_for(act: str) -> str:
