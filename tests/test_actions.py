@@ -18,7 +18,10 @@ import eee.governance as governance
 from conftest import PROJECT
 from eee import cli
 from eee.governance import card
+from eee.governance.events import make_event
+from eee.governance.lifecycle import step
 from eee.rules.authority import Act, needing_a_role
+from eee.rules.fold import fold
 from eee.site import included
 from eee.site.context import SiteContext
 from eee.store.schemas import Registry
@@ -93,3 +96,22 @@ def test_a_declaration_changes_no_released_event_schema() -> None:
             schema = json.loads((folder / "event.schema.json").read_text(encoding="utf-8"))
             enum = schema["properties"]["action"]["enum"]
             assert "embargo" not in enum and set(enum) == set(governance.ACTIONS_IN[version])
+
+
+def test_the_fold_knows_a_declared_action_and_refuses_it_without_steps() -> None:
+    """The fold reads the actions declared when it runs: an event of an undeclared action is
+    unknown; a declared action that declares no step of the state machine is refused for
+    that reason, never a crash (its steps and effects are not yet part of a declaration)."""
+    record = "aaaaaaaa-0000-4000-8000-000000000001"
+    me = {"name": "Maintainer", "email": "maintainer@example.org"}
+    event = make_event("retract", record, "held back", me) | {"action": "embargo"}
+
+    def problem() -> str:
+        ((_, found),) = fold([event]).problems
+        return str(found)
+
+    assert "unknown action 'embargo'" in problem()
+    with governance.declare(EMBARGO):
+        assert "declares no step of the state machine for a record that is active" in problem()
+        assert not step("active", (), "embargo").allowed
+    assert "unknown action 'embargo'" in problem()

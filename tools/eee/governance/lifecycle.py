@@ -194,7 +194,13 @@ def step(lifecycle: str, markers: tuple[str, ...], action: str, outcome: str | N
                 "record {uuid} is already disputed ({dispute})", "add to the open discussion, or resolve it first"
             )
         return base
-    return MACHINE[(lifecycle, action)]
+    declared = MACHINE.get((lifecycle, action))
+    if declared is None:  # an action declared without its steps (eee.governance.declare) takes none
+        return _refused(
+            f"action {action} declares no step of the state machine for a record that is {lifecycle}",
+            "declare its steps in eee.governance.lifecycle.MACHINE before an event of it is written",
+        )
+    return declared
 
 
 def states() -> list[tuple[str, tuple[str, ...]]]:
