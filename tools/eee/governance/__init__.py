@@ -8,7 +8,8 @@ and the tools all use it.
 
 The actions are declared once, here (:data:`ACTIONS`); the tools, the command table, the
 commit subjects and the tests derive from it, and a test checks that the event schema's
-``action`` enum says the same. Beside them: who may take each act (:data:`AUTHORITY`, the
+``action`` enum says the same. :func:`declare` declares one more for a while (a test's
+"embargo": ``eee --help``, the table of authority, the governance card and the site show it). Beside them: who may take each act (:data:`AUTHORITY`, the
 actions and the acts that are no event: import, release a schema, change the settings, the
 roles, the forge set-up, an experiment card) and which paths each act writes (:data:`PROTECTED`); the audit
 judges every commit by them (:mod:`eee.rules.authority`), the governance card prints them.
