@@ -10,6 +10,7 @@ names it (the last test holds that).
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 
 import pytest
@@ -19,7 +20,7 @@ from conftest import PROJECT
 from eee import cli
 from eee.governance import card
 from eee.governance.events import make_event
-from eee.governance.lifecycle import step
+from eee.governance.lifecycle import LIFECYCLES, MACHINE, Step, card_table, step
 from eee.rules.authority import Act, needing_a_role
 from eee.rules.fold import fold
 from eee.site import included
@@ -115,3 +116,40 @@ def test_the_fold_knows_a_declared_action_and_refuses_it_without_steps() -> None
         assert "declares no step of the state machine for a record that is active" in problem()
         assert not step("active", (), "embargo").allowed
     assert "unknown action 'embargo'" in problem()
+
+
+def test_an_action_declared_with_its_steps_is_folded_and_shown_in_the_card_s_state_machine() -> None:
+    """Its rows of the state machine are part of the one declaration: the fold accepts and
+    refuses its events as they say, the card's state machine shows its column; undeclared,
+    the machine and the card are as committed."""
+    record, other = "aaaaaaaa-0000-4000-8000-000000000001", "bbbbbbbb-0000-4000-8000-000000000002"
+    me = {"name": "Maintainer", "email": "maintainer@example.org"}
+    steps = {
+        lifecycle: Step(False, None, "record {uuid} does not stand; there is nothing to hold back")
+        for lifecycle in LIFECYCLES
+    }
+    steps["active"] = Step(True, None, "held back")
+    machine, table = dict(MACHINE), card_table()
+    t0 = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)  # events in order: the retraction first
+    retract = make_event("retract", other, "faulty", me, now=t0)
+    embargo = [
+        make_event("retract", r, "held back", me, now=t0 + dt.timedelta(minutes=1)) | {"action": "embargo"}
+        for r in (record, other)
+    ]
+    with governance.declare(EMBARGO, steps=steps):
+        ledger = fold([retract, *embargo])
+        assert [e["record"] for e in ledger.state(record).history] == [record]  # accepted, applied
+        assert ledger.state(record).status == "active"  # the step changes no lifecycle
+        ((refused, why),) = ledger.problems
+        assert refused["record"] == other and f"record {other} does not stand" in str(why)
+        shown = card_table()
+        assert shown.startswith(table.split("\n\n[")[0]) and "| status | embargo |" in shown
+        assert "| active | → active |" in shown and "| retracted | refused |" in shown
+        assert "- embargo, retracted: record R does not stand; there is nothing to hold back." in shown
+        with (
+            pytest.raises(ValueError, match="lifecycles"),
+            governance.declare(EMBARGO._replace(name="hold", command="hold"), steps={"active": steps["active"]}),
+        ):
+            pass
+    assert machine == MACHINE and card_table() == table
+    assert card.render(_card()) == _card()

@@ -154,7 +154,7 @@ OUTCOMES = ("upheld", "retracted", "corrected")
 # statuses, in precedence order: the lifecycle when the record does not stand, else its first
 # marker, else active; which action moves a record from which state to which is the state
 # machine of eee.governance.lifecycle (declared once, beside these actions)
-from eee.governance.lifecycle import LIFECYCLES, MARKERS, STATUSES  # noqa: E402
+from eee.governance.lifecycle import LIFECYCLES, MACHINE, MARKERS, STATUSES, Step  # noqa: E402
 
 # DataCite relation types used by the ledger and the records
 IS_NEW_VERSION_OF = "IsNewVersionOf"
@@ -261,12 +261,15 @@ def act_of_path(path: str, protected_paths: tuple[str, ...] | list[str] = PROTEC
 
 
 @contextmanager
-def declare(action: Action) -> Iterator[Action]:
+def declare(action: Action, steps: dict[str, Step] | None = None) -> Iterator[Action]:
     """Declare one more governance action, as one unit, for as long as the ``with`` block
     lasts: its command (``eee --help``, dispatch, its parser), its row of the table of who may
     take which act (:data:`AUTHORITY`: the audit and the gate judge it by its role, ``eee
-    roles``, the governance card and the site print it) all come from ``action``. On leaving,
-    the declarations are as they were (a test declares an action and undoes it).
+    roles``, the governance card and the site print it) all come from ``action``; ``steps``
+    (a :class:`~eee.governance.lifecycle.Step` for each of :data:`LIFECYCLES`) are its rows of
+    the state machine (the fold applies them, the card shows them); without them every event of
+    it is refused. On leaving, the declarations are as they were (a test declares an action and
+    undoes it).
 
     The event schema's ``action`` enum is a released schema and does not change: an event of
     a new action is written only once a new event schema version names it (until then the
@@ -276,7 +279,13 @@ def declare(action: Action) -> Iterator[Action]:
         raise ValueError(f"an action {action.name!r} (command {action.command!r}) or an act of that name is declared")
     if action.role not in WHO:
         raise ValueError(f"action {action.name!r}: role {action.role!r} is none of {', '.join(WHO)}")
+    if steps is not None and set(steps) != set(LIFECYCLES):
+        raise ValueError(
+            f"action {action.name!r}: its steps name {sorted(steps)}, not the lifecycles {list(LIFECYCLES)}"
+        )
     before = (ACTIONS, ACTION_NAMES, AUTHORITY)
+    rows = {(lifecycle, action.name): s for lifecycle, s in (steps or {}).items()}
+    MACHINE.update(rows)  # in place, as the dicts below: the fold and the card read it when asked
     ACTIONS = (*ACTIONS, action)
     ACTION_NAMES = (*ACTION_NAMES, action.name)
     AUTHORITY = authority_of(ACTIONS)
@@ -288,6 +297,8 @@ def declare(action: Action) -> Iterator[Action]:
     finally:
         ACTIONS, ACTION_NAMES, AUTHORITY = before
         del BY_NAME[action.name], BY_COMMAND[action.command]
+        for row in rows:
+            del MACHINE[row]
         AUTHORITY_BY_ACT.clear()
         AUTHORITY_BY_ACT.update({a.act: a for a in AUTHORITY})
 
