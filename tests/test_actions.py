@@ -31,6 +31,7 @@ EMBARGO = governance.Action(
     "embargo", "embargo", "hold a record back until a date (governance event)",
     "Hold a record back until a date.", "Embargo", "1.3.0", "required",
     role=governance.ANYONE, what="embargo a record until a date (an event)",
+    options=(governance.Option("--until", "until", "DATE", "the day the record is shown again", required=True),),
 )  # fmt: skip
 ROW = "| `embargo` | anyone | embargo a record until a date (an event) |"
 
@@ -59,7 +60,11 @@ def test_an_action_declared_in_one_place_is_found_in_help_the_card_the_audit_and
         # eee --help, and the command itself
         listed = _help(capsys)
         assert "  embargo " in listed and "hold a record back until a date (governance event)" in listed
-        assert cli.main(["embargo", "--help"]) == 0 and "usage: eee embargo" in capsys.readouterr().out
+        assert cli.main(["embargo", "--help"]) == 0
+        page = capsys.readouterr().out
+        assert "usage: eee embargo" in page and "--until DATE" in page and "the day the record is shown again" in page
+        assert cli.main(["embargo", "aaaaaaaa", "--reason", "x", "--reference", "https://example.org/1"]) == 64
+        assert "--until" in capsys.readouterr().err  # its declared option is required
         # the governance card: its table of authority, anyone's acts first
         rendered = card.render(_card())
         assert ROW in rendered.splitlines()

@@ -45,6 +45,21 @@ ANYONE = "anyone"  # no role needed (and no signature)
 WHO = (ANYONE, CONTRIBUTOR, MAINTAINER)
 
 
+class Option(NamedTuple):
+    """One option of an action's command beyond those every action has (``--reason``,
+    ``--reference``, ...): the command's parser adds it as declared, and its value goes to
+    :func:`eee.write.actions.perform` as the keyword ``dest`` (unless ``passed`` is False: the
+    command reads it itself)."""
+
+    flag: str  # "--of"
+    dest: str  # the keyword of perform() (and the parsed argument's name)
+    metavar: str | None
+    help: str
+    required: bool = False
+    choices: tuple[str, ...] = ()
+    passed: bool = True
+
+
 class Action(NamedTuple):
     """One governance action, declared as one unit: its event name, its command, what the
     tools say about it and who may take it (:data:`AUTHORITY`'s row of it is made from here)."""
@@ -60,7 +75,11 @@ class Action(NamedTuple):
     role: str = MAINTAINER  # who may take it: ANYONE or MAINTAINER
     what: str = ""  # what the act is, for messages and the governance card's table of authority
     own: str = ""  # the exception to the role, when there is one (said as the card says it)
+    options: tuple[Option, ...] = ()  # its command's own options, in --help order
 
+
+# resolve outcomes: what the resolution does to the record
+OUTCOMES = ("upheld", "retracted", "corrected")
 
 ACTIONS: tuple[Action, ...] = (
     Action(
@@ -107,6 +126,27 @@ ACTIONS: tuple[Action, ...] = (
         "1.0.0",
         "optional",
         what="resolve a dispute or a flag (an event)",
+        options=(
+            Option(
+                "--outcome",
+                "outcome",
+                None,
+                "upheld: the record stays; retracted: the retraction is written in the same commit; "
+                "corrected: the supersession by --replacement is written in the same commit",
+                required=True,
+                choices=OUTCOMES,
+            ),
+            Option(
+                "--replacement",
+                "replacement",
+                "NEW",
+                "with --outcome corrected: the corrected record (a JSON file, or a uuid or prefix in the store)",
+                passed=False,  # a file or a uuid: the command reads it (eee.commands.governance)
+            ),
+            Option(
+                "--event", "resolves", "ID", "the one open dispute or flag event to close (default: every open one)"
+            ),
+        ),
     ),
     Action(
         "reinstate",
@@ -130,6 +170,22 @@ ACTIONS: tuple[Action, ...] = (
         "1.1.0",
         "optional",
         what="flag a record: accept one finding of it (an event)",
+        options=(
+            Option(
+                "--rule",
+                "rule",
+                "ID",
+                "the rule the record breaks: the [id] its finding shows (`eee rules` lists them)",
+                required=True,
+            ),
+            Option(
+                "--json-path",
+                "path",
+                "JSONPATH",
+                "the JSON path of the finding, as the finding writes it, e.g. '$.a.b[0]'",
+                required=True,
+            ),
+        ),
     ),
     Action(
         "duplicate",
@@ -141,6 +197,7 @@ ACTIONS: tuple[Action, ...] = (
         "optional",
         needs_other=True,
         what="mark a record a duplicate of another (an event)",
+        options=(Option("--of", "of", "UUID", "the record that stands (uuid or unique prefix)", required=True),),
     ),
 )
 BY_NAME = {a.name: a for a in ACTIONS}
@@ -148,8 +205,6 @@ BY_COMMAND = {a.command: a for a in ACTIONS}
 ACTION_NAMES = tuple(a.name for a in ACTIONS)
 ACTIONS_IN = {v: tuple(a.name for a in ACTIONS if a.since <= v) for v in EVENT_SCHEMA_VERSIONS}
 
-# resolve outcomes: what the resolution does to the record
-OUTCOMES = ("upheld", "retracted", "corrected")
 
 # statuses, in precedence order: the lifecycle when the record does not stand, else its first
 # marker, else active; which action moves a record from which state to which is the state
