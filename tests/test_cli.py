@@ -371,8 +371,8 @@ def test_executables_follow_the_convention(name: str) -> None:
     assert "Traceback" not in wrong.stderr
 
 
-def test_a_declared_action_is_a_command(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    """An action declared in eee.governance.ACTIONS alone (issue 34.5: an "embargo", with no
+def test_a_declared_action_is_a_command(capsys: pytest.CaptureFixture[str]) -> None:
+    """An action declared alone (eee.governance.declare) (issue 34.5: an "embargo", with no
     module of its own) is listed by `eee --help`, suggested for a typo, and runs as a command
     whose parser is built from its declaration."""
     import eee.governance as governance
@@ -383,17 +383,15 @@ def test_a_declared_action_is_a_command(monkeypatch: pytest.MonkeyPatch, capsys:
         "Hold a record back until a date.", "Embargo", "1.2.0", "required",
         what="embargo a record (an event)",
     )  # fmt: skip
-    monkeypatch.setattr(governance, "ACTIONS", (*governance.ACTIONS, embargo))
-    monkeypatch.setitem(governance.BY_COMMAND, "embargo", embargo)
-    assert cli.main(["--help"]) == 0
-    listed = capsys.readouterr().out
-    assert "  embargo " in listed and "hold a record back until a date (governance event)" in listed
-    assert cli.main(["embargoo"]) == 64 and "did you mean 'embargo'" in capsys.readouterr().err
-    assert cli.main(["embargo", "--help"]) == 0
-    page = capsys.readouterr().out
-    assert "usage: eee embargo" in page and "Hold a record back until a date." in page
-    assert "--reference URL" in page and "--reason" in page  # reference "required", from the declaration
-    assert cli.main(["embargo", "--reason", "x"]) == 64  # --reference is required
-    assert "--reference" in capsys.readouterr().err
-    monkeypatch.undo()
+    with governance.declare(embargo):
+        assert cli.main(["--help"]) == 0
+        listed = capsys.readouterr().out
+        assert "  embargo " in listed and "hold a record back until a date (governance event)" in listed
+        assert cli.main(["embargoo"]) == 64 and "did you mean 'embargo'" in capsys.readouterr().err
+        assert cli.main(["embargo", "--help"]) == 0
+        page = capsys.readouterr().out
+        assert "usage: eee embargo" in page and "Hold a record back until a date." in page
+        assert "--reference URL" in page and "--reason" in page  # reference "required", from the declaration
+        assert cli.main(["embargo", "--reason", "x"]) == 64  # --reference is required
+        assert "--reference" in capsys.readouterr().err
     assert "embargo" not in cli.commands()  # read from the declarations when asked, not kept

@@ -437,7 +437,7 @@ def test_who_may_take_an_action_is_declared_with_it() -> None:
     assert [a.act for a in authority_of((*ACTIONS, embargo._replace(role=ANYONE)))][:3] == ["add", "dispute", "embargo"]
 
 
-def test_the_audit_and_eee_roles_judge_a_declared_action_by_its_declaration(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_audit_and_eee_roles_judge_a_declared_action_by_its_declaration() -> None:
     """An action declared alone (an "embargo" anyone may take) is judged by the role it
     declares where the audit and the gate ask (role_for, needing_a_role), and `eee roles`
     lists it in the table of who may take which act."""
@@ -451,12 +451,12 @@ def test_the_audit_and_eee_roles_judge_a_declared_action_by_its_declaration(monk
     )  # fmt: skip
     act = Act("embargo", "governance/events/x.yaml", "aaaaaaaa-0000-4000-8000-000000000001")
     assert governance.role_for("embargo") == governance.MAINTAINER and needing_a_role([act]) == [act]  # unknown
-    monkeypatch.setattr(governance, "ACTIONS", (*governance.ACTIONS, embargo))
-    monkeypatch.setitem(governance.BY_NAME, "embargo", embargo)
-    assert governance.role_for("embargo") == governance.ANYONE and needing_a_role([act]) == []
-    rows = [(a["act"], a["role"], a["what"]) for a in listing(PROJECT)["authority"]]
-    assert ("embargo", governance.ANYONE, "embargo a record (an event)") in rows
-    assert [r[0] for r in rows][:3] == ["add", "dispute", "embargo"]
+    with governance.declare(embargo):
+        assert governance.role_for("embargo") == governance.ANYONE and needing_a_role([act]) == []
+        rows = [(a["act"], a["role"], a["what"]) for a in listing(PROJECT)["authority"]]
+        assert ("embargo", governance.ANYONE, "embargo a record (an event)") in rows
+        assert [r[0] for r in rows][:3] == ["add", "dispute", "embargo"]
+    assert governance.role_for("embargo") == governance.MAINTAINER
 
 
 def test_every_action_and_protected_act_has_a_role() -> None:

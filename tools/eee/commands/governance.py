@@ -33,7 +33,7 @@ from eee.commands import (
     parser,
 )
 from eee.git.cli import GitError
-from eee.governance import BY_COMMAND, OUTCOMES
+from eee.governance import BY_COMMAND
 from eee.reporting.findings import Refused, refusal
 from eee.reporting.reporters import reporter
 from eee.reporting.shown import command as eee_command
@@ -65,42 +65,17 @@ def _parser(command: str) -> argparse.ArgumentParser:
             metavar="URL",
             help="the discussion or evidence (http or https URL)",
         )
-    if command == "resolve":
+    for option in action.options:  # its own options, as declared
         p.add_argument(
-            "--outcome",
-            required=True,
-            choices=OUTCOMES,
-            help="upheld: the record stays; retracted: the retraction is written in the same commit; "
-            "corrected: the supersession by --replacement is written in the same commit",
-        )
-        p.add_argument(
-            "--replacement",
-            metavar="NEW",
-            help="with --outcome corrected: the corrected record (a JSON file, or a uuid or prefix in the store)",
-        )
-        p.add_argument(
-            "--event",
-            metavar="ID",
-            help="the one open dispute or flag event to close (default: every open one)",
+            option.flag,
+            dest=option.dest,
+            required=option.required,
+            metavar=option.metavar,
+            choices=option.choices or None,
+            help=option.help,
         )
     if command in ("supersede", "resolve"):
         _corrected_options(p)
-    if command == "flag":
-        p.add_argument(
-            "--rule",
-            required=True,
-            metavar="ID",
-            help="the rule the record breaks: the [id] its finding shows (`eee rules` lists them)",
-        )
-        p.add_argument(
-            "--json-path",
-            dest="path",
-            required=True,
-            metavar="JSONPATH",
-            help="the JSON path of the finding, as the finding writes it, e.g. '$.a.b[0]'",
-        )
-    if command == "mark-duplicate":
-        p.add_argument("--of", required=True, metavar="UUID", help="the record that stands (uuid or unique prefix)")
     if command in ("supersede", "resolve"):
         add_dry_run(
             p,
@@ -258,17 +233,13 @@ def run(command: str, argv: list[str]) -> int:
             kwargs.update(_replacement_kwargs(args.replacement, args, root))
         if hasattr(args, "reference"):
             kwargs["reference"] = args.reference
+        declared = BY_COMMAND[command]
+        kwargs.update({o.dest: getattr(args, o.dest) for o in declared.options if o.passed})
         if command == "resolve":
-            kwargs["outcome"] = args.outcome
-            kwargs["resolves"] = args.event
             if args.replacement:
                 kwargs.update(_replacement_kwargs(args.replacement, args, root))
             elif any(getattr(args, k) is not None for k in ("sidecar", "uuid", "benchmark", "convert")):
                 p.error("--sidecar, --uuid, --benchmark and --convert go with --replacement FILE")
-        if command == "flag":
-            kwargs["rule"], kwargs["path"] = args.rule, args.path
-        if command == "mark-duplicate":
-            kwargs["of"] = args.of
         result = perform(root, action, args.record, _argv_text(args.reason), **kwargs)
     except UsageError as exc:
         p.error(str(exc))

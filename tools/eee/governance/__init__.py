@@ -8,7 +8,8 @@ and the tools all use it.
 
 The actions are declared once, here (:data:`ACTIONS`); the tools, the command table, the
 commit subjects and the tests derive from it, and a test checks that the event schema's
-``action`` enum says the same. Beside them: who may take each act (:data:`AUTHORITY`, the
+``action`` enum says the same. :func:`declare` declares one more for a while (a test's
+"embargo": ``eee --help``, the table of authority, the governance card and the site show it). Beside them: who may take each act (:data:`AUTHORITY`, the
 actions and the acts that are no event: import, release a schema, change the settings, the
 roles, the forge set-up, an experiment card) and which paths each act writes (:data:`PROTECTED`); the audit
 judges every commit by them (:mod:`eee.rules.authority`), the governance card prints them.
@@ -19,6 +20,8 @@ from :mod:`eee.store.paths`).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import NamedTuple
 
 from eee.store.paths import (  # where governance files live is a path rule of the store
@@ -42,6 +45,21 @@ ANYONE = "anyone"  # no role needed (and no signature)
 WHO = (ANYONE, CONTRIBUTOR, MAINTAINER)
 
 
+class Option(NamedTuple):
+    """One option of an action's command beyond those every action has (``--reason``,
+    ``--reference``, ...): the command's parser adds it as declared, and its value goes to
+    :func:`eee.write.actions.perform` as the keyword ``dest`` (unless ``passed`` is False: the
+    command reads it itself)."""
+
+    flag: str  # "--of"
+    dest: str  # the keyword of perform() (and the parsed argument's name)
+    metavar: str | None
+    help: str
+    required: bool = False
+    choices: tuple[str, ...] = ()
+    passed: bool = True
+
+
 class Action(NamedTuple):
     """One governance action, declared as one unit: its event name, its command, what the
     tools say about it and who may take it (:data:`AUTHORITY`'s row of it is made from here)."""
@@ -57,7 +75,11 @@ class Action(NamedTuple):
     role: str = MAINTAINER  # who may take it: ANYONE or MAINTAINER
     what: str = ""  # what the act is, for messages and the governance card's table of authority
     own: str = ""  # the exception to the role, when there is one (said as the card says it)
+    options: tuple[Option, ...] = ()  # its command's own options, in --help order
 
+
+# resolve outcomes: what the resolution does to the record
+OUTCOMES = ("upheld", "retracted", "corrected")
 
 ACTIONS: tuple[Action, ...] = (
     Action(
@@ -104,6 +126,27 @@ ACTIONS: tuple[Action, ...] = (
         "1.0.0",
         "optional",
         what="resolve a dispute or a flag (an event)",
+        options=(
+            Option(
+                "--outcome",
+                "outcome",
+                None,
+                "upheld: the record stays; retracted: the retraction is written in the same commit; "
+                "corrected: the supersession by --replacement is written in the same commit",
+                required=True,
+                choices=OUTCOMES,
+            ),
+            Option(
+                "--replacement",
+                "replacement",
+                "NEW",
+                "with --outcome corrected: the corrected record (a JSON file, or a uuid or prefix in the store)",
+                passed=False,  # a file or a uuid: the command reads it (eee.commands.governance)
+            ),
+            Option(
+                "--event", "resolves", "ID", "the one open dispute or flag event to close (default: every open one)"
+            ),
+        ),
     ),
     Action(
         "reinstate",
@@ -127,6 +170,22 @@ ACTIONS: tuple[Action, ...] = (
         "1.1.0",
         "optional",
         what="flag a record: accept one finding of it (an event)",
+        options=(
+            Option(
+                "--rule",
+                "rule",
+                "ID",
+                "the rule the record breaks: the [id] its finding shows (`eee rules` lists them)",
+                required=True,
+            ),
+            Option(
+                "--json-path",
+                "path",
+                "JSONPATH",
+                "the JSON path of the finding, as the finding writes it, e.g. '$.a.b[0]'",
+                required=True,
+            ),
+        ),
     ),
     Action(
         "duplicate",
@@ -138,6 +197,7 @@ ACTIONS: tuple[Action, ...] = (
         "optional",
         needs_other=True,
         what="mark a record a duplicate of another (an event)",
+        options=(Option("--of", "of", "UUID", "the record that stands (uuid or unique prefix)", required=True),),
     ),
 )
 BY_NAME = {a.name: a for a in ACTIONS}
@@ -145,13 +205,11 @@ BY_COMMAND = {a.command: a for a in ACTIONS}
 ACTION_NAMES = tuple(a.name for a in ACTIONS)
 ACTIONS_IN = {v: tuple(a.name for a in ACTIONS if a.since <= v) for v in EVENT_SCHEMA_VERSIONS}
 
-# resolve outcomes: what the resolution does to the record
-OUTCOMES = ("upheld", "retracted", "corrected")
 
 # statuses, in precedence order: the lifecycle when the record does not stand, else its first
 # marker, else active; which action moves a record from which state to which is the state
 # machine of eee.governance.lifecycle (declared once, beside these actions)
-from eee.governance.lifecycle import LIFECYCLES, MARKERS, STATUSES  # noqa: E402
+from eee.governance.lifecycle import LIFECYCLES, MACHINE, MARKERS, STATUSES, Step  # noqa: E402
 
 # DataCite relation types used by the ledger and the records
 IS_NEW_VERSION_OF = "IsNewVersionOf"
@@ -255,6 +313,49 @@ def act_of_path(path: str, protected_paths: tuple[str, ...] | list[str] = PROTEC
     if path.startswith("data/"):
         return "add"
     return PROTECTED_PATH_ACT if is_protected(path, protected_paths) else None
+
+
+@contextmanager
+def declare(action: Action, steps: dict[str, Step] | None = None) -> Iterator[Action]:
+    """Declare one more governance action, as one unit, for as long as the ``with`` block
+    lasts: its command (``eee --help``, dispatch, its parser), its row of the table of who may
+    take which act (:data:`AUTHORITY`: the audit and the gate judge it by its role, ``eee
+    roles``, the governance card and the site print it) all come from ``action``; ``steps``
+    (a :class:`~eee.governance.lifecycle.Step` for each of :data:`LIFECYCLES`) are its rows of
+    the state machine (the fold applies them, the card shows them); without them every event of
+    it is refused. On leaving, the declarations are as they were (a test declares an action and
+    undoes it).
+
+    The event schema's ``action`` enum is a released schema and does not change: an event of
+    a new action is written only once a new event schema version names it (until then the
+    events hook, the fold and the audit refuse such an event as unknown)."""
+    global ACTIONS, ACTION_NAMES, AUTHORITY
+    if action.name in BY_NAME or action.command in BY_COMMAND or action.name in AUTHORITY_BY_ACT:
+        raise ValueError(f"an action {action.name!r} (command {action.command!r}) or an act of that name is declared")
+    if action.role not in WHO:
+        raise ValueError(f"action {action.name!r}: role {action.role!r} is none of {', '.join(WHO)}")
+    if steps is not None and set(steps) != set(LIFECYCLES):
+        raise ValueError(
+            f"action {action.name!r}: its steps name {sorted(steps)}, not the lifecycles {list(LIFECYCLES)}"
+        )
+    before = (ACTIONS, ACTION_NAMES, AUTHORITY)
+    rows = {(lifecycle, action.name): s for lifecycle, s in (steps or {}).items()}
+    MACHINE.update(rows)  # in place, as the dicts below: the fold and the card read it when asked
+    ACTIONS = (*ACTIONS, action)
+    ACTION_NAMES = (*ACTION_NAMES, action.name)
+    AUTHORITY = authority_of(ACTIONS)
+    BY_NAME[action.name] = BY_COMMAND[action.command] = action  # the dicts change in place: importers see it
+    AUTHORITY_BY_ACT.clear()
+    AUTHORITY_BY_ACT.update({a.act: a for a in AUTHORITY})
+    try:
+        yield action
+    finally:
+        ACTIONS, ACTION_NAMES, AUTHORITY = before
+        del BY_NAME[action.name], BY_COMMAND[action.command]
+        for row in rows:
+            del MACHINE[row]
+        AUTHORITY_BY_ACT.clear()
+        AUTHORITY_BY_ACT.update({a.act: a for a in AUTHORITY})
 
 
 def role_for(act: str) -> str:

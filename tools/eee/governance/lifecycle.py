@@ -194,7 +194,13 @@ def step(lifecycle: str, markers: tuple[str, ...], action: str, outcome: str | N
                 "record {uuid} is already disputed ({dispute})", "add to the open discussion, or resolve it first"
             )
         return base
-    return MACHINE[(lifecycle, action)]
+    declared = MACHINE.get((lifecycle, action))
+    if declared is None:  # an action declared without its steps (eee.governance.declare) takes none
+        return _refused(
+            f"action {action} declares no step of the state machine for a record that is {lifecycle}",
+            "declare its steps in eee.governance.lifecycle.MACHINE before an event of it is written",
+        )
+    return declared
 
 
 def states() -> list[tuple[str, tuple[str, ...]]]:
@@ -264,9 +270,13 @@ def card_table() -> str:
     """The state machine as the governance card shows it (Markdown): every state, every
     action, the state that results (refused where the table refuses), and the notes. Two
     tables: the actions on a record's lifecycle, then the markers' (a page is too narrow
-    for ten columns)."""
+    for ten columns); a third for the actions declared with steps of their own since
+    (:func:`eee.governance.declare`), read when asked."""
     lines: list[str] = []
-    for group in (COLUMNS[:4], COLUMNS[4:]):  # two tables: ten columns do not fit a page
+    named = {a for a, _ in COLUMNS}
+    declared = tuple((a, None) for a in dict.fromkeys(a for _, a in MACHINE) if a not in named)
+    groups = (COLUMNS[:4], COLUMNS[4:]) + ((declared,) if declared else ())  # an action declared since: a third
+    for group in groups:  # two tables: ten columns do not fit a page
         heads = ["status"] + [
             ("mark-duplicate" if a == "duplicate" else a) + (f" ({o})" if o else "") for a, o in group
         ]

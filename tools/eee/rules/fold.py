@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from eee.governance import ACTION_NAMES, MAX_CLOCK_SKEW_SECONDS
+from eee.governance import BY_NAME, MAX_CLOCK_SKEW_SECONDS
 from eee.governance.events import EventFileError, load_all
 from eee.governance.history import Entered
 from eee.governance.history import entered as history_of
@@ -173,7 +173,7 @@ def check_event(ledger: Ledger, event: Event, exists: Callable[[str], bool] | No
         raise IllegalEvent("the event names no record")
     if exists is not None and not exists(uuid):
         raise IllegalEvent(f"no record {uuid} in the store", "check the uuid (tools/status <uuid> shows a record)")
-    if action not in ACTION_NAMES:
+    if not isinstance(action, str) or action not in BY_NAME:  # the actions declared now (eee.governance.declare)
         raise IllegalEvent(f"unknown action {action!r}")
     st = ledger.state(uuid)
     outcome = None

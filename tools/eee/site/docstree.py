@@ -32,8 +32,8 @@ from pathlib import Path
 from typing import Any
 
 from eee.reporting.findings import Finding, Refused
+from eee.site import included
 from eee.site.generate import NAV, Generated, expand_nav, generate
-from eee.site.included import resolver, rewrite_links
 from eee.store.fsutil import replace_file
 
 OUT = "build/docs"
@@ -149,8 +149,7 @@ def write(root: Path, out: Path | None = None, nav_file: Path | None = None, cac
         rel = p.relative_to(root / "docs").as_posix()
         put(rel, p.read_bytes(), f"docs/{rel}")
     for rel in gen.included:
-        text = rewrite_links((root / rel).read_text(encoding="utf-8"), rel, resolver(gen.ctx, rel, gen.published))
-        put(rel, with_meta(text, "edit_url", _edit_url(config, rel)), rel)
+        put(rel, with_meta(included.page(gen.ctx, rel, gen.published), "edit_url", _edit_url(config, rel)), rel)
     for page in gen.pages:
         put(page.src_uri, with_meta(page.content, "edit_url", ""), "(generated)")
     for rel in analysis:

@@ -16,6 +16,7 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
+from eee.governance import card
 from eee.site.context import SiteContext
 from eee.site.mdtext import relative
 
@@ -38,6 +39,16 @@ def sources(root: Path) -> list[str]:
         if base.is_dir():
             found += sorted(p.relative_to(root).as_posix() for p in base.rglob("*.md") if p.is_file())
     return found
+
+
+def page(ctx: SiteContext, rel: str, published: set[str]) -> str:
+    """The Markdown the site publishes for the repository document ``rel``: its links
+    resolved (:func:`rewrite_links`); the governance card with its generated blocks rendered
+    from the declarations at build time (:func:`eee.governance.card.render`)."""
+    text = (ctx.root / rel).read_text(encoding="utf-8")
+    if rel == card.CARD:
+        text = card.render(text)
+    return rewrite_links(text, rel, resolver(ctx, rel, published))
 
 
 def rewrite_links(text: str, rel: str, resolve: Callable[[str], str | None]) -> str:
