@@ -163,6 +163,28 @@ def test_validate_reports_a_score_its_items_do_not_give_with_both_numbers(tmp_pa
     assert f"{UUID}.json:{f['line']}::{SCORE}: [items-agree] the stated score 0.95" in text
 
 
+def test_a_sidecar_with_an_invalid_row_is_reported_as_such_and_not_recomputed(tmp_path: Path) -> None:
+    """Rows that fail their schema (or do not parse) cannot recompute a score: the schema error is
+    the finding, never a comparison with what the rows that remain would give."""
+    record, sidecar = pair(tmp_path, 0.95, SCORES)
+    rows = sidecar.read_text().splitlines()
+    bad = json.loads(rows[0])
+    bad["sample_id"] = 5  # not a string: fails the instance schema
+    sidecar.write_text("\n".join([json.dumps(bad), *rows[1:]]) + "\n")
+    doc = json.loads(record.read_bytes())
+    doc["detailed_evaluation_results"]["checksum"] = sha256(sidecar)
+    record.write_bytes(canonical(doc))
+    proc = eee(tmp_path, "validate", "data", "--format", "json")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    checks = {f["check"] for f in json.loads(proc.stdout)["findings"]}
+    assert "schema" in checks and "items-agree" not in checks
+    sidecar.write_text("\n".join(rows) + "\n")  # the same rows, all valid: the disagreement is found again
+    doc["detailed_evaluation_results"]["checksum"] = sha256(sidecar)
+    record.write_bytes(canonical(doc))
+    proc = eee(tmp_path, "validate", "data", "--format", "json")
+    assert "items-agree" in {f["check"] for f in json.loads(proc.stdout)["findings"]}
+
+
 def test_the_right_score_raises_nothing(tmp_path: Path) -> None:
     pair(tmp_path, 0.75, SCORES)
     proc = eee(tmp_path, "validate", "data")

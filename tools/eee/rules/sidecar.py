@@ -238,6 +238,7 @@ def check_sidecar(
     result_ids = _result_ids(aggregate)
     # the rows gathered per result for the rule items-agree, where the record has a result to check
     tally = Tally(aggregate) if aggregate is not None and worth_checking(aggregate) else None
+    schema_invalid = False  # a row unreadable or failing its schema: the items cannot recompute the score
     validators: dict[Any, tuple[str, Any] | None] = {}
     once = OncePerFile()
     rows = 0
@@ -260,12 +261,14 @@ def check_sidecar(
         lineno += 1
         row, problem = parse_row(line, file, lineno)
         if problem is not None:
+            schema_invalid = True
             if problem.message != EMPTY_LINE:
                 rows += 1
             out.add(problem)
             continue
         rows += 1
         if type(row) is not dict:
+            schema_invalid = True
             out.add(
                 Finding(
                     file, "$", f"a row must be a JSON object, not {type(row).__name__}", None, line=lineno, check="json"
@@ -281,6 +284,7 @@ def check_sidecar(
             if isinstance(declared, str) or declared is None:
                 validators[declared] = entry
         if entry is None:
+            schema_invalid = True
             out.add(
                 Finding(
                     file,
@@ -302,8 +306,10 @@ def check_sidecar(
                     if once.first(f):
                         out.add(f)
             elif out.full:
+                schema_invalid = True
                 result.suppressed += 1
             else:
+                schema_invalid = True
                 for f in schema_findings(validator, row, file, version, line=lineno, limit=cap, shape=shape):
                     if f.severity == "error" or once.first(f):
                         out.add(f)
@@ -374,7 +380,7 @@ def check_sidecar(
         return
     for finding in matches_record(der, file, rows, alg, hasher.hexdigest() if hasher is not None else None):
         out.add(finding)
-    if tally is not None:
+    if tally is not None and not schema_invalid:  # rows unreadable or invalid are reported as such, never tallied
         record_rel = record_path_for_sidecar(rel)
         found = agreement_findings(aggregate, tally, tree.display(record_rel))
         if found:
