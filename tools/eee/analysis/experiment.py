@@ -39,6 +39,7 @@ from eee.analysis.samples import (
 from eee.catalog.uncertainty import scale as score_scale
 from eee.governance.experiments import (
     EXISTING,
+    ORDER,
     Card,
     amendments,
     cited_card,
@@ -711,21 +712,9 @@ def page(report: dict[str, Any], card: dict[str, Any]) -> str:
         )
     out.append("## The card\n")
     rows = []
-    for key in (
-        "author",
-        "time",
-        "data",
-        "models",
-        "benchmark",
-        "protocol",
-        "samples_per_item",
-        "primary_metric",
-        "comparison",
-        "subgroups",
-        "stopping_rule",
-        "analysis_plan",
-        "amends",
-    ):
+    for key in ORDER[ORDER.index("author") :]:  # the card's order; its results are the report's
+        if key == "results":
+            continue
         if key in card:
             value = card[key]
             shown = value if isinstance(value, str) else json_text(value)

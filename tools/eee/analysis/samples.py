@@ -143,6 +143,20 @@ def resolve(root: Path, ref: str, ledger: Any = None) -> StoredRecord:
     return StoredRecord(uuid, rel, root / rel, _load_doc(root / rel), _status_of(root, uuid, ledger))
 
 
+def no_such_benchmark(benchmark: str) -> Refused:
+    """The refusal of a command given a benchmark the store does not hold (no folder of it, nor
+    of a name the identity registry knows for it)."""
+    return Refused(
+        Finding(
+            f"data/{benchmark}",
+            "$",
+            f"no benchmark {benchmark!r} in the store",
+            hint="give a benchmark folder under data/ (or an alias the identity registry knows)",
+            check="analysis",
+        )
+    )
+
+
 def benchmark_folders(root: Path, benchmark: str, names: Any = None) -> list[str]:
     """The benchmark folders of ``benchmark``: every folder whose canonical id (the identity
     registry's) is the benchmark's, so an alias and its canonical id are one benchmark."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from eee.commands import EXIT_ERRORS, EXIT_OK, OUTPUT_FORMATS, add_format, add_store, parser
-from eee.reporting.findings import Finding, Refused
+from eee.reporting.findings import Refused
 from eee.reporting.reporters import reporter
 
 
@@ -34,21 +34,13 @@ def main(argv: list[str]) -> int:
     add_format(p, OUTPUT_FORMATS)
     args = p.parse_args(argv)
     from eee.analysis.leaderboard import tables_from_catalog, tables_from_store
-    from eee.analysis.samples import benchmark_folders
+    from eee.analysis.samples import benchmark_folders, no_such_benchmark
     from eee.catalog.agreement import COLUMNS, compare, render
 
     folders = benchmark_folders(args.store, args.benchmark)
     try:
         if not folders:
-            raise Refused(
-                Finding(
-                    f"data/{args.benchmark}",
-                    "$",
-                    f"no benchmark {args.benchmark!r} in the store",
-                    hint="give a benchmark folder under data/ (or an alias the identity registry knows)",
-                    check="analysis",
-                )
-            )
+            raise no_such_benchmark(args.benchmark)
     except Refused as exc:
         return reporter(args.format).refusal("eee agree", exc.findings)  # json: one document, the refusal
     if args.catalog is not None:

@@ -44,20 +44,12 @@ def main(argv: list[str]) -> int:
     args = p.parse_args(argv)
     root = args.store
     from eee.analysis.leaderboard import build, render, tables_from_catalog, tables_from_store
-    from eee.analysis.samples import benchmark_folders
+    from eee.analysis.samples import benchmark_folders, no_such_benchmark
 
     folders = benchmark_folders(root, args.benchmark)
     try:
         if not folders:
-            raise Refused(
-                Finding(
-                    f"data/{args.benchmark}",
-                    "$",
-                    f"no benchmark {args.benchmark!r} in the store",
-                    hint="give a benchmark folder under data/ (or an alias the identity registry knows)",
-                    check="analysis",
-                )
-            )
+            raise no_such_benchmark(args.benchmark)
         if args.catalog is not None:
             if not args.catalog.is_dir():
                 p.error(f"--catalog {args.catalog}: not a folder (write one with `eee catalog`)")
