@@ -225,5 +225,6 @@ def test_the_audit_in_a_clone_and_the_server_gate_judge_every_push_alike(
         else:
             history.apply(s)
     _judge(clone, bare, verdicts)
-    assert len(verdicts) >= 1
+    # something was judged, unless the history only pushed (nothing new: no push reaches the gate)
+    assert verdicts or all(s[0] == "push" for s in steps)
     shutil.rmtree(tmp, ignore_errors=True)
