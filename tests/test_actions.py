@@ -16,7 +16,7 @@ import json
 import pytest
 
 import eee.governance as governance
-from conftest import PROJECT
+from conftest import FIXED_UUID, PROJECT, git, make_store, place_record, record_of
 from eee import cli
 from eee.governance import card
 from eee.governance.events import make_event
@@ -158,3 +158,26 @@ def test_an_action_declared_with_its_steps_is_folded_and_shown_in_the_card_s_sta
             pass
     assert machine == MACHINE and card_table() == table
     assert card.render(_card()) == _card()
+
+
+def test_a_declared_action_s_command_is_refused_for_its_event_schema_and_writes_nothing(
+    tmp_path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Run with its own options, a declared action's command ends in one refusal that names
+    what is missing (an event schema version naming the action), never a traceback, and
+    writes nothing: no event, no commit."""
+    store = make_store(tmp_path, hooks=False)
+    place_record(store, record_of("acme/widget-7b", 0.5))
+    git(store, "add", "-A")
+    git(store, "commit", "-q", "-m", "a record")
+    head = git(store, "rev-parse", "HEAD").stdout
+    argv = ["embargo", FIXED_UUID[:8], "--until", "2027-01-01", "--reason", "held back", "--store", str(store)]
+    with governance.declare(EMBARGO):
+        code = cli.main([*argv, "--reference", "https://example.org/1", "--commit"])
+    out, err = capsys.readouterr()
+    assert code == 1, out + err
+    assert "no event schema names the action embargo" in err and "release an event schema version" in err
+    assert "Traceback" not in out + err
+    assert not (store / "governance" / "events").exists() or not any((store / "governance" / "events").iterdir())
+    assert git(store, "rev-parse", "HEAD").stdout == head
+    assert git(store, "status", "--porcelain").stdout == ""

@@ -14,6 +14,7 @@ finding of its record), 64 usage error (``eee flag --rule`` naming no registered
 from __future__ import annotations
 
 import argparse
+import inspect
 import shlex
 import sys
 from pathlib import Path
@@ -234,7 +235,12 @@ def run(command: str, argv: list[str]) -> int:
         if hasattr(args, "reference"):
             kwargs["reference"] = args.reference
         declared = BY_COMMAND[command]
-        kwargs.update({o.dest: getattr(args, o.dest) for o in declared.options if o.passed})
+        performed = inspect.signature(perform).parameters  # an option an action declared since may name no parameter
+        own = {o.dest: getattr(args, o.dest) for o in declared.options if o.passed}
+        kwargs.update({k: v for k, v in own.items() if k in performed})
+        fields = {k: v for k, v in own.items() if k not in performed and v is not None}  # an action declared since
+        if fields:
+            kwargs["fields"] = fields
         if command == "resolve":
             if args.replacement:
                 kwargs.update(_replacement_kwargs(args.replacement, args, root))

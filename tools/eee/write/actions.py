@@ -22,8 +22,9 @@ from pathlib import Path
 from typing import Any
 
 from eee.git.cli import batch_check, staged_changes
-from eee.governance import BY_NAME, OUTCOMES
+from eee.governance import ACTIONS_IN, BY_NAME, OUTCOMES
 from eee.governance.events import (
+    EVENT_SCHEMA_VERSION,
     BadText,
     EventFileError,
     clean_reason,
@@ -297,6 +298,7 @@ def perform(
     path: str | None = None,
     of: str | None = None,
     resolves: str | None = None,
+    fields: dict[str, Any] | None = None,
     dry_run: bool = False,
     commit: bool = False,
 ) -> dict[str, Any]:
@@ -307,9 +309,19 @@ def perform(
     supersession by ``replacement`` (or ``new_record``, placed first with its sidecar:
     :func:`plan_corrected`, :func:`eee.write.placement.write`): same commit. A dry run checks
     everything and returns what the real run writes (the corrected record's uuid and paths
-    included), writing nothing."""
+    included), writing nothing.
+
+    ``fields``: the values of options an action declared since (:func:`eee.governance.declare`)
+    that no parameter here takes: an event of such an action is refused until an event schema
+    version names the action (the event schemas are released, never edited)."""
     if action not in BY_NAME:
         raise refusal(f"unknown action {action!r}")
+    if action not in ACTIONS_IN[EVENT_SCHEMA_VERSION] or fields:
+        raise refusal(
+            f"no event schema names the action {action} (event schema {EVENT_SCHEMA_VERSION} is the latest): "
+            "an event of it cannot be written yet",
+            "release an event schema version whose `action` enum names it (and its fields), then write the event",
+        )
     try:
         reason = clean_reason(reason)
     except BadText as exc:
