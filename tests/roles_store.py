@@ -17,6 +17,9 @@ RECORD = "v0.3.0_perplexity_unbounded.json"
 MIA = ("Mia Maintainer", "mia@example.org")  # the maintainer
 COLE = ("Cole Contributor", "cole@example.org")  # a contributor with a key
 ZED = ("Zed Stranger", "zed@example.org")  # no key at all
+BOB = ("Bob Maintainer", "bob@example.org")  # a second maintainer, where a test makes one
+OTHER = "2a2b2c2d-3e3f-4a4b-8c8d-9e9f0a0b0c0d"  # records beside RECORD's
+THIRD = "3c3d3e3f-4a4b-4c4d-9e9f-0a0b1c1d2e2f"
 
 
 def keygen(tmp: Path, name: str) -> Path:
@@ -116,6 +119,15 @@ def serve(origin: Path, tmp: Path, name: str = "store.git", *install: str) -> tu
     git(tmp, "clone", "-q", str(bare), str(clone))
     git(clone, "config", "commit.gpgsign", "false")
     return bare, clone
+
+
+def served(tmp: Path) -> dict[str, Any]:
+    """The roles store (Mia a maintainer, Cole a contributor: the genesis committed before the
+    gate was installed), served from a bare repository with the server gate; ``bare``: the
+    server, ``clone``: where the pushes are made."""
+    store = roles_store(tmp)
+    bare, clone = serve(store["repo"], tmp)
+    return {**store, "bare": bare, "clone": clone}
 
 
 def accepted(proc: subprocess.CompletedProcess[str], bare: Path, head: str, ref: str = "main") -> None:

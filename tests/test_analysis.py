@@ -256,7 +256,11 @@ def test_irt_command_writes_parquet(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert irt.main(["--store", str(store), "--benchmark", "qa-bench", "--dry-run"]) == 0
     assert "worst-fitting items" in capsys.readouterr().out
     assert irt.main(["--store", str(store), "--benchmark", "missing"]) == 1
-    assert "no benchmark 'missing'" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "no benchmark 'missing'" in err and "hint: give a benchmark folder under data/" in err
+    assert irt.main(["--store", str(store), "--benchmark", "missing", "--format", "json"]) == 1
+    refused = json.loads(capsys.readouterr().out)  # one document on stdout, the refusal
+    assert [f["message"] for f in refused["refused"]] == ["no benchmark 'missing' in the store"]
 
 
 def test_irt_needs_two_records_with_binary_samples(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -242,7 +242,7 @@ def test_the_rich_report_states_the_verdict_counts_and_reproducibility(accepted_
     proc = eee("experiment", "report", CARD_ID, "--store", str(repo))
     assert proc.returncode == 0, proc.stderr
     out = proc.stdout
-    assert "non-inferiority, margin 2:" in out
+    assert "non-inferiority (margin 2 on the score's scale):" in out
     assert "infrastructure errors (left out, counted apart)" in out
     assert "subgroups by dataset:" in out and "n = " in out
     assert "reproducibility: stored-scores" in out

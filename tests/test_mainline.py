@@ -32,9 +32,12 @@ from conftest import (
     record_of,
 )
 from roles_store import (
+    BOB,
     COLE,
     MIA,
+    OTHER,
     RECORD,
+    THIRD,
     accepted,
     as_,
     eee,
@@ -46,25 +49,20 @@ from roles_store import (
     refused,
     roles_store,
     serve,
+    served,
     sneak,
     write_roles,
 )
 
 pytestmark = pytest.mark.slow
 
-OTHER = "2a2b2c2d-3e3f-4a4b-8c8d-9e9f0a0b0c0d"
-THIRD = "3c3d3e3f-4a4b-4c4d-9e9f-0a0b1c1d2e2f"
 FOURTH = "4d4e4f40-5a5b-4c5d-8e8f-9a9b0c0d1e1f"
-BOB = ("Bob Maintainer", "bob@example.org")
 DAN = ("Dan Contributor", "dan@example.org")
 
 
 @pytest.fixture
 def server(tmp_path: Path) -> dict[str, Any]:
-    """The roles store (Mia a maintainer, Cole a contributor), served with the gate."""
-    store = roles_store(tmp_path)
-    bare, clone = serve(store["repo"], tmp_path)
-    return {**store, "bare": bare, "clone": clone}
+    return served(tmp_path)
 
 
 def head(repo: Path, rev: str = "HEAD") -> str:

@@ -15,8 +15,10 @@ import pytest
 
 from conftest import git, load_example, make_store, place_record, record_of
 from roles_store import (
+    BOB,
     COLE,
     MIA,
+    OTHER,
     RECORD,
     ZED,
     accepted,
@@ -29,26 +31,18 @@ from roles_store import (
     push,
     refs,
     refused,
-    roles_store,
     serve,
+    served,
     sneak,
     write_roles,
 )
 
 pytestmark = pytest.mark.slow
 
-OTHER = "2a2b2c2d-3e3f-4a4b-8c8d-9e9f0a0b0c0d"
-THIRD = "3c3d3e3f-4a4b-4c4d-9e9f-0a0b1c1d2e2f"
-BOB = ("Bob Maintainer", "bob@example.org")
-
 
 @pytest.fixture
 def server(tmp_path: Path) -> dict[str, Any]:
-    """The roles store (Mia a maintainer, Cole a contributor: the genesis committed before the
-    gate was installed), served from a bare repository; ``clone``: where the pushes are made."""
-    store = roles_store(tmp_path)
-    bare, clone = serve(store["repo"], tmp_path)
-    return {**store, "bare": bare, "clone": clone}
+    return served(tmp_path)
 
 
 def _flag_extra(clone: Path) -> dict[str, Any]:

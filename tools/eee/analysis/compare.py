@@ -568,6 +568,16 @@ def _p(p: float) -> str:
     return f"{p:.3g}" if p >= 1e-4 else f"{p:.2e}"
 
 
+def non_inferiority_text(verdict: dict[str, Any]) -> str:
+    """One line of a non-inferiority verdict (``eee compare``'s and an experiment's): the
+    margin on the score's scale, the verdict and the interval of the difference it rests on."""
+    low, high = verdict["difference_better_is_positive"]
+    return (
+        f"non-inferiority (margin {verdict['margin']:g} on the score's scale): {verdict['verdict']} "
+        f"(difference, better positive: {low:+.4g} .. {high:+.4g})"
+    )
+
+
 def render(report: dict[str, Any], listed: int = 20) -> str:
     """One comparison as text."""
     out = []
@@ -634,11 +644,7 @@ def render(report: dict[str, Any], listed: int = 20) -> str:
                 )
             verdict = r.get("non_inferiority")
             if verdict:
-                low, high = verdict["difference_better_is_positive"]
-                out.append(
-                    f"    non-inferiority (margin {verdict['margin']:g} on the score's scale): {verdict['verdict']} "
-                    f"(difference, better positive: {low:+.4g} .. {high:+.4g})"
-                )
+                out.append("    " + non_inferiority_text(verdict))
             if "binary" in r:
                 t = r["binary"]
                 out.append(

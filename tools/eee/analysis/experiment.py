@@ -26,7 +26,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from eee.analysis.compare import compare_samples, result_of
+from eee.analysis.compare import compare_samples, non_inferiority_text, result_of
 from eee.analysis.samples import (
     RowBudget,
     SidecarProblem,
@@ -646,11 +646,7 @@ def render(report: dict[str, Any], listed: int = 20) -> str:
             )
             ni = a.get("non_inferiority")
             if ni:
-                low, high = ni["difference_better_is_positive"]
-                out.append(
-                    f"  non-inferiority, margin {ni['margin']:g}: {ni['verdict']} (difference, better positive, "
-                    f"{low:+.4g} .. {high:+.4g})"
-                )
+                out.append("  " + non_inferiority_text(ni))
             else:
                 out.append("  non-inferiority: no margin declared (no verdict)")
             if "binary" in a:

@@ -24,7 +24,7 @@ from __future__ import annotations
 import os
 import shutil
 import urllib.parse
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -172,7 +172,10 @@ def scan(
     return out
 
 
-def _arrow_schema(with_partition: bool) -> Any:
+def arrow_schema(columns: Iterable[tuple[str, str, str]]) -> Any:
+    """The pyarrow schema of ``columns`` (name, type, description), each description in its
+    field's metadata: the one type map of the items table and the catalogue
+    (:mod:`eee.catalog.table`)."""
     import pyarrow as pa
 
     types = {
@@ -181,14 +184,18 @@ def _arrow_schema(with_partition: bool) -> Any:
         "float64": pa.float64(),
         "int64": pa.int64(),
         "int32": pa.int32(),
+        "timestamp": pa.timestamp("us", tz="UTC"),
     }
-    fields = [pa.field(name, types[kind], metadata={"description": desc}) for name, kind, desc in COLUMNS]
-    if with_partition:
-        fields.append(pa.field(PARTITION, pa.string(), metadata={"description": "benchmark folder"}))
-    return pa.schema(fields)
+    return pa.schema([pa.field(name, types[kind], metadata={"description": desc}) for name, kind, desc in columns])
+
+
+def _arrow_schema(with_partition: bool) -> Any:
+    return arrow_schema([*COLUMNS, *([(PARTITION, "string", "benchmark folder")] if with_partition else [])])
 
 
 def partition_folder(benchmark: str) -> str:
+    """The hive folder of a benchmark: ``benchmark=<value>``, percent-encoded as pyarrow,
+    DuckDB and polars decode it (the catalogue's partitions and the items table's alike)."""
     return f"{PARTITION}={urllib.parse.quote(benchmark, safe='')}"
 
 

@@ -52,7 +52,7 @@ from eee.store.paths import RECORD_SUFFIX, SIDECAR_SUFFIX
 
 CATALOG_DIR = "build/catalog"  # where the pipeline writes it (dvc.yaml): one folder, hive-partitioned
 CATALOG_FILE = CATALOG_DIR  # the old name, kept for readers that import it (it is a folder now)
-PARTITION = "benchmark"  # the partition column: in the folder names, not inside the files
+PARTITION = item_table.PARTITION  # the partition column: in the folder names, not inside the files
 PART_FILE = "part-0.parquet"
 ROW_GROUP_ROWS = 50_000  # rows buffered before a row group is written
 
@@ -425,22 +425,7 @@ def default_loader() -> Loader:
 
 
 def _arrow_schema(with_partition: bool) -> Any:
-    import pyarrow as pa
-
-    types = {
-        "string": pa.string(),
-        "bool": pa.bool_(),
-        "float64": pa.float64(),
-        "int64": pa.int64(),
-        "timestamp": pa.timestamp("us", tz="UTC"),
-    }
-    return pa.schema(
-        [
-            pa.field(name, types[kind], metadata={"description": desc})
-            for name, kind, desc in COLUMNS
-            if with_partition or name != PARTITION
-        ]
-    )
+    return item_table.arrow_schema(c for c in COLUMNS if with_partition or c[0] != PARTITION)
 
 
 class ItemsSink:
@@ -545,10 +530,7 @@ def build(root: Path, loader: Loader | None = None, ledger: Ledger | None = None
     return _table(rows, _arrow_schema(with_partition=True)), skipped
 
 
-def partition_folder(benchmark: str) -> str:
-    """The hive folder of a benchmark: ``benchmark=<value>``, percent-encoded as pyarrow,
-    DuckDB and polars decode it."""
-    return f"{PARTITION}={urllib.parse.quote(benchmark, safe='')}"
+partition_folder = item_table.partition_folder  # the hive folder of a benchmark
 
 
 class Written:

@@ -19,7 +19,6 @@ from eee.commands import (
     count,
     parser,
 )
-from eee.reporting.findings import Finding
 from eee.reporting.reporters import reporter
 
 IRT_DIR = "build/analysis/irt"
@@ -60,16 +59,10 @@ def main(argv: list[str]) -> int:
     add_format(p, OUTPUT_FORMATS)
     args = p.parse_args(argv)
     root = args.store
-    from eee.analysis.samples import benchmark_folders
+    from eee.analysis.samples import benchmark_folders, no_such_benchmark
 
-    if not benchmark_folders(root, args.benchmark):
-        from eee.reporting.reporters import text_lines
-
-        for line in text_lines(
-            Finding(f"data/{args.benchmark}", "$", f"no benchmark {args.benchmark!r} in the store", check="analysis")
-        ):
-            print(line, file=sys.stderr)
-        return EXIT_ERRORS
+    if not benchmark_folders(root, args.benchmark):  # json: one document, the refusal
+        return reporter(args.format).refusal("eee irt", no_such_benchmark(args.benchmark).findings)
     from eee.analysis.irt import RIDGE, benchmark_irt, write_parquet
 
     res = benchmark_irt(
